@@ -1,0 +1,36 @@
+"""numloom: NumPy programs, unchanged but for the import, fused and compiled for GPUs and CPUs.
+
+``import numloom as np`` gives NumPy's namespace. Array operations are recorded lazily and run
+at sync points (conversion to host, printing, ``np.sync()``); what numloom does not implement
+natively runs through NumPy on the host and says so once.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+import numpy as _np
+from numpy import (  # noqa: F401  (dtypes, scalar types and constants are NumPy's own)
+    bool_, byte, cdouble, clongdouble, complex64, complex128, complexfloating, csingle, double,
+    dtype, e, euler_gamma, finfo, float16, float32, float64, floating, generic, half, iinfo, inexact,
+    inf, int8, int16, int32, int64, int_, intc, integer, intp, longdouble, longlong, nan, newaxis,
+    number, pi, short, signedinteger, single, ubyte, uint, uint8, uint16, uint32, uint64, uintc,
+    uintp, ulonglong, unsignedinteger, ushort, errstate, isdtype, promote_types, issubdtype,
+)  # fmt: skip
+
+from numpy import bool  # noqa: F401, A004
+
+from .array import asarray, ndarray  # noqa: F401  (first: it loads the whole namespace)
+from . import fft, linalg, random  # noqa: F401, I001
+from .config import show_config  # noqa: F401
+from .device import DeviceError, device, get_device, set_device  # noqa: F401
+from .explain import explain  # noqa: F401
+from .fallback import NumloomFallbackWarning, module_getattr
+from .numpy_api import *  # noqa: F403
+from .numpy_api import UFUNCS_BY_NAME  # noqa: F401
+from .realize import evaluate, stats, sync  # noqa: F401
+from .ufuncs import ufunc  # noqa: F401
+
+
+def __getattr__(name: str):
+    return module_getattr("", _np, name)

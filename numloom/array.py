@@ -1,0 +1,458 @@
+"""``numloom.ndarray``: a lazy handle on a view of a storage.
+
+An array is a ``Storage`` (whose current version is a DAG node) seen through a ``View``. Views
+share the storage, so a write through any of them (a new version of the storage) is seen by all.
+Reading an array builds a VIEW of the storage's current version; nothing is computed until a
+sync point (conversion to host, ``repr``, ``numloom.sync()``...).
+"""
+
+from __future__ import annotations
+
+import numpy as _np
+
+from . import realize
+from .dag import Node, Op, View, node, prod
+from .device import get_device
+from .realize import Storage, buffer_node
+
+
+class ndarray:
+    """An N-dimensional array whose operations are recorded lazily and run fused."""
+
+    __slots__ = ("_storage", "_view", "_identity", "_readonly", "__weakref__")
+    __array_priority__ = 100.0
+
+    def __init__(self, shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
+        from .creation import empty
+
+        if buffer is not None or strides is not None or offset:
+            raise NotImplementedError("numloom.ndarray(buffer=...) is not supported; use asarray")
+        made = empty(shape, dtype)
+        _adopt(self, made._storage, made._view)
+
+    # --- what the array is -------------------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple:
+        return self._view.shape
+
+    @shape.setter
+    def shape(self, value) -> None:
+        from .views import reshape_view
+
+        new_shape = _normalize_shape(value, self.size)
+        view = reshape_view(self._view, new_shape)
+        if view is None:
+            raise AttributeError(
+                "Incompatible shape for in-place modification. Use `.reshape()` to make a copy "
+                "with the desired shape."
+            )
+        self._view, self._identity = view, view.is_identity(self._storage.version.shape)
+
+    @property
+    def dtype(self) -> _np.dtype:
+        return self._storage.version.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._view.shape)
+
+    @property
+    def size(self) -> int:
+        return prod(self._view.shape)
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def strides(self) -> tuple:
+        return tuple(s * self.dtype.itemsize for s in self._view.strides)
+
+    @property
+    def device(self) -> str:
+        return self._storage.device
+
+    @property
+    def flags(self) -> dict:
+        contiguous = self._view.is_contiguous()
+        return {
+            "C_CONTIGUOUS": contiguous,
+            "F_CONTIGUOUS": contiguous and self.ndim <= 1,
+            "OWNDATA": self._identity,
+            "WRITEABLE": not self._readonly,
+        }
+
+    @property
+    def base(self):
+        return None
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    # --- the node of the current value --------------------------------------------------------
+
+    def _node(self) -> Node:
+        storage = self._storage
+        if storage.error is not None:
+            raise storage.error
+        if self._identity:
+            return storage.version
+        from .views import view_node
+
+        return view_node(storage.version, self._view)
+
+    def _write(self, view: View, value: Node) -> None:
+        """Replace the elements ``view`` selects in this storage with ``value`` (same dtype)."""
+        if self._readonly:
+            raise ValueError("assignment destination is read-only")
+        storage = self._storage
+        if storage.error is not None:
+            raise storage.error
+        old = storage.version
+        if view.is_identity(old.shape) and value.shape == old.shape:
+            new = value
+        else:
+            new = node(Op.SCATTER, (old, value), view, old.shape, old.dtype)
+        storage.version = new
+        if new.op is not Op.BUFFER:
+            realize.register(storage)
+
+    def _write_at(self, positions: Node, value: Node) -> None:
+        """Replace the elements at flat ``positions`` of this storage with ``value``."""
+        if self._readonly:
+            raise ValueError("assignment destination is read-only")
+        old = self._storage.version
+        new = node(Op.SCATTER_AT, (old, value, positions), None, old.shape, old.dtype)
+        self._storage.version = new
+        realize.register(self._storage)
+
+    def _assign(self, value: Node) -> None:
+        """``self[...] = value`` for a node already of self's shape (cast unsafely as needed)."""
+        if value.dtype != self.dtype:
+            value = node(Op.CAST, (value,), None, value.shape, self.dtype)
+        self._write(self._view, value)
+
+    # --- to the host ----------------------------------------------------------------------------
+
+    def get(self, stream=None, out=None, order="C", blocking=True) -> _np.ndarray:
+        """The value as a new NumPy array on the host (evaluating what is pending)."""
+        storage = self._storage
+        if storage.pending:
+            realize.evaluate_device(storage.device)
+        if storage.error is not None:
+            raise storage.error
+        data = storage.version.arg.data
+        if storage.device != "cpu":
+            data = realize.to_host(storage.version.arg)
+        from .backends.reference import strided
+
+        host = _np.array(strided(data.reshape(-1), self._view), copy=True)
+        if out is not None:
+            out[...] = host
+            return out
+        return host
+
+    def __array__(self, dtype=None, copy=None):
+        host = self.get()
+        return host if dtype is None else host.astype(dtype, copy=False)
+
+    def tolist(self):
+        return self.get().tolist()
+
+    def item(self, *args):
+        return self.get().item(*args)
+
+    def __float__(self) -> float:
+        return float(self._scalar("float"))
+
+    def __int__(self) -> int:
+        return int(self._scalar("int"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iub" or self.ndim != 0:
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return int(self.get())
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(
+                f"The truth value of an array with more than one element is ambiguous. "
+                f"Use a.any() or a.all()"
+            ) if self.size > 1 else ValueError(
+                "The truth value of an empty array is ambiguous. Use `array.size > 0` to check "
+                "that an array is not empty."
+            )
+        return bool(self.get().reshape(()))
+
+    def _scalar(self, kind: str):
+        if self.size != 1 or self.ndim != 0 and kind != "float":
+            if self.ndim != 0:
+                raise TypeError(f"only length-1 arrays can be converted to Python scalars")
+        return self.get().reshape(()).item() if self.size == 1 else self.get()
+
+    def __repr__(self) -> str:
+        return repr(self.get())
+
+    def __str__(self) -> str:
+        return str(self.get())
+
+    def __format__(self, spec: str) -> str:
+        host = self.get()
+        return format(host[()] if host.ndim == 0 else host, spec)
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def __reduce__(self):
+        return (asarray, (self.get(),))
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    __hash__ = None
+
+    # --- NumPy interoperability -----------------------------------------------------------------
+
+    def __array_ufunc__(self, np_ufunc, method, *inputs, **kwargs):
+        from . import fallback
+
+        ours = _api.UFUNCS_BY_NAME.get(np_ufunc.__name__)
+        if ours is None:
+            return fallback.call_numpy_ufunc(np_ufunc, method, inputs, kwargs)
+        if method == "__call__":
+            return ours(*inputs, **kwargs)
+        return getattr(ours, method)(*inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from . import fallback
+
+        return fallback.dispatch_array_function(func, args, kwargs)
+
+    def __dlpack_device__(self):
+        return (1, 0) if self.device == "cpu" else (2, int(self.device.split(":")[1]))
+
+    def __dlpack__(self, **kwargs):
+        return self.get().__dlpack__(**kwargs)
+
+
+    # fmt: off
+    # --- operators -------------------------------------------------------------------------------
+
+    def __add__(self, o): return _api.add(self, o)
+    def __radd__(self, o): return _api.add(o, self)
+    def __iadd__(self, o): return _api.add(self, o, out=self)
+    def __sub__(self, o): return _api.subtract(self, o)
+    def __rsub__(self, o): return _api.subtract(o, self)
+    def __isub__(self, o): return _api.subtract(self, o, out=self)
+    def __mul__(self, o): return _api.multiply(self, o)
+    def __rmul__(self, o): return _api.multiply(o, self)
+    def __imul__(self, o): return _api.multiply(self, o, out=self)
+    def __truediv__(self, o): return _api.divide(self, o)
+    def __rtruediv__(self, o): return _api.divide(o, self)
+    def __itruediv__(self, o): return _api.divide(self, o, out=self)
+    def __floordiv__(self, o): return _api.floor_divide(self, o)
+    def __rfloordiv__(self, o): return _api.floor_divide(o, self)
+    def __ifloordiv__(self, o): return _api.floor_divide(self, o, out=self)
+    def __mod__(self, o): return _api.remainder(self, o)
+    def __rmod__(self, o): return _api.remainder(o, self)
+    def __imod__(self, o): return _api.remainder(self, o, out=self)
+    def __divmod__(self, o): return _api.divmod(self, o)
+    def __rdivmod__(self, o): return _api.divmod(o, self)
+    def __pow__(self, o, mod=None): return _api.power(self, o)
+    def __rpow__(self, o): return _api.power(o, self)
+    def __ipow__(self, o): return _api.power(self, o, out=self)
+    def __matmul__(self, o): return _api.matmul(self, o)
+    def __rmatmul__(self, o): return _api.matmul(o, self)
+    def __imatmul__(self, o): return _api.matmul(self, o, out=self)
+    def __and__(self, o): return _api.bitwise_and(self, o)
+    def __rand__(self, o): return _api.bitwise_and(o, self)
+    def __iand__(self, o): return _api.bitwise_and(self, o, out=self)
+    def __or__(self, o): return _api.bitwise_or(self, o)
+    def __ror__(self, o): return _api.bitwise_or(o, self)
+    def __ior__(self, o): return _api.bitwise_or(self, o, out=self)
+    def __xor__(self, o): return _api.bitwise_xor(self, o)
+    def __rxor__(self, o): return _api.bitwise_xor(o, self)
+    def __ixor__(self, o): return _api.bitwise_xor(self, o, out=self)
+    def __lshift__(self, o): return _api.left_shift(self, o)
+    def __rlshift__(self, o): return _api.left_shift(o, self)
+    def __ilshift__(self, o): return _api.left_shift(self, o, out=self)
+    def __rshift__(self, o): return _api.right_shift(self, o)
+    def __rrshift__(self, o): return _api.right_shift(o, self)
+    def __irshift__(self, o): return _api.right_shift(self, o, out=self)
+    def __neg__(self): return _api.negative(self)
+    def __pos__(self): return _api.positive(self)
+    def __abs__(self): return _api.absolute(self)
+    def __invert__(self): return _api.invert(self)
+    def __lt__(self, o): return _api.compare(_api.less, self, o)
+    def __le__(self, o): return _api.compare(_api.less_equal, self, o)
+    def __gt__(self, o): return _api.compare(_api.greater, self, o)
+    def __ge__(self, o): return _api.compare(_api.greater_equal, self, o)
+    def __eq__(self, o): return _api.compare(_api.equal, self, o)
+    def __ne__(self, o): return _api.compare(_api.not_equal, self, o)
+
+    # --- indexing ---------------------------------------------------------------------------
+
+    def __getitem__(self, key): return _api.getitem(self, key)
+    def __setitem__(self, key, value): _api.setitem(self, key, value)
+
+    # --- methods (NumPy's signatures; the functions of the same name do the work) ------------
+
+    @property
+    def T(self): return _api.transpose(self)
+    @property
+    def mT(self): return _api.matrix_transpose(self)
+    @property
+    def real(self): return _api.real(self)
+    @property
+    def imag(self): return _api.imag(self)
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        return _api.astype(self, dtype, casting=casting, copy=copy)
+    def copy(self, order="C"): return _api.copy(self)
+    def fill(self, value): _api.setitem(self, Ellipsis, value)
+    def reshape(self, *shape, order="C", copy=None):
+        return _api.reshape(self, shape[0] if len(shape) == 1 else shape, order=order, copy=copy)
+    def ravel(self, order="C"): return _api.ravel(self, order)
+    def flatten(self, order="C"): return _api.ravel(self, order).copy()
+    def transpose(self, *axes):
+        return _api.transpose(self, axes[0] if len(axes) == 1 else (axes or None))
+    def swapaxes(self, axis1, axis2): return _api.swapaxes(self, axis1, axis2)
+    def squeeze(self, axis=None): return _api.squeeze(self, axis)
+    def view(self, dtype=None, type=None): return _api.view(self, dtype)
+    def conj(self): return _api.conjugate(self)
+    def conjugate(self): return _api.conjugate(self)
+    def clip(self, min=None, max=None, out=None, **kw): return _api.clip(self, min, max, out, **kw)
+    def round(self, decimals=0, out=None): return _api.round(self, decimals, out)
+    def nonzero(self): return _api.nonzero(self)
+    def take(self, indices, axis=None, out=None, mode="raise"):
+        return _api.take(self, indices, axis, out, mode)
+    def repeat(self, repeats, axis=None): return _api.repeat(self, repeats, axis)
+    def diagonal(self, offset=0, axis1=0, axis2=1): return _api.diagonal(self, offset, axis1, axis2)
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        return _api.trace(self, offset, axis1, axis2, dtype, out)
+    def dot(self, b, out=None): return _api.dot(self, b, out)
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return _api.sum(self, axis, dtype, out, keepdims, **kw)
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return _api.prod(self, axis, dtype, out, keepdims, **kw)
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return _api.mean(self, axis, dtype, out, keepdims, **kw)
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return _api.var(self, axis, dtype, out, ddof, keepdims, **kw)
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return _api.std(self, axis, dtype, out, ddof, keepdims, **kw)
+    def max(self, axis=None, out=None, keepdims=False, **kw):
+        return _api.max(self, axis, out, keepdims, **kw)
+    def min(self, axis=None, out=None, keepdims=False, **kw):
+        return _api.min(self, axis, out, keepdims, **kw)
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        return _api.argmax(self, axis, out, keepdims=keepdims)
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        return _api.argmin(self, axis, out, keepdims=keepdims)
+    def any(self, axis=None, out=None, keepdims=False, **kw):
+        return _api.any(self, axis, out, keepdims, **kw)
+    def all(self, axis=None, out=None, keepdims=False, **kw):
+        return _api.all(self, axis, out, keepdims, **kw)
+    def cumsum(self, axis=None, dtype=None, out=None): return _api.cumsum(self, axis, dtype, out)
+    def cumprod(self, axis=None, dtype=None, out=None): return _api.cumprod(self, axis, dtype, out)
+    def sort(self, axis=-1, kind=None, order=None): _api.sort_inplace(self, axis, kind)
+    def argsort(self, axis=-1, kind=None, order=None): return _api.argsort(self, axis, kind)
+
+
+def _adopt(a: ndarray, storage: Storage, view: View, readonly: bool = False) -> ndarray:
+    a._storage, a._view, a._readonly = storage, view, readonly
+    a._identity = view.is_identity(storage.version.shape)
+    return a
+
+
+def result(n: Node, device: str | None = None) -> ndarray:
+    """A new array (with its own storage) whose value is node ``n``."""
+    storage = Storage(n, device or get_device())
+    return _adopt(ndarray.__new__(ndarray), storage, View.contiguous(n.shape))
+
+
+def share(a: ndarray, view: View, readonly: bool | None = None) -> ndarray:
+    """A new handle on ``a``'s storage through ``view``: what NumPy calls a view of ``a``."""
+    ro = a._readonly if readonly is None else readonly
+    return _adopt(ndarray.__new__(ndarray), a._storage, view, ro)
+
+
+def from_host(data, device: str | None = None) -> ndarray:
+    """A new array holding a copy of host data (a NumPy array of a numloom dtype)."""
+    device = device or get_device()
+    data = _np.array(data, copy=True, order="C")
+    if device == "cpu":
+        n = buffer_node(data)
+    else:
+        n = realize.to_device(data, device)
+    return _adopt(ndarray.__new__(ndarray), Storage(n, device), View.contiguous(data.shape))
+
+
+def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None) -> ndarray:
+    """``a`` as a numloom array: numloom arrays are returned as they are (or cast)."""
+    if isinstance(a, ndarray):
+        if dtype is not None and _np.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+    host = _np.asarray(a, dtype=dtype)
+    _check_dtype(host.dtype)
+    return from_host(host, _device_name(device))
+
+
+def _device_name(device) -> str | None:
+    if device is None:
+        return None
+    from .device import _normalize
+
+    return _normalize(device)
+
+
+_SUPPORTED_KINDS = frozenset("biufc")
+
+
+def _check_dtype(dtype) -> None:
+    if dtype.kind not in _SUPPORTED_KINDS:
+        raise TypeError(
+            f"numloom arrays hold bool, integer, float and complex data, not {dtype}; "
+            f"keep {dtype} data in a NumPy array"
+        )
+
+
+def operand(x, for_output: bool = False):
+    """An argument of an array function: numloom arrays and Python scalars pass through;
+    NumPy arrays, NumPy scalars of 0-d and nested sequences become numloom arrays."""
+    if isinstance(x, ndarray):
+        return x
+    if type(x) in (bool, int, float, complex):
+        return x
+    if isinstance(x, _np.generic) and not for_output:
+        return x
+    if for_output and isinstance(x, _np.ndarray):
+        return asarray(x)  # written back by the caller
+    return asarray(x)
+
+
+def _normalize_shape(shape, size: int | None = None) -> tuple:
+    if isinstance(shape, (int, _np.integer)) or hasattr(shape, "__index__"):
+        shape = (shape,)
+    shape = tuple(int(s) for s in shape)
+    return shape
+
+
+# The functions behind the methods and operators import this module: import them last.
+from . import numpy_api as _api  # noqa: E402

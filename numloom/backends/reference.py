@@ -1,0 +1,139 @@
+"""The reference executor: runs a plan node by node through NumPy on the host.
+
+It defines what every node means; the compiled backends are tested against it, and it is the
+CPU path on a machine without a C compiler.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..dag import Node, Op
+from ..realize import Buffer, DataError, count, node
+from ..ufunc_table import NUMPY_UFUNCS
+
+
+def strided(flat: np.ndarray, view) -> np.ndarray:
+    """The NumPy view of ``flat`` (1-D, contiguous) that a ``View`` describes."""
+    if 0 in view.shape:
+        return np.empty(view.shape, flat.dtype)
+    item = flat.itemsize
+    return np.ndarray(
+        view.shape,
+        flat.dtype,
+        buffer=flat,
+        offset=view.offset * item,
+        strides=tuple(s * item for s in view.strides),
+    )
+
+
+def _flat(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a).reshape(-1)
+
+
+def check_indices(n: Node, idx: np.ndarray, size: int, axis: int) -> None:
+    """Raise NumPy's IndexError (wrapped for the caller) when an index is out of bounds."""
+    if idx.size == 0:
+        return
+    lo, hi = idx.min(), idx.max()
+    if lo < -size or hi >= size:
+        bad = int(hi if hi >= size else lo)
+        error = IndexError(f"index {bad} is out of bounds for axis {axis} with size {size}")
+        if n.where is not None:
+            error.add_note(f"raised by the indexing at {n.where[0]}:{n.where[1]}")
+        raise DataError(n, error)
+
+
+def compute(n: Node, srcs: list):
+    """The value of one node from the values of its sources (NumPy arrays)."""
+    op = n.op
+    if op is Op.BUFFER:
+        return n.arg.data
+    if op is Op.CONST:
+        return np.full(n.shape, n.arg, dtype=n.dtype)
+    if op is Op.IOTA:
+        start, stop, step = n.arg
+        return np.arange(start, stop, step, dtype=n.dtype)
+    if op is Op.VIEW:
+        return strided(_flat(srcs[0]), n.arg)
+    if op is Op.CAST:
+        return srcs[0].astype(n.dtype)
+    if op is Op.MAP:
+        out = NUMPY_UFUNCS[n.arg](*srcs)
+        return np.asarray(out, dtype=n.dtype) if np.ndim(out) == 0 else out
+    if op is Op.REDUCE:
+        return _reduce(n, srcs[0])
+    if op is Op.SCAN:
+        kind, axis = n.arg
+        fn = np.cumsum if kind == "cumsum" else np.cumprod
+        return fn(srcs[0], axis=axis, dtype=n.dtype)
+    if op is Op.MATMUL:
+        return np.matmul(srcs[0], srcs[1])
+    if op is Op.GATHER:
+        return _gather(n, srcs)
+    if op is Op.SCATTER:
+        out = _flat(srcs[0]).copy()
+        strided(out, n.arg)[...] = srcs[1]
+        return out.reshape(n.shape)
+    if op is Op.SCATTER_AT:
+        out = _flat(srcs[0]).copy()
+        out[srcs[2].reshape(-1)] = srcs[1].reshape(-1)
+        return out.reshape(n.shape)
+    if op is Op.CONCAT:
+        return np.concatenate(srcs, axis=n.arg)
+    raise NotImplementedError(f"the reference executor has no rule for {op}")
+
+
+_REDUCERS = {
+    "sum": np.add,
+    "prod": np.multiply,
+    "max": np.maximum,
+    "min": np.minimum,
+    "any": np.logical_or,
+    "all": np.logical_and,
+}
+
+
+def _reduce(n: Node, src: np.ndarray):
+    kind, axes = n.arg
+    if kind in ("argmax", "argmin"):
+        (axis,) = axes
+        fn = np.argmax if kind == "argmax" else np.argmin
+        return fn(src, axis=axis).astype(n.dtype)
+    ufunc = _REDUCERS[kind]
+    dtype = None if kind in ("max", "min") else n.dtype
+    return np.asarray(ufunc.reduce(src, axis=axes, dtype=dtype)).astype(n.dtype, copy=False)
+
+
+def _gather(n: Node, srcs: list):
+    a0 = n.arg
+    src, indices = srcs[0], srcs[1:]
+    for k, idx in enumerate(indices):
+        check_indices(n, idx, src.shape[a0 + k], a0 + k)
+    return src[(slice(None),) * a0 + tuple(indices)]
+
+
+def run(plan, device: str = "cpu") -> dict:
+    """Evaluate ``plan``; returns ``{id(output node): BUFFER node}``."""
+    uses: dict = {}
+    for n in plan.order:
+        for s in n.srcs:
+            uses[id(s)] = uses.get(id(s), 0) + 1
+    keep = {id(r) for r in plan.outputs}
+    values: dict = {}
+    with np.errstate(all="ignore"):
+        for n in plan.order:
+            values[id(n)] = compute(n, [values[id(s)] for s in n.srcs])
+            for s in n.srcs:  # free what no later node reads
+                uses[id(s)] -= 1
+                if uses[id(s)] == 0 and id(s) not in keep:
+                    del values[id(s)]
+    count("kernels_launched", len(plan.kernels))
+    results = {}
+    for root in plan.outputs:
+        value = values[id(root)]
+        if root.op is Op.BUFFER:
+            results[id(root)] = root
+        else:
+            results[id(root)] = node(Op.BUFFER, (), Buffer(value, device), root.shape, root.dtype)
+    return results

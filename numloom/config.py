@@ -1,0 +1,48 @@
+"""Settings read from ``NUMLOOM_*`` environment variables, in one place.
+
+Every variable numloom reads is listed in ``VARIABLES`` so that ``np.show_config()`` can print
+them all with their current values.
+"""
+
+from __future__ import annotations
+
+import os
+
+VARIABLES = {
+    "NUMLOOM_DEVICE": "default device: cpu, cuda or cuda:N (default: cuda when usable, else cpu)",
+    "NUMLOOM_DEBUG": "1 launches and timings, 2 plans and kernel splits, 3 kernel IR, "
+    "4 generated source, 5 PTX/assembly",
+    "NUMLOOM_CACHE_DIR": "compile cache directory (default: $XDG_CACHE_HOME/numloom)",
+    "NUMLOOM_FLUSH_DEPTH": "evaluate pending work when a graph grows deeper than this (default 768)",
+    "NUMLOOM_BACKEND": "cpu executor: 'compiled' (C + OpenMP) or 'numpy' (node by node)",
+    "NUMLOOM_CC": "C compiler for CPU kernels (default: $CC, else cc)",
+    "NUMLOOM_BOUNDSCHECK": "1 checks every array index in kernels",
+}
+
+
+def _int(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+DEBUG = _int("NUMLOOM_DEBUG", 0)
+FLUSH_DEPTH = _int("NUMLOOM_FLUSH_DEPTH", 768)
+
+
+def show_config() -> None:
+    """Print numloom's version, its environment variables and the devices it sees."""
+    import numpy
+
+    from . import __version__
+    from .device import describe_devices
+
+    print(f"numloom {__version__} (numpy {numpy.__version__})")
+    print("environment:")
+    for name, what in VARIABLES.items():
+        value = os.environ.get(name)
+        print(f"  {name}={value if value is not None else ''}  # {what}")
+    print("devices:")
+    for line in describe_devices():
+        print(f"  {line}")

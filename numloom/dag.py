@@ -1,0 +1,181 @@
+"""The lazy DAG: one immutable, interned node type.
+
+Every array value numloom has not computed yet is a ``Node``. Nodes are interned: building the
+same op over the same sources twice returns the same object, so common subexpressions are shared
+for free and a plan can be keyed by structure.
+
+The ops, and what ``arg`` holds for each:
+
+========== ============================================== =====================================
+op         srcs                                           arg
+========== ============================================== =====================================
+BUFFER     ()                                             the ``Buffer`` holding computed data
+CONST      ()                                             the scalar value (a NumPy scalar)
+IOTA       ()                                             ``(start, stop, step)`` as np.arange
+VIEW       (src,)                                         ``View(shape, strides, offset)`` over
+                                                          src's C-order flat index
+CAST       (src,)                                         None (the target is ``dtype``)
+MAP        (a, b, ...) same shape, loop dtypes             the ufunc name ("add", "where", ...)
+REDUCE     (src,)                                         ``(kind, axes)``; kind is sum, prod,
+                                                          max, min, argmax, argmin, any, all
+SCAN       (src,)                                         ``(kind, axis)``; cumsum or cumprod
+MATMUL     (a, b) as (..., n, k) and (..., k, m)          None
+GATHER     (src, i1, ... ik) indices of one shape         first indexed axis ``a0``
+SCATTER    (old, value)                                   ``View`` of old that value replaces
+SCATTER_AT (old, value, positions)                        None: flat positions of old replaced
+CONCAT     (a, b, ...)                                    axis
+========== ============================================== =====================================
+
+``VIEW`` is the only movement op: slices with steps, transposes, broadcasts (stride 0) and
+reshapes of any source are all a view over the source's C-order flat index.
+"""
+
+from __future__ import annotations
+
+import enum
+import weakref
+from dataclasses import dataclass
+
+import numpy as _np
+
+
+class Op(enum.Enum):
+    BUFFER = "buffer"
+    CONST = "const"
+    IOTA = "iota"
+    VIEW = "view"
+    CAST = "cast"
+    MAP = "map"
+    REDUCE = "reduce"
+    SCAN = "scan"
+    MATMUL = "matmul"
+    GATHER = "gather"
+    SCATTER = "scatter"
+    SCATTER_AT = "scatter_at"
+    CONCAT = "concat"
+
+
+LEAVES = frozenset({Op.BUFFER, Op.CONST, Op.IOTA})
+# Ops whose kernels need all of their inputs in memory or synchronize threads.
+LIBRARY = frozenset({Op.MATMUL})
+
+
+@dataclass(frozen=True)
+class View:
+    """Element ``idx`` of a view reads ``flat[offset + sum(idx[k] * strides[k])]``.
+
+    Strides are in elements (not bytes) and may be zero (broadcast) or negative (reversed).
+    """
+
+    shape: tuple
+    strides: tuple
+    offset: int = 0
+
+    @staticmethod
+    def contiguous(shape: tuple, offset: int = 0) -> View:
+        return View(tuple(shape), contiguous_strides(shape), offset)
+
+    @property
+    def size(self) -> int:
+        return prod(self.shape)
+
+    def is_contiguous(self) -> bool:
+        """True when the view reads a C-order run of memory (size-1 axes ignored)."""
+        expected = 1
+        for n, s in zip(reversed(self.shape), reversed(self.strides)):
+            if n == 1:
+                continue
+            if s != expected:
+                return False
+            expected *= n
+        return True
+
+    def is_identity(self, base_shape: tuple) -> bool:
+        return self.offset == 0 and self.shape == tuple(base_shape) and self.is_contiguous()
+
+
+def prod(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def contiguous_strides(shape) -> tuple:
+    strides = []
+    step = 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+class Node:
+    """One operation of the DAG. Build nodes with ``node()``; never mutate them."""
+
+    __slots__ = ("op", "srcs", "arg", "shape", "dtype", "depth", "where", "__weakref__")
+
+    def __repr__(self) -> str:
+        arg = "" if self.op is Op.BUFFER else f", {self.arg!r}"
+        return f"<{self.op.name}{arg} {self.shape} {self.dtype}>"
+
+    @property
+    def size(self) -> int:
+        return prod(self.shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+
+_interned: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def _arg_key(op: Op, arg, dtype):
+    if op is Op.BUFFER:
+        return id(arg)
+    if op is Op.CONST:
+        # 0.0 and -0.0 compare equal and NaN never does: key constants by their bytes.
+        return _np.asarray(arg, dtype=dtype).tobytes()
+    return arg
+
+
+def node(op: Op, srcs: tuple, arg, shape: tuple, dtype, where=None) -> Node:
+    """The interned node for ``op(srcs; arg)`` of the given shape and dtype.
+
+    ``where`` is the user's (file, line) to blame for data-dependent errors of this node.
+    """
+    dtype = _np.dtype(dtype)
+    shape = tuple(int(s) for s in shape)
+    # Sources are alive while an interned node holds them, so their ids are stable keys.
+    key = (op, _arg_key(op, arg, dtype), dtype, shape, tuple(id(s) for s in srcs))
+    found = _interned.get(key)
+    if found is not None:
+        return found
+    n = Node.__new__(Node)
+    n.op, n.srcs, n.arg, n.shape, n.dtype, n.where = op, tuple(srcs), arg, shape, dtype, where
+    n.depth = 1 + max((s.depth for s in srcs), default=-1) if op is not Op.BUFFER else 0
+    _interned[key] = n
+    return n
+
+
+def toposort(roots) -> list:
+    """Nodes reachable from ``roots``, every node after its sources (iterative DFS)."""
+    order, seen = [], set()
+    for root in roots:
+        if id(root) in seen:
+            continue
+        stack = [(root, False)]
+        while stack:
+            n, expanded = stack.pop()
+            if expanded:
+                order.append(n)
+                continue
+            if id(n) in seen:
+                continue
+            seen.add(id(n))
+            stack.append((n, True))
+            for s in reversed(n.srcs):
+                if id(s) not in seen:
+                    stack.append((s, False))
+    return order

@@ -1,0 +1,90 @@
+"""Which device new arrays live on: ``set_device``, ``device(...)`` and ``NUMLOOM_DEVICE``.
+
+Asking whether CUDA is usable loads the CUDA backend; ``import numloom`` never does, so the
+default device is decided on first use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+_current: str | None = None
+
+
+class DeviceError(RuntimeError):
+    """The requested device does not exist or cannot be used on this machine."""
+
+
+def _normalize(name: str) -> str:
+    name = str(name).strip().lower()
+    if name == "cpu":
+        return "cpu"
+    if name == "cuda" or name == "gpu":
+        return "cuda:0"
+    if name.startswith("cuda:") and name[5:].isdigit():
+        return name
+    raise ValueError(f"unknown device {name!r}: use 'cpu', 'cuda' or 'cuda:N'")
+
+
+def cuda_problem() -> str | None:
+    """Why CUDA cannot be used here, or None when it can."""
+    from .backends import load
+
+    try:
+        backend = load("cuda")
+    except ImportError as e:
+        return f"the CUDA backend cannot be loaded ({e}); install numloom[cuda12] or [cuda13]"
+    return backend.problem()
+
+
+def _check(name: str) -> str:
+    if name.startswith("cuda"):
+        problem = cuda_problem()
+        if problem is not None:
+            raise DeviceError(f"cannot use device {name!r}: {problem}. The CPU device still works.")
+    return name
+
+
+def set_device(name: str) -> None:
+    """Put new arrays on ``name`` ("cpu", "cuda", "cuda:1")."""
+    global _current
+    _current = _check(_normalize(name))
+
+
+def get_device() -> str:
+    """The device new arrays are created on."""
+    global _current
+    if _current is None:
+        env = os.environ.get("NUMLOOM_DEVICE")
+        if env:
+            _current = _check(_normalize(env))
+        else:
+            _current = "cuda:0" if _cuda_default_usable() else "cpu"
+    return _current
+
+
+def _cuda_default_usable() -> bool:
+    try:
+        return cuda_problem() is None
+    except Exception:
+        return False
+
+
+@contextlib.contextmanager
+def device(name: str):
+    """``with numloom.device("cpu"): ...`` creates arrays on that device inside the block."""
+    global _current
+    previous = get_device()
+    set_device(name)
+    try:
+        yield
+    finally:
+        _current = previous
+
+
+def describe_devices() -> list:
+    lines = ["cpu: host memory, " + str(os.cpu_count()) + " cores"]
+    problem = cuda_problem()
+    lines.append("cuda: " + ("usable" if problem is None else f"not usable ({problem})"))
+    return lines

@@ -1,0 +1,171 @@
+"""NumPy functions numloom has no native version of run through NumPy on the host.
+
+The inputs are evaluated and copied to host NumPy arrays, NumPy runs, and array results come
+back as numloom arrays on the inputs' device. Each such function is counted in
+``numloom.stats()["fallbacks"]`` and warned about once, at the user's line.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import types
+import warnings
+
+import numpy as _np
+
+from .realize import count_fallback
+
+
+class NumloomFallbackWarning(UserWarning):
+    """A NumPy function ran on the host through NumPy because numloom has no version of it."""
+
+
+# NumPy functions that take no array data: they pass through unwrapped and uncounted.
+PASS_THROUGH = frozenset({
+    "set_printoptions", "get_printoptions", "printoptions", "seterr", "geterr", "seterrcall",
+    "geterrcall", "errstate", "issubdtype", "promote_types", "min_scalar_type", "typename",
+    "mintypecode", "finfo", "iinfo", "dtype", "format_float_positional",
+    "format_float_scientific", "base_repr", "binary_repr", "get_include", "may_share_memory",
+    "shares_memory", "isdtype", "ndindex", "ndenumerate", "broadcast_shapes", "seed",
+    "get_state", "set_state",
+})  # fmt: skip
+
+_warned: set = set()
+_wrappers: dict = {}
+
+
+def _user_frame():
+    frame = sys._getframe(1)
+    package = __name__.rsplit(".", 1)[0]
+    while frame is not None and (
+        frame.f_globals.get("__name__", "").startswith(package)
+        or frame.f_code.co_filename.startswith("<frozen")
+    ):
+        frame = frame.f_back
+    return frame
+
+
+def _warn_once(name: str) -> None:
+    count_fallback(name)
+    if name in _warned:
+        return
+    _warned.add(name)
+    frame = _user_frame()
+    filename, lineno = (frame.f_code.co_filename, frame.f_lineno) if frame else ("numloom", 0)
+    warnings.warn_explicit(
+        f"numloom.{name} runs through NumPy on the host: numloom has no native {name}, so its "
+        f"inputs were evaluated and copied (this warning is shown once)",
+        NumloomFallbackWarning,
+        filename,
+        lineno,
+    )
+
+
+def to_numpy(x):
+    """numloom arrays inside ``x`` (also in lists, tuples and dicts) as NumPy arrays."""
+    from .array import ndarray
+
+    if isinstance(x, ndarray):
+        return x.get()
+    if isinstance(x, (list, tuple)):
+        converted = [to_numpy(v) for v in x]
+        return type(x)(converted) if type(x) in (list, tuple) else type(x)(*converted)
+    if isinstance(x, dict):
+        return {k: to_numpy(v) for k, v in x.items()}
+    return x
+
+
+def _device_of(args, kwargs):
+    from .array import ndarray
+
+    for v in list(args) + list(kwargs.values()):
+        if isinstance(v, ndarray):
+            return v.device
+    return None
+
+
+def to_numloom(x, device=None):
+    """NumPy arrays of numloom's dtypes inside ``x`` as numloom arrays on ``device``."""
+    from .array import _SUPPORTED_KINDS, from_host
+
+    if isinstance(x, _np.ndarray):
+        return from_host(x, device) if x.dtype.kind in _SUPPORTED_KINDS else x
+    if isinstance(x, tuple) and hasattr(x, "_fields"):  # named tuples (linalg results)
+        return type(x)(*(to_numloom(v, device) for v in x))
+    if isinstance(x, (list, tuple)):
+        return type(x)(to_numloom(v, device) for v in x)
+    return x
+
+
+def call_numpy(name: str, fn, *args, **kwargs):
+    """Run NumPy's ``fn`` on host copies of the arguments; results come back as numloom."""
+    _warn_once(name)
+    out = kwargs.pop("out", None)
+    device = _device_of(args, kwargs)
+    host = fn(*to_numpy(args), **to_numpy(kwargs))
+    converted = to_numloom(host, device)
+    if out is not None:
+        from .indexing import setitem
+
+        setitem(out, Ellipsis, converted)
+        return out
+    return converted
+
+
+def wrap(name: str, fn):
+    """``fn`` as a numloom function that runs through NumPy (cached, so it is stable)."""
+    wrapper = _wrappers.get(name)
+    if wrapper is None:
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            return call_numpy(name, fn, *args, **kwargs)
+
+        _wrappers[name] = wrapper
+    return wrapper
+
+
+def module_getattr(prefix: str, np_module, name: str):
+    """``numloom.<prefix>.<name>`` for a NumPy attribute numloom does not define itself."""
+    try:
+        attr = getattr(np_module, name)
+    except AttributeError:
+        where = "numloom" + (f".{prefix}" if prefix else "")
+        raise AttributeError(f"module {where!r} has no attribute {name!r}") from None
+    if name in PASS_THROUGH or name.startswith("__") or not callable(attr):
+        return attr
+    if isinstance(attr, type) or isinstance(attr, types.ModuleType):
+        return attr
+    return wrap(f"{prefix}.{name}" if prefix else name, attr)
+
+
+def dispatch_array_function(func, args, kwargs):
+    """``numpy.f(numloom_array, ...)``: numloom's f when there is one, else NumPy on the host."""
+    import numloom
+
+    module = func.__module__ or ""
+    target = numloom
+    for part in module.split(".")[1:]:
+        if part in ("linalg", "fft", "random"):
+            target = getattr(numloom, part)
+    ours = target.__dict__.get(func.__name__)
+    if ours is not None and callable(ours) and ours is not func:
+        return ours(*args, **kwargs)
+    name = func.__name__ if target is numloom else f"{target.__name__[8:]}.{func.__name__}"
+    return call_numpy(name, _unwrapped(func), *args, **kwargs)
+
+
+def _unwrapped(func):
+    """NumPy's implementation behind the dispatcher, so it does not dispatch back to us."""
+    return getattr(func, "_implementation", func)
+
+
+def call_numpy_ufunc(np_ufunc, method: str, inputs, kwargs):
+    if np_ufunc.__name__ == "matmul" and method == "__call__":
+        from .products import matmul
+
+        return matmul(*inputs, **kwargs)
+    fn = np_ufunc if method == "__call__" else getattr(np_ufunc, method)
+    return call_numpy(f"{np_ufunc.__name__}.{method}" if method != "__call__" else
+                      np_ufunc.__name__, fn, *inputs, **kwargs)  # fmt: skip

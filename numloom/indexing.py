@@ -1,0 +1,215 @@
+"""``a[key]`` and ``a[key] = value``: basic indexing as views, advanced indexing as GATHER,
+writes as SCATTER (through a view) or SCATTER_AT (at gathered flat positions).
+
+NumPy itself checks every key, on a stand-in array that has the handle's shape and strides but
+no memory: its errors are NumPy's, and for basic indexing the stand-in's result *is* the new view
+(its shape, strides and data offset are read back).
+"""
+
+from __future__ import annotations
+
+import operator
+import sys
+
+import numpy as _np
+
+from .array import asarray, ndarray, operand, result
+from .dag import Op, View, node
+from .views import broadcast_node, broadcast_shapes, numpy_view, transpose_view
+
+
+def shape_str(shape: tuple) -> str:
+    """A shape as NumPy prints it in messages: ``(2,4)``, ``(3,)``."""
+    return "(" + ",".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _is_advanced(k) -> bool:
+    return isinstance(k, (ndarray, _np.ndarray, list)) or (
+        isinstance(k, (bool, _np.bool_))
+    )
+
+
+def _normalize_key(key) -> tuple:
+    return key if isinstance(key, tuple) else (key,)
+
+
+def _view_key(key: tuple) -> tuple:
+    """The key with a trailing Ellipsis, so a full integer index gives a 0-d view, not a scalar."""
+    return key if any(k is Ellipsis for k in key) else key + (Ellipsis,)
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def getitem(a: ndarray, key):
+    key = _normalize_key(key)
+    if not any(_is_advanced(k) for k in key):
+        return numpy_view(a, _np.ndarray.__getitem__, _view_key(key))
+    return _advanced_getitem(a, key)
+
+
+def _host_index(k):
+    """An index entry NumPy can check: host arrays as they are, numloom arrays evaluated."""
+    if isinstance(k, ndarray):
+        return k.get() if not k._storage.pending or k.dtype == bool else None
+    return k
+
+
+def _validate(a: ndarray, key: tuple) -> tuple:
+    """Run the key on a stand-in to get NumPy's errors and result shape."""
+    entries = []
+    for k in key:
+        if isinstance(k, ndarray) and k._storage.pending and k.dtype != bool:
+            entries.append(_np.zeros(k.shape, k.dtype))  # bounds are checked when it runs
+        else:
+            entries.append(_host_index(k))
+    stand_in = _np.broadcast_to(_np.zeros((), _np.int8), a.shape)
+    return stand_in[tuple(entries)].shape
+
+
+def _expand(key: tuple, ndim: int) -> list:
+    """The key with Ellipsis replaced by full slices and bool arrays by their nonzero()."""
+    out = []
+    for k in key:
+        if isinstance(k, list):
+            k = _np.asarray(k)
+        if isinstance(k, (ndarray, _np.ndarray)) and k.dtype == bool:
+            host = k.get() if isinstance(k, ndarray) else k
+            out.extend(asarray(i.astype(_np.intp)) for i in _np.nonzero(host))
+        elif isinstance(k, (bool, _np.bool_)):
+            raise IndexError("numloom does not support a scalar boolean index; use a mask array")
+        else:
+            out.append(k)
+    used = sum(1 for k in out if k is not None and k is not Ellipsis)
+    ellipsis = [i for i, k in enumerate(out) if k is Ellipsis]
+    at = ellipsis[0] if ellipsis else len(out)
+    out[at : at + 1] = [slice(None)] * (ndim - used)
+    return out
+
+
+def _advanced_getitem(a: ndarray, key: tuple):
+    _validate(a, key)
+    entries = _expand(key, a.ndim)
+    # Keep every advanced axis whole in the basic view; remember where it ended up.
+    basic, advanced, dim = [], [], 0
+    for k in entries:
+        if k is None:
+            basic.append(None)
+            dim += 1
+        elif isinstance(k, slice):
+            basic.append(k)
+            dim += 1
+        else:
+            basic.append(slice(None))
+            advanced.append((dim, k))
+            dim += 1
+    src = numpy_view(a, _np.ndarray.__getitem__, tuple(basic))._node()
+    dims = [d for d, _ in advanced]
+    indices = [_index_node(k, a.device) for _, k in advanced]
+    shape = broadcast_shapes(*[i.shape for i in indices])
+    if dims != list(range(dims[0], dims[0] + len(dims))):
+        order = dims + [d for d in range(src.ndim) if d not in dims]
+        src = node(Op.VIEW, (src,), transpose_view(View.contiguous(src.shape), tuple(order)),
+                   tuple(src.shape[d] for d in order), src.dtype)  # fmt: skip
+        a0 = 0
+    else:
+        a0 = dims[0]
+    out_shape = src.shape[:a0] + shape + src.shape[a0 + len(dims) :]
+    idx = tuple(broadcast_node(i, shape) for i in indices)
+    return result(node(Op.GATHER, (src,) + idx, a0, out_shape, src.dtype, where=_user_line()),
+                  a.device)  # fmt: skip
+
+
+def _index_node(k, device):
+    if isinstance(k, ndarray):
+        n = k._node()
+    else:
+        n = asarray(_np.asarray(k), device=device)._node()
+    if n.dtype != _np.intp:
+        n = node(Op.CAST, (n,), None, n.shape, _np.intp)
+    return n
+
+
+def _user_line():
+    """(file, line) of the first caller outside numloom, for errors raised at a later sync."""
+    frame = sys._getframe(2)
+    package = __name__.rsplit(".", 1)[0]
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(package):
+        frame = frame.f_back
+    return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+
+def setitem(a: ndarray, key, value) -> None:
+    if a._readonly:
+        raise ValueError("assignment destination is read-only")
+    key = _normalize_key(key)
+    value = _value_operand(value, a.dtype)
+    if not any(_is_advanced(k) for k in key):
+        view = numpy_view(a, _np.ndarray.__getitem__, _view_key(key))._view
+        a._write(view, _value_node(value, view.shape, a.dtype, "input"))
+        return
+    if _is_full_mask(a, key) and _size(value) == 1:
+        mask = _mask_node(key[0])
+        kept = node(Op.MAP, (mask, _value_node(value, a.shape, a.dtype, "input"), a._node()),
+                    "where", a.shape, a.dtype)  # fmt: skip
+        a._write(a._view, kept)
+        return
+    positions = getitem(_positions(a), key)._node()
+    a._write_at(positions, _value_node(value, positions.shape, a.dtype, "indexing"))
+
+
+def _value_operand(value, dtype):
+    """The value to store; Python and NumPy scalars converted (and checked) as NumPy does."""
+    if isinstance(value, ndarray):
+        return value
+    if isinstance(value, (bool, int, float, complex, _np.generic)):
+        holder = _np.zeros(1, dtype)
+        holder[0] = value  # NumPy's conversion and errors (NaN or overflow into integers)
+        return holder[0]
+    return operand(value)
+
+
+def _size(x) -> int:
+    return x.size if isinstance(x, ndarray) else 1
+
+
+def _value_node(value, shape: tuple, dtype, what: str):
+    if isinstance(value, ndarray):
+        n = value._node()
+        vshape = n.shape
+        while len(vshape) > len(shape) and vshape[0] == 1:  # NumPy drops leading 1s
+            vshape = vshape[1:]
+        if broadcast_shapes(vshape, shape) != tuple(shape):
+            if what == "input":
+                raise ValueError(f"could not broadcast input array from shape "
+                                 f"{shape_str(n.shape)} into shape {shape_str(shape)}")  # fmt: skip
+            raise ValueError(f"shape mismatch: value array of shape {shape_str(n.shape)} could "
+                             f"not be broadcast to indexing result of shape {shape_str(shape)}")  # fmt: skip
+        if vshape != n.shape:
+            n = node(Op.VIEW, (n,), View.contiguous(vshape), vshape, n.dtype)
+        if n.dtype != dtype:
+            n = node(Op.CAST, (n,), None, n.shape, dtype)
+    else:
+        n = node(Op.CONST, (), _np.asarray(value, dtype)[()], (), dtype)
+    return broadcast_node(n, tuple(shape))
+
+
+def _is_full_mask(a: ndarray, key: tuple) -> bool:
+    (k,) = key if len(key) == 1 else (None,)
+    return isinstance(k, (ndarray, _np.ndarray)) and k.dtype == bool and k.shape == a.shape
+
+
+def _mask_node(k):
+    return k._node() if isinstance(k, ndarray) else asarray(k)._node()
+
+
+def _positions(a: ndarray) -> ndarray:
+    """An intp array shaped like ``a`` holding each element's flat index in a's storage."""
+    from .views import view_node
+
+    size = a._storage.version.size
+    iota = node(Op.IOTA, (), (0, size, 1), (size,), _np.intp)
+    return result(view_node(iota, a._view), a.device)

@@ -1,0 +1,21 @@
+"""``numloom.linalg``: products run natively; the rest of ``numpy.linalg`` runs through NumPy."""
+
+from __future__ import annotations
+
+import numpy as _np
+
+from .fallback import module_getattr
+from .products import matmul, outer, tensordot, vdot  # noqa: F401
+from .shapes import diagonal, matrix_transpose  # noqa: F401
+
+LinAlgError = _np.linalg.LinAlgError
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    from .products import trace as _trace
+
+    return _trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
+
+
+def __getattr__(name: str):
+    return module_getattr("linalg", _np.linalg, name)

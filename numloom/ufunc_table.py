@@ -1,0 +1,56 @@
+"""The elementwise op table: one row per op numloom computes elementwise.
+
+A row is the op's name (NumPy's ``ufunc.__name__``), its inputs and outputs, and the NumPy
+callable that defines it. The reference executor calls that callable; the code generators add
+their own snippets keyed by the same names.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy._core import umath as _umath
+
+# Ufuncs that map elementwise over numloom's dtypes (gufuncs and datetime-only ones excluded).
+ELEMENTWISE_UFUNCS = (
+    # arithmetic
+    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "fmod", "power",
+    "float_power", "negative", "positive", "absolute", "fabs", "sign", "reciprocal", "square",
+    "sqrt", "cbrt", "divmod",
+    # exponents and logarithms
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "logaddexp", "logaddexp2",
+    # trigonometric and hyperbolic
+    "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "hypot", "sinh", "cosh",
+    "tanh", "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg", "degrees", "radians",
+    # comparisons and logic
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
+    "logical_or", "logical_xor", "logical_not", "maximum", "minimum", "fmax", "fmin",
+    # bits
+    "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift",
+    "bitwise_count", "gcd", "lcm",
+    # floating point
+    "isnan", "isinf", "isfinite", "signbit", "copysign", "nextafter", "spacing", "ldexp",
+    "frexp", "modf", "heaviside",
+    # rounding
+    "floor", "ceil", "trunc", "rint",
+    # complex
+    "conjugate",
+)  # fmt: skip
+
+# name -> NumPy callable computing it from inputs that already have the loop's dtypes.
+NUMPY_UFUNCS = {name: getattr(np, name) for name in ELEMENTWISE_UFUNCS}
+NUMPY_UFUNCS.update(
+    {
+        "where": np.where,
+        "clip": _umath.clip,
+        "real": np.real,
+        "imag": np.imag,
+        "frexp.0": lambda x: np.frexp(x)[0],
+        "frexp.1": lambda x: np.frexp(x)[1],
+        "modf.0": lambda x: np.modf(x)[0],
+        "modf.1": lambda x: np.modf(x)[1],
+        "divmod.0": np.floor_divide,
+        "divmod.1": np.remainder,
+    }
+)
+
+COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})

@@ -1,0 +1,127 @@
+"""Views: slicing, transposing, broadcasting and reshaping without copying.
+
+An array handle is a storage plus a ``View`` of it. These functions compute new views (pure
+functions on ``View``), build VIEW nodes over computed values, and make new handles that share
+a storage, exactly where NumPy returns a view.
+"""
+
+from __future__ import annotations
+
+import numpy as _np
+
+from .dag import Node, Op, View, contiguous_strides, node, prod
+
+
+def broadcast_shapes(*shapes) -> tuple | None:
+    """NumPy's broadcast of ``shapes``, or None when they do not broadcast."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for k, n in enumerate(s, ndim - len(s)):
+            if n == out[k] or n == 1:
+                continue
+            if out[k] != 1:
+                return None
+            out[k] = n
+    return tuple(out)
+
+
+def broadcast_view(view: View, shape: tuple) -> View:
+    """``view`` broadcast to ``shape`` (new leading axes and size-1 axes get stride 0)."""
+    lead = len(shape) - len(view.shape)
+    strides = [0] * lead
+    for n, s, target in zip(view.shape, view.strides, shape[lead:]):
+        strides.append(0 if n == 1 and target != 1 else s)
+    return View(tuple(shape), tuple(strides), view.offset)
+
+
+def view_node(n: Node, view: View) -> Node:
+    """A node reading ``n`` through ``view``, composing with ``n``'s own view when possible."""
+    if view.is_identity(n.shape):
+        return n
+    if n.op is Op.VIEW and n.arg.is_contiguous():
+        inner = n.arg
+        view = View(view.shape, view.strides, view.offset + inner.offset)
+        n = n.srcs[0]
+        if view.is_identity(n.shape):
+            return n
+    return node(Op.VIEW, (n,), view, view.shape, n.dtype)
+
+
+def broadcast_node(n: Node, shape: tuple) -> Node:
+    """``n`` broadcast to ``shape`` (which must be a valid broadcast of n's shape)."""
+    shape = tuple(shape)
+    if n.shape == shape:
+        return n
+    if n.op is Op.VIEW:
+        return node(Op.VIEW, n.srcs, broadcast_view(n.arg, shape), shape, n.dtype)
+    return node(Op.VIEW, (n,), broadcast_view(View.contiguous(n.shape), shape), shape, n.dtype)
+
+
+def transpose_view(view: View, axes: tuple) -> View:
+    return View(
+        tuple(view.shape[a] for a in axes), tuple(view.strides[a] for a in axes), view.offset
+    )
+
+
+def reshape_view(view: View, shape: tuple) -> View | None:
+    """``view`` reshaped without copying (NumPy's rule, C order), or None when a copy is needed."""
+    shape = tuple(shape)
+    if prod(shape) == 0 or view.is_contiguous():
+        return View(shape, contiguous_strides(shape), view.offset)
+    old = [(n, s) for n, s in zip(view.shape, view.strides) if n != 1]
+    olddims = [n for n, _ in old]
+    oldstrides = [s for _, s in old]
+    newstrides = [0] * len(shape)
+    oi, oj, ni, nj = 0, 1, 0, 1
+    while ni < len(shape) and oi < len(olddims):
+        np_, op = shape[ni], olddims[oi]
+        while np_ != op:
+            if np_ < op:
+                np_ *= shape[nj]
+                nj += 1
+            else:
+                op *= olddims[oj]
+                oj += 1
+        for ok in range(oi, oj - 1):
+            if oldstrides[ok] != olddims[ok + 1] * oldstrides[ok + 1]:
+                return None
+        newstrides[nj - 1] = oldstrides[oj - 1]
+        for nk in range(nj - 1, ni, -1):
+            newstrides[nk - 1] = newstrides[nk] * shape[nk]
+        ni, nj = nj, nj + 1
+        oi, oj = oj, oj + 1
+    last = newstrides[ni - 1] if ni >= 1 else 1
+    for nk in range(ni, len(shape)):
+        newstrides[nk] = last
+    return View(shape, tuple(newstrides), view.offset)
+
+
+def numpy_view(a, fn, *args, **kwargs):
+    """Apply NumPy's view function ``fn`` (transpose, squeeze, diagonal, ``a[key]``...) to ``a``.
+
+    NumPy runs on a stand-in with ``a``'s shape and strides but no memory (1-byte items whose
+    strides are element counts), so its checks and errors are NumPy's; the stand-in result's
+    shape, strides and data offset are the new view. ``fn`` must never copy or read data.
+    """
+    from .array import share
+
+    base = _np.zeros(1, _np.int8)
+    stand_in = _np.lib.stride_tricks.as_strided(base, a._view.shape, a._view.strides)
+    picked = fn(stand_in, *args, **kwargs)
+    shift = picked.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    view = View(picked.shape, picked.strides, a._view.offset + shift)
+    return share(a, view, readonly=a._readonly or not picked.flags.writeable)
+
+
+def reshape_array(a, shape: tuple):
+    """``a`` with a new shape: a view of the same storage when NumPy gives one, else a copy."""
+    from .array import result, share
+
+    shape = tuple(shape)
+    if shape == a.shape:
+        return share(a, a._view)
+    new = reshape_view(a._view, shape)
+    if new is not None:
+        return share(a, new)
+    return result(node(Op.VIEW, (a._node(),), View.contiguous(shape), shape, a.dtype), a.device)
