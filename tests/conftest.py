@@ -1,0 +1,112 @@
+"""Shared test machinery: every test body runs on NumPy and on numloom and the two must agree.
+
+``@numpy_compare()`` runs a test written against a namespace ``xp`` twice, once with NumPy and
+once with numloom, and compares what the two runs return: dtypes exactly, shapes exactly, values
+to a tolerance (exact by default). When NumPy raises, numloom must raise the same exception type
+with the same message.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+
+import numpy
+import pytest
+
+import numloom
+
+
+class _Raised:
+    def __init__(self, error: BaseException):
+        self.type = type(error)
+        self.message = str(error)
+        self.error = error
+
+
+def _run(fn, xp, args, kwargs):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", numloom.NumloomFallbackWarning)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            out = fn(xp, *args, **kwargs)
+            if xp is numloom:
+                out = _to_host(out)
+            return out
+    except Exception as e:  # noqa: BLE001 (compared against NumPy's below)
+        return _Raised(e)
+
+
+def _to_host(out):
+    if isinstance(out, numloom.ndarray):
+        return out.get()
+    if isinstance(out, (tuple, list)):
+        return type(out)(_to_host(o) for o in out)
+    return out
+
+
+def assert_same(got, want, rtol=0.0, atol=0.0, check_dtype=True, path="result"):
+    """``got`` (numloom's, on the host) equals ``want`` (NumPy's)."""
+    if isinstance(want, _Raised) or isinstance(got, _Raised):
+        if not isinstance(want, _Raised):
+            raise AssertionError(f"{path}: numloom raised but NumPy did not") from got.error
+        if not isinstance(got, _Raised):
+            raise AssertionError(f"{path}: NumPy raised {want.type.__name__}: {want.message} "
+                                 f"but numloom returned {got!r}")
+        assert issubclass(got.type, want.type) or got.type.__name__ == want.type.__name__, (
+            f"{path}: numloom raised {got.type.__name__} ({got.message}), "
+            f"NumPy {want.type.__name__} ({want.message})")
+        assert got.message == want.message, f"{path}: message {got.message!r} != {want.message!r}"
+        return
+    if isinstance(want, (tuple, list)):
+        assert isinstance(got, (tuple, list)) and len(got) == len(want), f"{path}: {got!r}"
+        for k, (g, w) in enumerate(zip(got, want)):
+            assert_same(g, w, rtol, atol, check_dtype, f"{path}[{k}]")
+        return
+    if isinstance(want, (numpy.ndarray, numpy.generic)):
+        got_arr, want_arr = numpy.asarray(got), numpy.asarray(want)
+        if check_dtype:
+            assert got_arr.dtype == want_arr.dtype, f"{path}: dtype {got_arr.dtype} != {want_arr.dtype}"
+        assert got_arr.shape == want_arr.shape, f"{path}: shape {got_arr.shape} != {want_arr.shape}"
+        if rtol == 0 and atol == 0:
+            numpy.testing.assert_array_equal(got_arr, want_arr, err_msg=path, strict=False)
+        else:
+            numpy.testing.assert_allclose(got_arr, want_arr, rtol=rtol, atol=atol, err_msg=path,
+                                          equal_nan=True)
+        return
+    if isinstance(want, float) and want != want:
+        assert got != got, f"{path}: {got!r} != nan"
+        return
+    assert got == want, f"{path}: {got!r} != {want!r}"
+
+
+def numpy_compare(rtol=0.0, atol=0.0, check_dtype=True):
+    """Decorator: run the test body ``fn(xp, ...)`` on NumPy and numloom and compare results."""
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def test(*args, **kwargs):
+            want = _run(fn, numpy, args, kwargs)
+            got = _run(fn, numloom, args, kwargs)
+            assert_same(got, want, rtol, atol, check_dtype)
+
+        sig = inspect.signature(fn)
+        test.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])
+        return test
+
+    return decorate
+
+
+@pytest.fixture(params=["numpy", "numloom"])
+def xp(request):
+    """The namespace under test, for tests that check each library on its own."""
+    return numpy if request.param == "numpy" else numloom
+
+
+@pytest.fixture(autouse=True)
+def _settle():
+    """Each test starts and ends with nothing pending, on the CPU device."""
+    numloom.sync()
+    yield
+    numloom.sync()
