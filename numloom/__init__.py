@@ -23,6 +23,8 @@ from numpy import bool  # noqa: F401, A004
 from .array import asarray, ndarray  # noqa: F401  (first: it loads the whole namespace)
 from . import fft, linalg, random  # noqa: F401, I001
 from .config import show_config  # noqa: F401
+from . import config  # noqa: F401
+from . import device as device_module  # noqa: F401
 from .device import DeviceError, device, get_device, set_device  # noqa: F401
 from .explain import explain  # noqa: F401
 from .fallback import NumloomFallbackWarning, module_getattr

@@ -143,8 +143,10 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, like=None) -
         start, stop = 0, start
     if step is None:
         step = 1
-    # An empty np.arange over the same arguments has the real call's dtype and raises its errors.
-    out_dtype = _np.arange(start, start, step, dtype=dtype).dtype
+    # NumPy's arange picks the default int, float or complex type whatever the scalar types.
+    python_values = (v.item() if isinstance(v, _np.generic) else v for v in (start, stop, step))
+    out_dtype = _np.dtype(dtype) if dtype is not None else _np.result_type(*python_values)
+    _np.arange(start, start, step, dtype=out_dtype)  # NumPy's errors (step 0, bad types)
     length = max(int(math.ceil((stop - start) / step)), 0)
     n = node(Op.IOTA, (), (start, stop, step), (length,), out_dtype)
     return result(n, _device_name(device) or get_device())

@@ -1,0 +1,200 @@
+"""The evaluation model: sync points, evaluating everything pending together, dead
+intermediates never stored, automatic flushes in long loops, data-dependent errors, fallbacks."""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+import warnings
+
+import numpy
+import pytest
+
+import numloom as nl
+
+
+def _pending_outputs(*arrays) -> int:
+    return len(nl.explain(*arrays).outputs)
+
+
+def test_nothing_runs_before_a_sync_point():
+    before = nl.stats()["plans_evaluated"]
+    a = nl.arange(10.0)
+    b = nl.sin(a) * 2 + 1
+    assert nl.stats()["plans_evaluated"] == before
+    assert b._storage.pending
+    numpy.testing.assert_allclose(b.get(), numpy.sin(numpy.arange(10.0)) * 2 + 1)
+    assert not b._storage.pending
+
+
+@pytest.mark.parametrize(
+    "sync",
+    [
+        lambda x: x.get(),
+        lambda x: numpy.asarray(x),
+        lambda x: repr(x),
+        lambda x: x.tolist(),
+        lambda x: float(x.sum()),
+        lambda x: nl.sync(),
+        lambda x: nl.evaluate(x),
+    ],
+)
+def test_sync_points_evaluate(sync):
+    x = nl.arange(4.0) + 1
+    sync(x)
+    assert not x._storage.pending
+
+
+def test_a_sync_evaluates_all_live_pending_arrays_together():
+    a = nl.arange(6.0)
+    call, put = a * 2, a * 3
+    before = nl.stats()["plans_evaluated"]
+    call.get()
+    assert nl.stats()["plans_evaluated"] == before + 1
+    assert not put._storage.pending  # evaluated by the same sync
+
+
+def test_dead_intermediates_are_never_outputs():
+    a = nl.asarray(numpy.arange(8.0))
+    t = a + 1
+    u = t * 2
+    del t
+    gc.collect()
+    plan = nl.explain()
+    assert all(n.shape == (8,) for n in plan.outputs)
+    assert _pending_outputs(u) == 1
+    assert len(plan.outputs) == 1
+
+
+def test_evaluate_keeps_values_and_results_match_numpy():
+    a = nl.asarray(numpy.arange(12.0).reshape(3, 4))
+    b = (a.T * 2)[1:]
+    nl.evaluate(b)
+    numpy.testing.assert_array_equal(b.get(), (numpy.arange(12.0).reshape(3, 4).T * 2)[1:])
+
+
+def test_long_loop_flushes_and_stays_bounded():
+    """10,000 iterations of ``x = x * 0.5 + 1``: the pending graph stays bounded."""
+    x = nl.zeros(64)
+    flushes = nl.stats()["auto_flushes"]
+    tracemalloc.start()
+    for i in range(10_000):
+        x = x * 0.5 + 1
+        if i == 2_000:
+            gc.collect()
+            early, _ = tracemalloc.get_traced_memory()
+    gc.collect()
+    late, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert nl.stats()["auto_flushes"] > flushes
+    assert late < early + 2_000_000  # no growth with the iteration count
+    numpy.testing.assert_allclose(x.get(), numpy.full(64, 2.0))
+
+
+def test_long_loop_of_writes_flushes():
+    a = nl.zeros(100, dtype=nl.int64)
+    for i in range(3_000):
+        a[i % 100] += 1
+    assert a._storage.version.depth < 1_000
+    numpy.testing.assert_array_equal(a.get(), numpy.full(100, 30))
+
+
+def test_pending_out_of_bounds_index_raises_at_sync_and_keeps_state():
+    a = nl.arange(5) * 10
+    idx = nl.arange(4) * 2  # 6 is out of bounds, known only when idx runs
+    b = a + 1
+    c = a[idx]
+    a[idx] = 7
+    with pytest.raises(IndexError, match="index 6 is out of bounds for axis 0 with size 5"):
+        c.get()
+    numpy.testing.assert_array_equal(a.get(), numpy.arange(5) * 10)
+    numpy.testing.assert_array_equal(b.get(), numpy.arange(5) * 10 + 1)
+    with pytest.raises(IndexError):
+        c.get()
+    numpy.testing.assert_array_equal((a + 1).get(), numpy.arange(5) * 10 + 1)
+
+
+def test_the_error_points_at_the_users_line():
+    idx = nl.arange(3) * 5
+    a = nl.arange(4)
+    c = a[idx]
+    with pytest.raises(IndexError) as info:
+        c.get()
+    assert any(__file__ in note for note in info.value.__notes__)
+
+
+def test_fallback_is_counted_and_warns_once_at_the_users_line():
+    nl.fallback._warned.discard("unique")
+    before = nl.stats()["fallbacks"].get("unique", 0)
+    x = nl.asarray([3, 1, 3, 2])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        u = nl.unique(x)
+        nl.unique(x)
+    fallback_warnings = [w for w in caught if issubclass(w.category, nl.NumloomFallbackWarning)]
+    assert len(fallback_warnings) == 1
+    assert fallback_warnings[0].filename == __file__
+    assert nl.stats()["fallbacks"]["unique"] == before + 2
+    assert isinstance(u, nl.ndarray)
+    numpy.testing.assert_array_equal(u.get(), [1, 2, 3])
+
+
+def test_numpy_functions_on_numloom_arrays_stay_in_numloom():
+    x = nl.arange(5.0)
+    assert isinstance(numpy.sin(x), nl.ndarray)
+    assert isinstance(numpy.concatenate([x, x]), nl.ndarray)
+    assert isinstance(numpy.sum(x), nl.ndarray)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", nl.NumloomFallbackWarning)
+        assert isinstance(numpy.linalg.norm(x[None, :] * nl.ones((3, 1))), (float, numpy.floating))
+        q = numpy.fft.fft(x)
+    assert isinstance(q, nl.ndarray)
+
+
+def test_random_draws_match_numpy_seeded():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", nl.NumloomFallbackWarning)
+        got = nl.random.default_rng(7).standard_normal(5)
+    want = numpy.random.default_rng(7).standard_normal(5)
+    assert isinstance(got, nl.ndarray)
+    numpy.testing.assert_array_equal(got.get(), want)
+
+
+def test_explain_lists_kernels_with_kinds_and_reasons():
+    a = nl.arange(6.0).reshape(2, 3)
+    s = nl.exp(a).sum(axis=1)
+    plan = nl.explain(s)
+    kinds = {k.kind for k in plan.kernels}
+    assert "reduce" in kinds
+    for k in plan.kernels:
+        assert k.name and k.reason and k.outputs
+    assert "reduce" in str(plan)
+
+
+def test_stats_is_a_snapshot():
+    s = nl.stats()
+    s["kernels_launched"] = -1
+    assert nl.stats()["kernels_launched"] >= 0
+    assert set(s) >= {"kernels_launched", "kernels_compiled", "compile_cache_hits",
+                      "graphs_launched", "graph_updates", "host_to_device_bytes",
+                      "device_to_host_bytes", "fallbacks"}  # fmt: skip
+
+
+def test_set_device_cpu_and_unusable_cuda(monkeypatch):
+    nl.set_device("cpu")
+    assert nl.get_device() == "cpu"
+    with nl.device("cpu"):
+        assert nl.zeros(2).device == "cpu"
+    with pytest.raises(ValueError, match="unknown device"):
+        nl.set_device("tpu")
+    monkeypatch.setattr(nl.device_module, "cuda_problem", lambda: "no CUDA driver found")
+    with pytest.raises(nl.DeviceError, match="no CUDA driver found"):
+        nl.set_device("cuda")
+    assert nl.get_device() == "cpu"
+
+
+def test_show_config_lists_every_variable(capsys):
+    nl.show_config()
+    out = capsys.readouterr().out
+    for name in nl.config.VARIABLES:
+        assert name in out
