@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import realize
-from .schedule import Plan, schedule
+from .schedule import Plan
 
 
 def explain(*arrays, target: str | None = None) -> Plan:
@@ -13,6 +13,7 @@ def explain(*arrays, target: str | None = None) -> Plan:
     ``str(plan)`` prints every kernel with its kind, inputs, outputs and why it is separate.
     """
     storages = [a._storage for a in arrays] if arrays else list(realize._pending)
+    storages.sort(key=lambda s: s.seq)
     device = target or (storages[0].device if storages else "cpu")
     roots = list({id(s.version): s.version for s in storages if s.pending}.values())
-    return schedule(roots, device)
+    return realize.plan_for(roots, device)

@@ -51,12 +51,15 @@ def buffer_node(data, device: str = "cpu") -> Node:
 class Storage:
     """The memory behind an array and all of its views: its current version is a node."""
 
-    __slots__ = ("version", "device", "error", "__weakref__")
+    __slots__ = ("version", "device", "error", "seq", "__weakref__")
+    _created = 0
 
     def __init__(self, version: Node, device: str):
         self.version = version
         self.device = device
         self.error = None
+        Storage._created += 1
+        self.seq = Storage._created
         if version.op is not Op.BUFFER:
             register(self)
 
@@ -156,17 +159,16 @@ class DataError(Exception):
 
 def _evaluate(storages: list, device: str) -> None:
     global _flushing
-    from .schedule import schedule
-
     _flushing = True
     try:
+        # Sorting by creation keeps the plan's structure, and so its cache key, deterministic.
+        storages.sort(key=lambda s: s.seq)
         roots = list({id(s.version): s.version for s in storages}.values())
-        plan = schedule(roots, device)
         backend = _backend(device)
         _devices_used.add(device)
         start = time.perf_counter()
         try:
-            results = backend.run(plan, device)
+            results = backend.run(roots, device)
         except DataError as failure:
             _quarantine(storages, failure)
             remaining = [s for s in storages if s.error is None and s.pending]
@@ -175,7 +177,7 @@ def _evaluate(storages: list, device: str) -> None:
             raise failure.error from None
         if config.DEBUG >= 1:
             took = (time.perf_counter() - start) * 1e3
-            print(f"numloom: evaluated {len(plan.kernels)} kernels on {device} in {took:.3f} ms",
+            print(f"numloom: evaluated {len(roots)} arrays on {device} in {took:.3f} ms",
                   file=sys.stderr)
         count("plans_evaluated")
         for s in storages:
@@ -183,6 +185,11 @@ def _evaluate(storages: list, device: str) -> None:
             _pending.discard(s)
     finally:
         _flushing = False
+
+
+def plan_for(roots: list, device: str):
+    """The plan the device's backend would run for ``roots``."""
+    return _backend(device).plan(roots)
 
 
 def _quarantine(storages: list, failure: DataError) -> None:

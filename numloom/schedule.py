@@ -1,13 +1,23 @@
 """Partition the pending DAG into kernels, recording why each kernel is separate.
 
-``schedule(roots, device) -> Plan`` is a pure function of the DAG. This scheduler gives every
-node that computes something its own kernel, in evaluation order (views are free: they are
-addressing, not work); it is the reference the fusing scheduler is compared against.
+``schedule(roots, device) -> Plan`` is a pure function of the DAG, after Grumpy's Algorithm 1:
+a node is *materialized* (written to memory) only when something requires it, and every other
+node is fused into the kernel that consumes it:
+
+- outputs: every live array the sync evaluates;
+- reductions and scans (map-reduce, map-scan: their producers fuse into them);
+- library calls (matmul) and their operands;
+- writes (scatters), joins (concatenate) and the sources of gathers (read at random places);
+- a node read through a shifted or strided view (a stencil over a computed value);
+- a node that several kernels would otherwise each recompute, unless it is cheap.
+
+Elementwise outputs of one shape that share work become one multi-output kernel (Black-Scholes'
+call and put). ``schedule_nodes`` gives every node its own kernel: the reference plan.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .dag import Node, Op, toposort
 
@@ -74,7 +84,7 @@ def _name(n: Node) -> str:
     return n.op.value
 
 
-def schedule(roots: list, device: str = "cpu") -> Plan:
+def schedule_nodes(roots: list, device: str = "cpu") -> Plan:
     """One kernel per computing node, in topological order."""
     order = toposort(roots)
     kernels = []
@@ -93,3 +103,197 @@ def schedule(roots: list, device: str = "cpu") -> Plan:
             )
         )
     return Plan(outputs=tuple(roots), kernels=tuple(kernels), device=device, order=tuple(order))
+
+
+# --- the fusing scheduler ----------------------------------------------------------------------
+
+CHEAP = frozenset({Op.CONST, Op.IOTA})
+_MATERIALIZE_OP = {
+    Op.REDUCE: "a reduction ends a kernel (its consumers need the whole result)",
+    Op.SCAN: "a scan ends a kernel (its consumers need the whole result)",
+    Op.MATMUL: "matmul runs in BLAS",
+    Op.SCATTER: "a write makes a new version of its storage",
+    Op.SCATTER_AT: "a write makes a new version of its storage",
+    Op.CONCAT: "concatenate writes its pieces into one buffer",
+}
+
+
+def broadcast_dims(view, src_shape: tuple):
+    """For a view that reads each source element at permuted or broadcast coordinates only,
+    the output axis each source axis follows (None for size-1 axes); None for any other view."""
+    from .dag import contiguous_strides
+
+    if view.offset != 0:
+        return None
+    strides = contiguous_strides(src_shape)
+    mapping, used = [], set()
+    for size, stride in zip(src_shape, strides):
+        if size == 1:
+            mapping.append(None)
+            continue
+        k = next((k for k, (n, s) in enumerate(zip(view.shape, view.strides))
+                  if n == size and s == stride and k not in used), None)  # fmt: skip
+        if k is None:
+            return None
+        used.add(k)
+        mapping.append(k)
+    for k, (n, s) in enumerate(zip(view.shape, view.strides)):
+        if k not in used and n != 1 and s != 0:
+            return None
+    return tuple(mapping)
+
+
+def _kind(n: Node) -> str:
+    """A fused kernel's kind from its last output (a write through a view is a map over the
+    storage: each element takes the new value or keeps the old one)."""
+    return "map" if n.op is Op.SCATTER else KIND.get(n.op, "map")
+
+
+def _materialized(order: list, roots: list) -> dict:
+    """Nodes that must be written to memory, with the reason for each."""
+    why: dict = {}
+    for r in roots:
+        if r.op is not Op.BUFFER:
+            why[id(r)] = "an output: a live array holds it"
+    for n in order:
+        reason = _MATERIALIZE_OP.get(n.op)
+        if reason and id(n) not in why:
+            why[id(n)] = reason
+        if n.op is Op.MATMUL:
+            for s in n.srcs:
+                if s.op not in LEAVES_OR_VIEWS:
+                    why.setdefault(id(s), "an operand of matmul (BLAS reads memory)")
+        if n.op in (Op.GATHER, Op.SCATTER_AT, Op.CONCAT):
+            for s in n.srcs[:1] if n.op is Op.GATHER else n.srcs:
+                if s.op not in LEAVES_OR_VIEWS:
+                    why.setdefault(id(s), f"read by {n.op.value} at computed positions")
+        if n.op is Op.VIEW and n.srcs[0].op not in (Op.BUFFER, Op.CONST):
+            src = n.srcs[0]
+            if src.op is Op.VIEW or broadcast_dims(n.arg, src.shape) is None:
+                why.setdefault(id(src), "read through a shifted or strided view")
+    return why
+
+
+LEAVES_OR_VIEWS = frozenset({Op.BUFFER, Op.CONST})
+
+
+def _owners(order: list, why: dict) -> dict:
+    """For each fusable node, the kernels (materialized nodes) that would compute it."""
+    owners: dict = {}
+    for n in reversed(order):
+        if id(n) in why:
+            owners[id(n)] = {id(n)}
+        for s in n.srcs:
+            if s.op is Op.BUFFER or id(s) in why:
+                continue
+            owners.setdefault(id(s), set()).update(owners.get(id(n), set()))
+    return owners
+
+
+RECOMPUTE_LIMIT = 8  # ops a node may cost and still be recomputed by each kernel reading it
+
+
+def _cheap(n: Node, why: dict) -> bool:
+    """Whether recomputing ``n`` in every kernel that reads it beats writing it to memory."""
+    cost, stack, seen = 0, [n], set()
+    while stack:
+        m = stack.pop()
+        if id(m) in seen or m.op is Op.BUFFER or (m is not n and id(m) in why):
+            continue
+        seen.add(id(m))
+        if m.op in (Op.REDUCE, Op.SCAN, Op.MATMUL, Op.GATHER, Op.SCATTER, Op.SCATTER_AT):
+            return False
+        if m.op is Op.VIEW and m.srcs[0].op is not Op.BUFFER and id(m.srcs[0]) not in why:
+            return False  # a view of a computed value: recomputing it repeats that work
+        cost += m.op in (Op.MAP, Op.CAST)
+        stack.extend(m.srcs)
+    return cost <= RECOMPUTE_LIMIT
+
+
+def _mergeable(a: Node, b: Node) -> bool:
+    return _kind(a) == _kind(b) == "map" and a.shape == b.shape
+
+
+def schedule(roots: list, device: str = "cpu") -> Plan:
+    """Fused kernels for ``roots``, in dependency order (see the module docstring)."""
+    order = toposort(roots)
+    by_id = {id(n): n for n in order}
+    why = _materialized(order, roots)
+    group = {}  # kernel root id -> representative id (multi-output kernels share one)
+    while True:
+        owners = _owners(order, why)
+        changed = False
+        for n in order:
+            kernels = {group.get(k, k) for k in owners.get(id(n), ())}
+            if id(n) in why or len(kernels) <= 1:
+                continue
+            if _cheap(n, why):
+                continue
+            roots_here = [by_id[k] for k in kernels]
+            if all(_mergeable(roots_here[0], r) for r in roots_here) and not _depends(
+                roots_here, order
+            ):
+                rep = min(kernels)
+                for k, v in list(group.items()) + [(k, k) for k in kernels]:
+                    if v in kernels:
+                        group[k] = rep
+            else:
+                why[id(n)] = "shared by several kernels"
+            changed = True
+            break
+        if not changed:
+            break
+    return _plan(order, roots, why, owners, group, device)
+
+
+def _depends(kernel_roots: list, order: list) -> bool:
+    """True when one of these kernel roots reads another (they cannot be one map kernel)."""
+    ids = {id(r) for r in kernel_roots}
+    for r in kernel_roots:
+        for n in toposort([r]):
+            if n is not r and id(n) in ids:
+                return True
+    return False
+
+
+def _plan(order, roots, why, owners, group, device) -> Plan:
+    members: dict = {}
+    for n in order:
+        if n.op is Op.BUFFER:
+            continue
+        for rep in {group.get(k, k) for k in owners.get(id(n), ())}:
+            members.setdefault(rep, []).append(n)  # cheap nodes go into every kernel using them
+    kernels = {}
+    for rep, nodes in members.items():
+        node_ids = {id(m) for m in nodes}
+        outputs = tuple(m for m in nodes if id(m) in why)
+        inputs = tuple({id(s): s for m in nodes for s in m.srcs
+                        if id(s) not in node_ids and s.op is not Op.CONST}.values())  # fmt: skip
+        root = outputs[-1]
+        kernels[rep] = Kernel(name="", kind=_kind(root), nodes=tuple(nodes), inputs=inputs,
+                              outputs=outputs, reason=why[id(root)])  # fmt: skip
+    ordered = _kernel_order(list(kernels.values()))
+    named = tuple(replace(k, name=f"k{i}_{_name(k.outputs[-1])}") for i, k in enumerate(ordered))
+    return Plan(outputs=tuple(roots), kernels=named, device=device, order=tuple(order))
+
+
+def _kernel_order(kernels: list) -> list:
+    """Kernels sorted so each runs after the kernels whose outputs it reads."""
+    producer = {id(o): k for k in kernels for o in k.outputs}
+    ordered, state = [], {}
+
+    def visit(k):
+        if state.get(id(k)) == "done":
+            return
+        if state.get(id(k)) == "visiting":
+            raise RuntimeError("numloom scheduled a cycle of kernels")
+        state[id(k)] = "visiting"
+        for s in k.inputs:
+            if id(s) in producer and producer[id(s)] is not k:
+                visit(producer[id(s)])
+        state[id(k)] = "done"
+        ordered.append(k)
+
+    for k in kernels:
+        visit(k)
+    return ordered

@@ -1,14 +1,214 @@
-"""The CPU device: plans run on the host (node by node through NumPy for now)."""
+"""The CPU device: fused plans compiled to C with OpenMP, run through ctypes.
+
+A plan is cached by the structure of the DAG it evaluates (ops, shapes, views; not buffer
+contents or constant values), so a Python loop that builds the same structure again reuses it:
+no scheduling, no lowering, no compiling. Kernels the code generator does not handle (scans,
+gathers, joins, BLAS calls) run node by node through NumPy, as does everything when no C
+compiler is installed (said once).
+"""
 
 from __future__ import annotations
 
-from .reference import run  # noqa: F401
+import ctypes
+import hashlib
+import os
+import warnings
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .. import config
+from ..dag import Op, node, toposort
+from ..realize import Buffer, count
+from ..schedule import Plan, schedule
+from . import reference
 
 
 def problem() -> str | None:
-    """Why this backend cannot run here (None: it always can)."""
+    """Why this backend cannot run here (None: it always can, compiled or not)."""
     return None
 
 
 def synchronize(device: str) -> None:
     """Host execution is synchronous: nothing to wait for."""
+
+
+@dataclass
+class Step:
+    """One kernel of a cached plan, bound to positions in the DAG's topological order."""
+
+    kernel: object  # schedule.Kernel, with its source when compiled
+    fn: object  # the compiled C function, or None to run the nodes through NumPy
+    nodes: tuple  # positions of the kernel's nodes (for NumPy execution)
+    inputs: tuple
+    outputs: tuple
+    params: np.ndarray  # int64 sizes, strides, offsets
+    consts: tuple  # (position, part) of each constant-block entry
+    layout: tuple  # (offset, dtype) of each constant-block entry
+    frees: tuple = ()  # positions no later step reads: released after this one
+
+
+@dataclass
+class Program:
+    plan: Plan
+    steps: tuple
+
+
+_programs: dict = {}
+_warned_no_compiler = False
+
+
+def _signature(order: list, roots: list) -> tuple:
+    """The structure of the DAG: equal for a loop that rebuilds the same computation."""
+    pos = {id(n): i for i, n in enumerate(order)}
+    items = tuple(
+        (n.op, n.dtype, n.shape, None if n.op in (Op.BUFFER, Op.CONST, Op.IOTA) else n.arg,
+         tuple(pos[id(s)] for s in n.srcs))  # fmt: skip
+        for n in order
+    )
+    return items, tuple(pos[id(r)] for r in roots)
+
+
+def _compiler_ready() -> bool:
+    global _warned_no_compiler
+    if os.environ.get("NUMLOOM_BACKEND", "compiled") == "numpy":
+        return False
+    from ..compiler import has_c_compiler
+
+    if has_c_compiler():
+        return True
+    if not _warned_no_compiler:
+        _warned_no_compiler = True
+        warnings.warn("numloom found no C compiler (set NUMLOOM_CC or CC): CPU kernels run "
+                      "through NumPy, node by node", RuntimeWarning, stacklevel=4)  # fmt: skip
+    return False
+
+
+def _build(order: list, roots: list) -> Program:
+    compiled = _compiler_ready()
+    plan = schedule(roots, "cpu")
+    pos = {id(n): i for i, n in enumerate(order)}
+    steps, kernels = [], []
+    for k in plan.kernels:
+        fn, source, lowered = None, None, None
+        if compiled:
+            fn, source, lowered = _compile(k)
+        kernels.append(replace(k, source=source))
+        steps.append(Step(
+            kernel=kernels[-1], fn=fn, nodes=tuple(pos[id(n)] for n in k.nodes),
+            inputs=tuple(pos[id(n)] for n in k.inputs),
+            outputs=tuple(pos[id(n)] for n in k.outputs),
+            params=np.array(lowered.params if lowered else (), dtype=np.int64),
+            consts=tuple((pos[id(n)], part) for n, part in lowered.consts) if lowered else (),
+            layout=lowered.const_layout if lowered else (),
+        ))  # fmt: skip
+    _add_frees(steps, {pos[id(r)] for r in roots})
+    return Program(replace(plan, kernels=tuple(kernels)), tuple(steps))
+
+
+def _compile(k):
+    from ..compiler import compile_c
+    from ..lower import Unsupported, lower
+    from ..render import render
+
+    try:
+        lowered = lower(k)
+    except Unsupported as why:
+        if config.DEBUG >= 2:
+            print(f"numloom: {k.name} runs through NumPy: {why}")
+        return None, None, None
+    # The C symbol comes from the body's hash: kernels computing the same thing in different
+    # plans (each sweep of a loop) share one source text, so they compile once.
+    body = render(replace(lowered.kernel, name="KERNEL"))
+    symbol = "nl_" + hashlib.sha256(body.encode()).hexdigest()[:16]
+    source = body.replace("KERNEL", symbol)
+    library = compile_c(source, name_hint=symbol)
+    fn = getattr(library, symbol)
+    fn.restype = None
+    fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+    return fn, source, lowered
+
+
+def _add_frees(steps: list, keep: set) -> None:
+    """Release each intermediate after the last step that reads it."""
+    last: dict = {}
+    for i, s in enumerate(steps):
+        for p in s.inputs + s.outputs:
+            last[p] = i
+    for i, s in enumerate(steps):
+        s.frees = tuple(p for p, j in last.items() if j == i and p not in keep)
+
+
+def plan(roots: list) -> Plan:
+    """The plan (with kernel sources) that evaluating ``roots`` runs."""
+    order = toposort(roots)
+    key = _signature(order, roots)
+    program = _programs.get(key)
+    if program is None:
+        program = _programs[key] = _build(order, roots)
+    return program.plan
+
+
+def run(roots: list, device: str = "cpu") -> dict:
+    """Evaluate ``roots``; returns ``{id(root): BUFFER node}``."""
+    order = toposort(roots)
+    key = _signature(order, roots)
+    program = _programs.get(key)
+    if program is None:
+        program = _programs[key] = _build(order, roots)
+    else:
+        count("plan_cache_hits")
+    pos = {id(n): i for i, n in enumerate(order)}
+    values = {i: n.arg.data for i, n in enumerate(order) if n.op is Op.BUFFER}
+    with np.errstate(all="ignore"):
+        for step in program.steps:
+            if step.fn is not None:
+                _launch(step, order, values)
+            else:
+                _interpret(step, order, values, pos)
+            for p in step.frees:
+                values.pop(p, None)
+    count("kernels_launched", len(program.steps))
+    results = {}
+    for r in roots:
+        if r.op is Op.BUFFER:
+            results[id(r)] = r
+        else:
+            buffer = Buffer(values[pos[id(r)]], device)
+            results[id(r)] = node(Op.BUFFER, (), buffer, r.shape, r.dtype)
+    return results
+
+
+def _launch(step: Step, order: list, values: dict) -> None:
+    arrays = [np.ascontiguousarray(values[p]) for p in step.inputs]
+    outs = [np.empty(order[p].shape, order[p].dtype) for p in step.outputs]
+    pointers = (ctypes.c_void_p * (len(arrays) + len(outs)))(
+        *[a.ctypes.data for a in arrays + outs]
+    )
+    block = _constants(step, order)
+    step.fn(pointers, step.params.ctypes.data, block.ctypes.data)
+    for p, a in zip(step.outputs, outs):
+        values[p] = a
+
+
+def _constants(step: Step, order: list) -> np.ndarray:
+    """The constant block: each constant's bytes at its offset (8-byte aligned block)."""
+    from ..lower import const_value
+
+    size = max((off + dt.itemsize for off, dt in step.layout), default=8)
+    block = np.zeros(-(-size // 8) * 8, np.uint8)
+    for (p, part), (off, dt) in zip(step.consts, step.layout):
+        raw = np.asarray(const_value(order[p], part), dtype=dt).tobytes()
+        block[off : off + dt.itemsize] = np.frombuffer(raw, np.uint8)
+    return block
+
+
+def _interpret(step: Step, order: list, values: dict, pos: dict) -> None:
+    """Run a kernel's nodes one by one through NumPy (the reference executor's rules)."""
+    local: dict = {}
+    for p in step.nodes:
+        n = order[p]
+        srcs = [local[id(s)] if id(s) in local else values[pos[id(s)]] for s in n.srcs]
+        local[id(n)] = reference.compute(n, srcs)
+    for p in step.outputs:
+        values[p] = local[id(order[p])]

@@ -113,8 +113,15 @@ def _gather(n: Node, srcs: list):
     return src[(slice(None),) * a0 + tuple(indices)]
 
 
-def run(plan, device: str = "cpu") -> dict:
-    """Evaluate ``plan``; returns ``{id(output node): BUFFER node}``."""
+def plan(roots: list):
+    from ..schedule import schedule_nodes
+
+    return schedule_nodes(roots, "cpu")
+
+
+def run(roots: list, device: str = "cpu") -> dict:
+    """Evaluate ``roots`` node by node; returns ``{id(output node): BUFFER node}``."""
+    plan = globals()["plan"](roots)
     uses: dict = {}
     for n in plan.order:
         for s in n.srcs:

@@ -1,0 +1,486 @@
+"""Lower a scheduled kernel (a group of fused nodes) to the kernel IR.
+
+``lower(kernel) -> Lowered`` walks the group from its outputs, emitting one ``Let`` per
+(node, index) pair, so shared subexpressions are computed once and code grows with the number of
+nodes, not paths. Indices are coordinate tuples of C expressions (``i0, i1`` for mapped axes,
+``r0`` for reduced ones) or, when every access is contiguous, one flat index ``i``. Sizes,
+strides and offsets become arguments (``P[k]``) and constants come from the constant block
+(``K``), so the source text depends only on the structure of the computation.
+
+The C expression of each op is one row of ``SNIPPETS``; NumPy-exact helpers live in
+``include/numloom.h``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import kir
+from .dag import Node, Op, contiguous_strides
+from .schedule import Kernel, broadcast_dims
+
+
+class Unsupported(Exception):
+    """This kernel has a node the code generator does not handle; it runs node by node."""
+
+
+# --- types -------------------------------------------------------------------------------------
+
+STORAGE_TYPE = {
+    "b": "bool", "i1": "int8_t", "i2": "int16_t", "i4": "int32_t", "i8": "int64_t",
+    "u1": "uint8_t", "u2": "uint16_t", "u4": "uint32_t", "u8": "uint64_t",
+    "f2": "nl_half", "f4": "float", "f8": "double",
+}  # fmt: skip
+
+
+def storage_type(dtype) -> str:
+    dtype = np.dtype(dtype)
+    key = "b" if dtype.kind == "b" else f"{dtype.kind}{dtype.itemsize}"
+    if key not in STORAGE_TYPE:
+        raise Unsupported(f"dtype {dtype}")
+    return STORAGE_TYPE[key]
+
+
+def compute_type(dtype) -> str:
+    """The C type values of ``dtype`` are computed in (float16 computes in float)."""
+    ctype = storage_type(dtype)
+    return "float" if ctype == "nl_half" else ctype
+
+
+def _suffix(dtype) -> str:
+    """libm's suffix for the compute type: sinf for float (and float16), sin for double."""
+    return "" if np.dtype(dtype) == np.float64 else "f"
+
+
+# --- op snippets: one row per op -----------------------------------------------------------------
+
+
+def _libm(fn):
+    return lambda a, dt: f"{fn}{_suffix(dt)}({', '.join(a)})"
+
+
+def _typed(fn_float, fn_int):
+    """A NumPy-exact helper: nl_<fn>_f / nl_<fn>_ for floats, nl_<fn>_<ctype> for integers."""
+
+    def snippet(a, dt):
+        if np.dtype(dt).kind == "f":
+            return f"nl_{fn_float}_{_suffix(dt)}({', '.join(a)})"
+        if fn_int is None:
+            raise Unsupported(f"{fn_float} on {dt}")
+        return f"nl_{fn_int}_{compute_type(dt)}({', '.join(a)})"
+
+    return snippet
+
+
+def _kind_is(dt, kinds):
+    return np.dtype(dt).kind in kinds
+
+
+def _wrap(expr):
+    return lambda a, dt: f"(({compute_type(dt)})({expr.format(*a)}))"
+
+
+SNIPPETS = {
+    "add": lambda a, dt: f"({a[0]} || {a[1]})" if _kind_is(dt, "b") else _wrap("{} + {}")(a, dt),
+    "subtract": _wrap("{} - {}"),
+    "multiply": lambda a, dt: f"({a[0]} && {a[1]})" if _kind_is(dt, "b")
+    else _wrap("{} * {}")(a, dt),
+    "divide": lambda a, dt: f"({a[0]} / {a[1]})",
+    "floor_divide": _typed("floor_divide", "floor_divide"),
+    "remainder": _typed("remainder", "remainder"),
+    "divmod.0": _typed("floor_divide", "floor_divide"),
+    "divmod.1": _typed("remainder", "remainder"),
+    "fmod": lambda a, dt: _libm("fmod")(a, dt) if _kind_is(dt, "f")
+    else f"nl_fmod_{compute_type(dt)}({a[0]}, {a[1]})",
+    "power": lambda a, dt: _libm("pow")(a, dt) if _kind_is(dt, "f")
+    else f"nl_power_{compute_type(dt)}({a[0]}, {a[1]})",
+    "float_power": _libm("pow"),
+    "negative": _wrap("-{}"),
+    "positive": lambda a, dt: a[0],
+    "absolute": lambda a, dt: _libm("fabs")(a, dt) if _kind_is(dt, "f")
+    else (a[0] if _kind_is(dt, "b") else f"nl_abs_{compute_type(dt)}({a[0]})"),
+    "fabs": _libm("fabs"),
+    "sign": _typed("sign", "sign"),
+    "reciprocal": lambda a, dt: f"(({compute_type(dt)})1 / {a[0]})" if _kind_is(dt, "f")
+    else _unsupported("reciprocal of integers"),
+    "square": _wrap("{0} * {0}"),
+    "sqrt": _libm("sqrt"), "cbrt": _libm("cbrt"), "exp": _libm("exp"), "exp2": _libm("exp2"),
+    "expm1": _libm("expm1"), "log": _libm("log"), "log2": _libm("log2"),
+    "log10": _libm("log10"), "log1p": _libm("log1p"), "sin": _libm("sin"), "cos": _libm("cos"),
+    "tan": _libm("tan"), "arcsin": _libm("asin"), "arccos": _libm("acos"),
+    "arctan": _libm("atan"), "arctan2": _libm("atan2"), "hypot": _libm("hypot"),
+    "sinh": _libm("sinh"), "cosh": _libm("cosh"), "tanh": _libm("tanh"),
+    "arcsinh": _libm("asinh"), "arccosh": _libm("acosh"), "arctanh": _libm("atanh"),
+    "logaddexp": _typed("logaddexp", None), "logaddexp2": _typed("logaddexp2", None),
+    "deg2rad": lambda a, dt: f"({a[0]} * ({compute_type(dt)})(M_PI / 180.0))",
+    "radians": lambda a, dt: f"({a[0]} * ({compute_type(dt)})(M_PI / 180.0))",
+    "rad2deg": lambda a, dt: f"({a[0]} * ({compute_type(dt)})(180.0 / M_PI))",
+    "degrees": lambda a, dt: f"({a[0]} * ({compute_type(dt)})(180.0 / M_PI))",
+    "equal": lambda a, dt: f"({a[0]} == {a[1]})",
+    "not_equal": lambda a, dt: f"({a[0]} != {a[1]})",
+    "less": lambda a, dt: f"({a[0]} < {a[1]})",
+    "less_equal": lambda a, dt: f"({a[0]} <= {a[1]})",
+    "greater": lambda a, dt: f"({a[0]} > {a[1]})",
+    "greater_equal": lambda a, dt: f"({a[0]} >= {a[1]})",
+    "logical_and": lambda a, dt: f"(({a[0]} != 0) && ({a[1]} != 0))",
+    "logical_or": lambda a, dt: f"(({a[0]} != 0) || ({a[1]} != 0))",
+    "logical_xor": lambda a, dt: f"(({a[0]} != 0) != ({a[1]} != 0))",
+    "logical_not": lambda a, dt: f"({a[0]} == 0)",
+    "maximum": lambda a, dt: f"nl_max_{_suffix(dt)}({a[0]}, {a[1]})" if _kind_is(dt, "f")
+    else f"NL_IMAX({a[0]}, {a[1]})",
+    "minimum": lambda a, dt: f"nl_min_{_suffix(dt)}({a[0]}, {a[1]})" if _kind_is(dt, "f")
+    else f"NL_IMIN({a[0]}, {a[1]})",
+    "fmax": lambda a, dt: _libm("fmax")(a, dt) if _kind_is(dt, "f") else f"NL_IMAX({a[0]}, {a[1]})",
+    "fmin": lambda a, dt: _libm("fmin")(a, dt) if _kind_is(dt, "f") else f"NL_IMIN({a[0]}, {a[1]})",
+    "bitwise_and": _wrap("{} & {}"), "bitwise_or": _wrap("{} | {}"),
+    "bitwise_xor": _wrap("{} ^ {}"),
+    "invert": lambda a, dt: f"(!{a[0]})" if _kind_is(dt, "b") else _wrap("~{}")(a, dt),
+    "left_shift": lambda a, dt: f"nl_lshift_{compute_type(dt)}({a[0]}, {a[1]})",
+    "right_shift": lambda a, dt: f"nl_rshift_{compute_type(dt)}({a[0]}, {a[1]})",
+    "isnan": lambda a, dt: f"({a[0]} != {a[0]})" if _kind_is(dt, "f") else "false",
+    "isinf": lambda a, dt: f"(isinf({a[0]}) != 0)" if _kind_is(dt, "f") else "false",
+    "isfinite": lambda a, dt: f"(isfinite({a[0]}) != 0)" if _kind_is(dt, "f") else "true",
+    "signbit": lambda a, dt: f"(signbit({a[0]}) != 0)",
+    "copysign": _libm("copysign"), "nextafter": _libm("nextafter"),
+    "heaviside": _typed("heaviside", None),
+    "floor": lambda a, dt: _libm("floor")(a, dt) if _kind_is(dt, "f") else a[0],
+    "ceil": lambda a, dt: _libm("ceil")(a, dt) if _kind_is(dt, "f") else a[0],
+    "trunc": lambda a, dt: _libm("trunc")(a, dt) if _kind_is(dt, "f") else a[0],
+    "rint": lambda a, dt: _libm("rint")(a, dt) if _kind_is(dt, "f") else a[0],
+    "where": lambda a, dt: f"({a[0]} ? {a[1]} : {a[2]})",
+    "clip": lambda a, dt: (f"nl_min_{_suffix(dt)}(nl_max_{_suffix(dt)}({a[0]}, {a[1]}), {a[2]})"
+                           if _kind_is(dt, "f") else f"NL_IMIN(NL_IMAX({a[0]}, {a[1]}), {a[2]})"),
+}  # fmt: skip
+
+
+def _unsupported(what):
+    raise Unsupported(what)
+
+
+# --- casts ---------------------------------------------------------------------------------------
+
+
+def cast(expr: str, src, dst) -> str:
+    """``expr`` (in src's compute type) converted to dst as NumPy's astype does."""
+    src, dst = np.dtype(src), np.dtype(dst)
+    if dst.kind == "b":
+        return f"({expr} != 0)"
+    if dst == np.float16:
+        return f"((float)(nl_half)({expr}))"
+    if src.kind == "f" and dst.kind in "iu" and dst.itemsize < 4:
+        return f"(({compute_type(dst)})(int64_t)({expr}))"  # through int64, as x86 NumPy does
+    return f"(({compute_type(dst)})({expr}))"
+
+
+# --- lowering ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Lowered:
+    """The kernel IR plus how to bind it: which plan nodes feed each argument."""
+
+    kernel: kir.Kernel
+    params: tuple  # values of P[0], P[1], ... (sizes, strides, offsets)
+    consts: tuple  # (node, part) pairs whose values fill the constant block, in order
+    const_layout: tuple  # (offset, dtype) of each entry of the constant block
+
+
+class _Lowerer:
+    def __init__(self, kernel: Kernel):
+        self.k = kernel
+        self.members = {id(n) for n in kernel.nodes}
+        self.outputs = {id(n): j for j, n in enumerate(kernel.outputs)}
+        self.inputs = {id(n): j for j, n in enumerate(kernel.inputs)}
+        self.params: list = []
+        self.param_keys: dict = {}
+        self.consts: list = []
+        self.const_layout: list = []
+        self.const_offset = 0
+        self.prologue: list = []
+        self.body: list = []
+        self.memo: dict = {}
+        self.flat = False
+
+    # -- arguments and locals --
+
+    def param(self, key, value: int) -> str:
+        if key not in self.param_keys:
+            self.param_keys[key] = f"P[{len(self.params)}]"
+            self.params.append(int(value))
+        return self.param_keys[key]
+
+    def let(self, ctype: str, expr: str, invariant: bool = False) -> str:
+        name = f"{'c' if invariant else 't'}{len(self.prologue) + len(self.body)}"
+        (self.prologue if invariant else self.body).append(kir.Let(name, ctype, expr))
+        return name
+
+    def const(self, n: Node, dtype, part: str = "value") -> str:
+        """A local holding a constant from the constant block: a CONST's value, or an IOTA's
+        start or step (``part``); the block is refilled from each evaluation's nodes."""
+        key = ("const", id(n), part)
+        if key not in self.memo:
+            size = np.dtype(dtype).itemsize
+            self.const_offset = -(-self.const_offset // size) * size
+            self.consts.append((n, part))
+            self.const_layout.append((self.const_offset, np.dtype(dtype)))
+            read = f"*(const {storage_type(dtype)} *)(K + {self.const_offset})"
+            self.const_offset += size
+            self.memo[key] = self.let(compute_type(dtype), f"({compute_type(dtype)})({read})", True)
+        return self.memo[key]
+
+    # -- indices --
+
+    def linear(self, coords: tuple, shape: tuple, key) -> str:
+        """C-order flat index of ``coords`` in ``shape`` (strides as arguments)."""
+        strides = contiguous_strides(shape)
+        terms = [self.term(c, s, (key, "cs", k), n) for k, (c, s, n)
+                 in enumerate(zip(coords, strides, shape))]  # fmt: skip
+        return " + ".join(t for t in terms if t) or "0"
+
+    def term(self, coord: str, stride: int, key, size: int = 2) -> str:
+        if stride == 0 or size == 1:
+            return ""
+        if stride == 1:
+            return coord
+        return f"{coord} * {self.param(key, stride)}"
+
+    def unravel(self, flat: str, shape: tuple, key) -> tuple:
+        strides = contiguous_strides(shape)
+        coords = []
+        for k, (n, s) in enumerate(zip(shape, strides)):
+            if n == 1:
+                coords.append("0")
+                continue
+            q = flat if s == 1 else f"({flat}) / {self.param((key, 'us', k), s)}"
+            coords.append(self.let("int64_t", q if k == 0 else
+                                   f"({q}) % {self.param((key, 'un', k), n)}"))  # fmt: skip
+        return tuple(coords)
+
+    # -- values --
+
+    def value(self, n: Node, idx) -> str:
+        """The local holding node ``n`` at index ``idx`` (("flat", e) or ("coords", tuple))."""
+        if n.op is Op.CONST:
+            return self.const(n, n.dtype)
+        key = (id(n), idx)
+        if key not in self.memo:
+            self.memo[key] = self._value(n, idx)
+        return self.memo[key]
+
+    def _value(self, n: Node, idx) -> str:
+        if id(n) in self.inputs or n.op is Op.BUFFER:
+            return self.load(n, idx)
+        if id(n) not in self.members:
+            raise Unsupported(f"{n} is neither an input nor part of the kernel")
+        op = n.op
+        if op is Op.MAP:
+            snippet = SNIPPETS.get(n.arg)
+            if snippet is None:
+                raise Unsupported(f"no C snippet for {n.arg}")
+            loop = n.srcs[0].dtype if n.arg not in ("where",) else n.srcs[1].dtype
+            args = [self.value(s, idx) for s in n.srcs]
+            expr = snippet(args, loop)
+            if n.dtype == np.float16:
+                expr = f"nl_round_half({expr})"
+            return self.let(compute_type(n.dtype), expr)
+        if op is Op.CAST:
+            src = n.srcs[0]
+            return self.let(compute_type(n.dtype), cast(self.value(src, idx), src.dtype, n.dtype))
+        if op is Op.VIEW:
+            return self.view(n, idx)
+        if op is Op.IOTA:
+            return self.iota(n, idx)
+        if op is Op.SCATTER:
+            return self.scatter(n, idx)
+        raise Unsupported(f"{op.name} inside a compiled kernel")
+
+    def coords(self, idx, shape: tuple, key) -> tuple:
+        return idx[1] if idx[0] == "coords" else self.unravel(idx[1], shape, key)
+
+    def load(self, n: Node, idx) -> str:
+        j = self.inputs[id(n)]
+        flat = idx[1] if idx[0] == "flat" else self.linear(idx[1], n.shape, ("in", j))
+        return self.let(compute_type(n.dtype), f"({compute_type(n.dtype)})in{j}[{flat}]")
+
+    def view(self, n: Node, idx) -> str:
+        v, src = n.arg, n.srcs[0]
+        if src.op is Op.CONST:
+            return self.value(src, idx)
+        if id(src) in self.inputs or src.op is Op.BUFFER:
+            j = self.inputs[id(src)]
+            if idx[0] == "flat" and v.is_contiguous():
+                off = self.param(("view", id(n), "off"), v.offset) if v.offset else ""
+                flat = f"{idx[1]} + {off}" if off else idx[1]
+            else:
+                coords = self.coords(idx, v.shape, ("view", id(n)))
+                terms = [self.term(c, s, ("view", id(n), "s", k), size)
+                         for k, (c, s, size) in enumerate(zip(coords, v.strides, v.shape))]
+                if v.offset:
+                    terms.append(self.param(("view", id(n), "off"), v.offset))
+                flat = " + ".join(t for t in terms if t) or "0"
+            return self.let(compute_type(n.dtype), f"({compute_type(n.dtype)})in{j}[{flat}]")
+        mapping = broadcast_dims(v, src.shape)
+        if mapping is None:
+            raise Unsupported("a strided view of a computed value")
+        coords = self.coords(idx, v.shape, ("view", id(n)))
+        return self.value(src, ("coords", tuple("0" if k is None else coords[k] for k in mapping)))
+
+    def iota(self, n: Node, idx) -> str:
+        """``start + i * delta`` as NumPy's arange fills (delta = (start + step) - start)."""
+        first = self.const(n, n.dtype, "start")
+        delta = self.const(n, n.dtype, "delta")
+        i = idx[1] if idx[0] == "flat" else idx[1][0]
+        return self.let(compute_type(n.dtype), f"({compute_type(n.dtype)})({first} + {i} * {delta})")
+
+    def scatter(self, n: Node, idx) -> str:
+        """A write through a view as a select: each element of the storage takes the new value
+        when the view covers it, else keeps the old one. The view must step along the storage's
+        axes (slices, integer indices); the value is evaluated at clamped coordinates."""
+        old, value = n.srcs
+        v = n.arg
+        plan = _axis_plan(v, n.shape)
+        if plan is None:
+            raise Unsupported("a write through a reshaped view")
+        coords = self.coords(idx, n.shape, ("scatter", id(n)))
+        inside, vcoords = [], ["0"] * len(v.shape)
+        for axis, (start, step, k) in enumerate(plan):
+            c = coords[axis]
+            s0 = self.param(("sc", id(n), axis, "start"), start)
+            if k is None:
+                inside.append(f"{c} == {s0}")
+                continue
+            count = self.param(("sc", id(n), axis, "n"), v.shape[k])
+            if step == 1:
+                rel = self.let("int64_t", f"{c} - {s0}")
+            else:
+                st = self.param(("sc", id(n), axis, "step"), step)
+                rel = self.let("int64_t", f"({c} - {s0}) / {st}")
+                inside.append(f"({c} - {s0}) % {st} == 0")
+            inside.append(f"{rel} >= 0 && {rel} < {count}")
+            vcoords[k] = rel
+        hit = self.let("bool", " && ".join(f"({t})" for t in inside) or "true")
+        clamped = tuple(f"({hit} ? {c} : 0)" if c != "0" else c for c in vcoords)
+        new = self.value(value, ("coords", tuple(self.let("int64_t", c) for c in clamped)))
+        kept = self.value(old, idx)
+        return self.let(compute_type(n.dtype), f"({hit} ? {new} : {kept})")
+
+
+def const_value(n: Node, part: str):
+    """The value a constant-block entry holds for node ``n``."""
+    if part == "value":
+        return n.arg
+    start, _, step = n.arg
+    values = np.array([start, start + step], dtype=n.dtype)
+    return values[0] if part == "start" else values[1] - values[0]
+
+
+def _axis_plan(v, base_shape: tuple):
+    """For a view made of slices and integer indices of ``base_shape``: per storage axis,
+    (start, step, view axis or None for an integer index). None for any other view."""
+    strides = contiguous_strides(base_shape)
+    starts, rest = [], v.offset
+    for s, n in zip(strides, base_shape):
+        starts.append(rest // s if n > 1 else 0)
+        rest = rest % s if n > 1 else rest
+    plan = [(start, 0, None) for start in starts]
+    used = set()
+    for k, (n, st) in enumerate(zip(v.shape, v.strides)):
+        if n == 1:
+            continue
+        axis = next((a for a, s in enumerate(strides)
+                     if base_shape[a] > 1 and st % s == 0 and a not in used
+                     and abs(st // s) < base_shape[a]), None)  # fmt: skip
+        if axis is None or st == 0:
+            return None
+        used.add(axis)
+        plan[axis] = (starts[axis], st // strides[axis], k)
+    if any(st < 0 for _, st, k in plan if k is not None):
+        return None
+    # size-1 view axes map to whichever storage axis is left; they always read index 0
+    return tuple(plan)
+
+
+def lower(kernel: Kernel) -> Lowered:
+    """The kernel IR of a map or map-reduce kernel; raises Unsupported for the rest."""
+    low = _Lowerer(kernel)
+    if kernel.kind == "map":
+        ir = _lower_map(low, kernel)
+    elif kernel.kind == "reduce" and len(kernel.outputs) == 1:
+        ir = _lower_reduce(low, kernel)
+    else:
+        raise Unsupported(f"{kernel.kind} kernels")
+    return Lowered(ir, tuple(low.params), tuple(low.consts), tuple(low.const_layout))
+
+
+def _buffers(kernel: Kernel) -> tuple:
+    ins = [kir.Buffer(f"in{j}", storage_type(n.dtype), False) for j, n in enumerate(kernel.inputs)]
+    outs = [kir.Buffer(f"out{j}", storage_type(n.dtype), True)
+            for j, n in enumerate(kernel.outputs)]  # fmt: skip
+    return tuple(ins + outs)
+
+
+def _all_contiguous(kernel: Kernel, shape: tuple) -> bool:
+    """Every read is at the output's own flat index: the loops can run as one flat loop."""
+    for n in kernel.nodes:
+        if n.op is Op.VIEW and not (n.arg.is_contiguous() and n.arg.shape == shape):
+            if not (n.srcs[0].op is Op.CONST):
+                return False
+        if n.op in (Op.SCATTER, Op.IOTA) and len(shape) > 1:
+            return False
+        if n.shape != shape and n.op is not Op.CONST and not (
+            n.op is Op.VIEW and n.srcs[0].op is Op.CONST
+        ):
+            return False
+    return all(s.shape == shape for s in kernel.inputs)
+
+
+def _lower_map(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
+    shape = kernel.outputs[-1].shape
+    if any(o.shape != shape for o in kernel.outputs):
+        raise Unsupported("outputs of different shapes")
+    flat = _all_contiguous(kernel, shape)
+    if flat:
+        total = low.param(("size",), math.prod(shape))
+        idx, out_index, outer = ("flat", "i"), "i", (total,)
+    else:
+        outer = tuple(low.param(("shape", k), n) for k, n in enumerate(shape))
+        coords = tuple(f"i{k}" for k in range(len(shape)))
+        idx, out_index = ("coords", coords), low.linear(coords, shape, "out")
+    stores = []
+    for j, out in enumerate(kernel.outputs):
+        stores.append(kir.Store(f"out{j}", out_index, low.value(out, idx)))
+    return kir.Kernel(name=kernel.name, kind="map", buffers=_buffers(kernel), outer=outer,
+                      prologue=tuple(low.prologue), body=tuple(low.body), stores=tuple(stores),
+                      flat=flat)  # fmt: skip
+
+
+def _acc_type(kind: str, dtype) -> str:
+    if kind in ("any", "all"):
+        return "bool"
+    if kind in ("sum", "prod") and np.dtype(dtype).kind == "f":
+        return "double"
+    return compute_type(dtype)
+
+
+def _lower_reduce(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
+    root = kernel.outputs[0]
+    kind, axes = root.arg
+    src = root.srcs[0]
+    kept = [d for d in range(src.ndim) if d not in axes]
+    outer = tuple(low.param(("shape", d), src.shape[d]) for d in kept)
+    inner = tuple(low.param(("rshape", d), src.shape[d]) for d in axes)
+    coords = []
+    for d in range(src.ndim):
+        coords.append(f"i{kept.index(d)}" if d in kept else f"r{axes.index(d)}")
+    value = low.value(src, ("coords", tuple(coords)))
+    out_coords = tuple(f"i{k}" for k in range(len(kept)))
+    out_index = low.linear(out_coords, root.shape, "out") if kept else "0"
+    index = "r0" if kind in ("argmax", "argmin") else "0"
+    reduction = kir.Reduction(kind, _acc_type(kind, src.dtype), value, index,
+                              kir.Store("out0", out_index, "acc"))  # fmt: skip
+    return kir.Kernel(name=kernel.name, kind="reduce", buffers=_buffers(kernel), outer=outer,
+                      inner=inner, prologue=tuple(low.prologue), body=tuple(low.body),
+                      reduction=reduction)  # fmt: skip

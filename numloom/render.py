@@ -1,0 +1,193 @@
+"""Render the kernel IR as source: one C-family renderer, a ``Dialect`` per backend.
+
+For a map kernel over a 2-D iteration space the C99 + OpenMP dialect emits::
+
+    #include "numloom.h"
+    void k0_add(void **B, const int64_t *P, const char *K) {
+        const double *restrict in0 = (const double *)B[0];
+        double *restrict out0 = (double *)B[1];
+        #pragma omp parallel for schedule(static) if (P[0] * P[1] > 32768)
+        for (int64_t i0 = 0; i0 < P[0]; i0++) {
+            #pragma omp simd
+            for (int64_t i1 = 0; i1 < P[1]; i1++) {
+                const double t0 = (double)in0[i0 * P[2] + i1];
+                out0[i0 * P[2] + i1] = (double)(t0 + t0);
+            }
+        }
+    }
+
+A reduction adds an inner loop nest folding into an accumulator (per-thread partial results,
+combined in thread order, when every axis is reduced).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import kir
+
+PARALLEL_MIN = 32768  # elements below which a kernel runs on one thread
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str
+    prelude: str
+    signature: str  # format string taking the kernel name
+    restrict: str
+
+
+C = Dialect(
+    name="c",
+    prelude='#include "numloom.h"\n#include <omp.h>\n',
+    signature="void {name}(void **B, const int64_t *P, const char *K)",
+    restrict="restrict",
+)
+
+
+def _indent(lines: list, depth: int) -> list:
+    return ["    " * depth + line for line in lines]
+
+
+def _buffers(k: kir.Kernel, d: Dialect) -> list:
+    lines = []
+    for j, b in enumerate(k.buffers):
+        const = "" if b.output else "const "
+        lines.append(f"{const}{b.ctype} *{d.restrict} {b.name} = ({const}{b.ctype} *)B[{j}];")
+    return lines
+
+
+def _lets(lets) -> list:
+    return [f"const {s.ctype} {s.name} = {s.expr};" for s in lets]
+
+
+def _store(k: kir.Kernel, s: kir.Store) -> str:
+    ctype = next(b.ctype for b in k.buffers if b.name == s.buffer)
+    return f"{s.buffer}[{s.index}] = ({ctype})({s.value});"
+
+
+def _loops(extents: tuple, var: str, body: list, parallel: bool, simd: bool, first: int = 0):
+    """Nested for-loops over ``extents`` with loop variables var<first>, var<first+1>, ..."""
+    lines = body
+    for k in reversed(range(len(extents))):
+        v = f"{var}{first + k}"
+        head = f"for (int64_t {v} = 0; {v} < {extents[k]}; {v}++) {{"
+        pragmas = []
+        if k == 0 and parallel:
+            total = " * ".join(f"{e}" for e in extents)
+            pragmas.append(f"#pragma omp parallel for schedule(static) if ({total} > "
+                           f"{PARALLEL_MIN})")  # fmt: skip
+        if k == len(extents) - 1 and simd and not (k == 0 and parallel):
+            pragmas.append("#pragma omp simd")
+        lines = pragmas + [head] + _indent(lines, 1) + ["}"]
+    return lines
+
+
+def render(k: kir.Kernel, dialect: Dialect = C) -> str:
+    """The source text of kernel ``k`` in ``dialect``."""
+    if dialect is not C:
+        raise NotImplementedError(f"the {dialect.name} dialect")
+    body = [dialect.signature.format(name=k.name) + " {"]
+    inner = _buffers(k, dialect) + _lets(k.prologue)
+    inner += _render_map(k) if k.kind == "map" else _render_reduce(k)
+    return dialect.prelude + "\n".join(body + _indent(inner, 1) + ["}"]) + "\n"
+
+
+def _render_map(k: kir.Kernel) -> list:
+    point = _lets(k.body) + [_store(k, s) for s in k.stores]
+    if k.flat:
+        (n,) = k.outer
+        return [
+            f"#pragma omp parallel for simd schedule(static) if ({n} > {PARALLEL_MIN})",
+            f"for (int64_t i = 0; i < {n}; i++) {{",
+            *_indent(point, 1),
+            "}",
+        ]
+    if not k.outer:
+        return ["{", *_indent(point, 1), "}"]
+    return _loops(k.outer, "i", point, parallel=True, simd=True)
+
+
+_INIT = {
+    "sum": "0", "prod": "1", "any": "false", "all": "true",
+}  # fmt: skip
+
+
+def _init(r: kir.Reduction) -> str:
+    if r.kind in _INIT:
+        return _INIT[r.kind]
+    big = {"float": "INFINITY", "double": "INFINITY"}.get(r.acc_type)
+    if big is None:
+        bits = {"int8_t": 8, "int16_t": 16, "int32_t": 32, "int64_t": 64, "uint8_t": 8,
+                "uint16_t": 16, "uint32_t": 32, "uint64_t": 64, "bool": 1}[r.acc_type]  # fmt: skip
+        unsigned = r.acc_type.startswith("u") or r.acc_type == "bool"
+        lo = "0" if unsigned else f"(-{2 ** (bits - 1) - 1}LL - 1)"
+        hi = f"{2 ** bits - 1}ULL" if unsigned else f"{2 ** (bits - 1) - 1}LL"
+        return f"({r.acc_type})({lo if r.kind in ('max', 'argmax') else hi})"
+    return f"-{big}" if r.kind in ("max", "argmax") else big
+
+
+def _fold(r: kir.Reduction, acc: str, arg: str, v: str, i: str) -> list:
+    """Statements folding value ``v`` (at reduction index ``i``) into ``acc`` (and ``arg``)."""
+    float_acc = r.acc_type in ("float", "double")
+    if r.kind == "sum":
+        return [f"{acc} += ({r.acc_type}){v};"]
+    if r.kind == "prod":
+        return [f"{acc} *= ({r.acc_type}){v};"]
+    if r.kind == "any":
+        return [f"{acc} = {acc} || {v};"]
+    if r.kind == "all":
+        return [f"{acc} = {acc} && {v};"]
+    if r.kind in ("max", "min"):
+        sfx = "f" if r.acc_type == "float" else ""
+        fn = (f"nl_{r.kind}_{sfx}" if float_acc else
+              ("NL_IMAX" if r.kind == "max" else "NL_IMIN"))  # fmt: skip
+        return [f"{acc} = {fn}({acc}, {v});"]
+    better = ">" if r.kind == "argmax" else "<"
+    nan = f" || ({v} != {v} && {acc} == {acc})" if float_acc else ""
+    return [f"if ({arg} < 0 || {v} {better} {acc}{nan}) {{ {acc} = {v}; {arg} = {i}; }}"]
+
+
+def _render_reduce(k: kir.Kernel) -> list:
+    r = k.reduction
+    is_arg = r.kind in ("argmax", "argmin")
+    point = _lets(k.body) + _fold(r, "acc", "arg", r.value, r.index)
+    folded = _loops(k.inner, "r", point, parallel=False, simd=False)
+    result = "arg" if is_arg else "acc"
+    store = _store(k, kir.Store(r.out.buffer, r.out.index, result))
+    start = [f"{r.acc_type} acc = {_init(r)};", "int64_t arg = -1;"]
+    if k.outer:
+        return _loops(k.outer, "i", start + folded + [store], parallel=True, simd=False)
+    return _render_full_reduce(k, r, start, store)
+
+
+def _render_full_reduce(k: kir.Kernel, r: kir.Reduction, start: list, store: str) -> list:
+    """Every axis reduced: each thread folds a static share of the outermost reduction loop,
+    then the partial results combine in thread order (deterministic for a thread count)."""
+    point = _lets(k.body) + _fold(r, "acc", "arg", r.value, r.index)
+    inner = _loops(k.inner[1:], "r", point, parallel=False, simd=False, first=1)
+    outer_loop = [
+        "#pragma omp for schedule(static)",
+        f"for (int64_t r0 = 0; r0 < {k.inner[0]}; r0++) {{",
+        *_indent(inner, 1),
+        "}",
+    ]
+    combine = _fold(r, "acc", "arg", "part[t]", "argp[t]")
+    return [
+        f"{r.acc_type} part[256]; int64_t argp[256]; int teams = 1;",
+        f"#pragma omp parallel num_threads(omp_get_max_threads() < 256 ? "
+        f"omp_get_max_threads() : 256) if ({' * '.join(k.inner)} > {PARALLEL_MIN})",
+        "{",
+        *_indent(start + outer_loop + [
+            "part[omp_get_thread_num()] = acc; argp[omp_get_thread_num()] = arg;",
+            "#pragma omp single",
+            "teams = omp_get_num_threads();",
+        ], 1),
+        "}",
+        *start,
+        "for (int t = 0; t < teams; t++) {",
+        *_indent((["if (argp[t] < 0) continue;"] if r.kind in ("argmax", "argmin") else [])
+                 + combine, 1),
+        "}",
+        store,
+    ]
