@@ -56,11 +56,21 @@ class Reduction:
 
 
 @dataclass(frozen=True)
+class Phase:
+    """One pass over a row (a row kernel's inner axes): fold a reduction into the row-local
+    ``reduction.out.value`` name, or compute and store elementwise outputs."""
+
+    body: tuple
+    reduction: Reduction | None = None
+    stores: tuple = ()
+
+
+@dataclass(frozen=True)
 class Kernel:
     """One kernel: loops, per-point statements, and their stores or reduction."""
 
     name: str
-    kind: str  # "map" or "reduce"
+    kind: str  # "map", "reduce" or "row"
     buffers: tuple
     outer: tuple  # loop extents (C expressions) of the kept / mapped dimensions
     inner: tuple = ()  # reduction loop extents
@@ -69,6 +79,8 @@ class Kernel:
     stores: tuple = ()
     reduction: Reduction | None = None
     flat: bool = False  # the outer loops run as one flat loop over ``i``
+    phases: tuple = ()  # a row kernel's passes over each row, in order
+    row_stores: tuple = ()  # a row kernel's per-row outputs (after its phases)
 
     def __str__(self) -> str:
         lines = [f"kernel {self.name} [{self.kind}] outer={list(self.outer)} "

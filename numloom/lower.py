@@ -20,7 +20,7 @@ import numpy as np
 
 from . import kir
 from .dag import Node, Op, contiguous_strides
-from .schedule import Kernel, broadcast_dims
+from .schedule import Kernel, broadcast_dims, trailing_axes
 
 
 class Unsupported(Exception):
@@ -202,7 +202,7 @@ class _Lowerer:
         self.prologue: list = []
         self.body: list = []
         self.memo: dict = {}
-        self.flat = False
+        self.row_locals: dict = {}  # a row kernel's reductions computed so far: node id -> name
 
     # -- arguments and locals --
 
@@ -276,6 +276,8 @@ class _Lowerer:
         if id(n) not in self.members:
             raise Unsupported(f"{n} is neither an input nor part of the kernel")
         op = n.op
+        if op is Op.REDUCE and id(n) in self.row_locals:
+            return self.row_locals[id(n)]
         if op is Op.MAP:
             snippet = SNIPPETS.get(n.arg)
             if snippet is None:
@@ -406,10 +408,13 @@ def _axis_plan(v, base_shape: tuple):
 def lower(kernel: Kernel) -> Lowered:
     """The kernel IR of a map or map-reduce kernel; raises Unsupported for the rest."""
     low = _Lowerer(kernel)
-    if kernel.kind == "map":
-        ir = _lower_map(low, kernel)
-    elif kernel.kind == "reduce" and len(kernel.outputs) == 1:
+    reduces = [n for n in kernel.nodes if n.op is Op.REDUCE]
+    if kernel.kind == "reduce" and reduces == list(kernel.outputs):
         ir = _lower_reduce(low, kernel)
+    elif reduces:
+        ir = _lower_row(low, kernel)
+    elif kernel.kind == "map":
+        ir = _lower_map(low, kernel)
     else:
         raise Unsupported(f"{kernel.kind} kernels")
     return Lowered(ir, tuple(low.params), tuple(low.consts), tuple(low.const_layout))
@@ -484,3 +489,53 @@ def _lower_reduce(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
     return kir.Kernel(name=kernel.name, kind="reduce", buffers=_buffers(kernel), outer=outer,
                       inner=inner, prologue=tuple(low.prologue), body=tuple(low.body),
                       reduction=reduction)  # fmt: skip
+
+
+def _lower_row(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
+    """A kernel that works one row at a time: per row, one pass per fused reduction (each
+    folding into a row-local value), then one pass computing the elementwise outputs.
+    Per-row outputs (a row's mean) are stored after the passes."""
+    reduces = [n for n in kernel.nodes if n.op is Op.REDUCE]
+    src_shape = reduces[0].srcs[0].shape
+    n_inner = len(reduces[0].arg[1])
+    rows = src_shape[: len(src_shape) - n_inner]
+    if any(r.srcs[0].shape != src_shape or len(r.arg[1]) != n_inner or not trailing_axes(r)
+           for r in reduces):  # fmt: skip
+        raise Unsupported("reductions over different rows")
+    outer = tuple(low.param(("shape", d), n) for d, n in enumerate(rows))
+    inner = tuple(low.param(("rshape", d), n) for d, n in enumerate(src_shape[len(rows):]))
+    row_coords = tuple(f"i{k}" for k in range(len(rows)))
+    point = ("coords", row_coords + tuple(f"r{k}" for k in range(n_inner)))
+    row_flat = low.linear(row_coords, rows, "rows") if rows else "0"
+    phases = []
+    for k, r in enumerate(reduces):
+        low.body, low.memo = [], _const_memo(low.memo)
+        kind = r.arg[0]
+        value = low.value(r.srcs[0], point)
+        name = f"row{k}"
+        out = kir.Store(name, row_flat, "acc")
+        index = "r0" if kind in ("argmax", "argmin") else "0"
+        phases.append(kir.Phase(tuple(low.body), kir.Reduction(kind, _acc_type(kind, r.srcs[0].dtype),
+                                                              value, index, out)))  # fmt: skip
+        low.row_locals[id(r)] = f"(({compute_type(r.dtype)}){name})"
+    low.body, low.memo = [], _const_memo(low.memo)
+    stores = [kir.Store(f"out{j}", low.linear(point[1], src_shape, "out"), low.value(o, point))
+              for j, o in enumerate(kernel.outputs) if o.shape == src_shape]  # fmt: skip
+    phases.append(kir.Phase(tuple(low.body), None, tuple(stores)))
+    low.body, low.memo = [], _const_memo(low.memo)
+    row_stores = [kir.Store(f"out{j}", row_flat, low.value(o, ("flat", row_flat)))
+                  for j, o in enumerate(kernel.outputs) if o.shape != src_shape]  # fmt: skip
+    if any(o.size != _size(rows) for o in kernel.outputs if o.shape != src_shape):
+        raise Unsupported("an output of a row kernel that is neither per row nor per element")
+    return kir.Kernel(name=kernel.name, kind="row", buffers=_buffers(kernel), outer=outer,
+                      inner=inner, prologue=tuple(low.prologue), phases=tuple(phases),
+                      body=tuple(low.body), row_stores=tuple(row_stores))  # fmt: skip
+
+
+def _const_memo(memo: dict) -> dict:
+    """Only constants (declared before the loops) stay visible from one pass to the next."""
+    return {k: v for k, v in memo.items() if k[0] == "const"}
+
+
+def _size(shape) -> int:
+    return math.prod(shape)

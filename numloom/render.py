@@ -89,7 +89,7 @@ def render(k: kir.Kernel, dialect: Dialect = C) -> str:
         raise NotImplementedError(f"the {dialect.name} dialect")
     body = [dialect.signature.format(name=k.name) + " {"]
     inner = _buffers(k, dialect) + _lets(k.prologue)
-    inner += _render_map(k) if k.kind == "map" else _render_reduce(k)
+    inner += {"map": _render_map, "reduce": _render_reduce, "row": _render_row}[k.kind](k)
     return dialect.prelude + "\n".join(body + _indent(inner, 1) + ["}"]) + "\n"
 
 
@@ -191,3 +191,26 @@ def _render_full_reduce(k: kir.Kernel, r: kir.Reduction, start: list, store: str
         "}",
         store,
     ]
+
+
+def _render_row(k: kir.Kernel) -> list:
+    """Per row: each phase's pass over the row's inner axes, then the per-row outputs."""
+    per_row = []
+    for phase in k.phases:
+        passes = _lets(phase.body)
+        r = phase.reduction
+        if r is None:
+            per_row += _loops(k.inner, "r", passes + [_store(k, s) for s in phase.stores],
+                              parallel=False, simd=True)  # fmt: skip
+            continue
+        folded = _loops(k.inner, "r", passes + _fold(r, "acc", "arg", r.value, r.index),
+                        parallel=False, simd=False)  # fmt: skip
+        result_type = "int64_t" if r.kind in ("argmax", "argmin") else r.acc_type
+        result = "arg" if r.kind in ("argmax", "argmin") else "acc"
+        per_row += [f"{result_type} {r.out.buffer};", "{",
+                    *_indent([f"{r.acc_type} acc = {_init(r)};", "int64_t arg = -1;"] + folded
+                             + [f"{r.out.buffer} = {result};"], 1), "}"]  # fmt: skip
+    per_row += _lets(k.body) + [_store(k, s) for s in k.row_stores]
+    if not k.outer:
+        return ["{", *_indent(per_row, 1), "}"]
+    return _loops(k.outer, "i", per_row, parallel=True, simd=False)

@@ -155,9 +155,10 @@ def _materialized(order: list, roots: list) -> dict:
     for r in roots:
         if r.op is not Op.BUFFER:
             why[id(r)] = "an output: a live array holds it"
+    row_local = _row_local_reductions(order, roots)
     for n in order:
         reason = _MATERIALIZE_OP.get(n.op)
-        if reason and id(n) not in why:
+        if reason and id(n) not in why and id(n) not in row_local:
             why[id(n)] = reason
         if n.op is Op.MATMUL:
             for s in n.srcs:
@@ -175,6 +176,55 @@ def _materialized(order: list, roots: list) -> dict:
 
 
 LEAVES_OR_VIEWS = frozenset({Op.BUFFER, Op.CONST})
+
+
+def trailing_axes(n: Node) -> bool:
+    """A reduction over the last axes of its source: one row of the source per kept index."""
+    kind, axes = n.arg
+    return axes == tuple(range(n.srcs[0].ndim - len(axes), n.srcs[0].ndim))
+
+
+def _row_local_reductions(order: list, roots: list) -> set:
+    """Reductions whose every use broadcasts them back over their own rows, maybe after some
+    per-row arithmetic (softmax's max and sum, var's mean): they fuse with their consumers into
+    one kernel that works a row at a time."""
+    consumers: dict = {}
+    for n in order:
+        for s in n.srcs:
+            consumers.setdefault(id(s), []).append(n)
+    local = set()
+    for n in order:
+        if n.op is Op.REDUCE and trailing_axes(n) and _row_uses_ok(n, consumers):
+            local.add(id(n))
+    return local
+
+
+def _row_uses_ok(r: Node, consumers: dict) -> bool:
+    """Every use of reduction ``r`` is per-row arithmetic or a broadcast back over the rows."""
+    src_shape, rows = r.srcs[0].shape, r.size
+    stack, seen, broadcast = [r], set(), False
+    while stack:
+        n = stack.pop()
+        for u in consumers.get(id(n), []):
+            if id(u) in seen:
+                continue
+            seen.add(id(u))
+            if _broadcasts_rows(u, n, src_shape):
+                broadcast = True
+            elif u.op in (Op.MAP, Op.CAST) and u.size == rows or (
+                u.op is Op.VIEW and u.size == rows and u.arg.is_contiguous() and not u.arg.offset
+            ):
+                stack.append(u)
+            else:
+                return False
+    return broadcast
+
+
+def _broadcasts_rows(use: Node, reduced: Node, src_shape: tuple) -> bool:
+    if use.op is not Op.VIEW or use.shape != src_shape:
+        return False
+    mapping = broadcast_dims(use.arg, reduced.shape)
+    return mapping is not None and all(m in (None, k) for k, m in enumerate(mapping))
 
 
 def _owners(order: list, why: dict) -> dict:
@@ -203,15 +253,24 @@ def _cheap(n: Node, why: dict) -> bool:
         seen.add(id(m))
         if m.op in (Op.REDUCE, Op.SCAN, Op.MATMUL, Op.GATHER, Op.SCATTER, Op.SCATTER_AT):
             return False
-        if m.op is Op.VIEW and m.srcs[0].op is not Op.BUFFER and id(m.srcs[0]) not in why:
+        if m.op is Op.VIEW and m.srcs[0].op not in LEAVES_OR_VIEWS and id(m.srcs[0]) not in why:
             return False  # a view of a computed value: recomputing it repeats that work
         cost += m.op in (Op.MAP, Op.CAST)
         stack.extend(m.srcs)
     return cost <= RECOMPUTE_LIMIT
 
 
+def _row_space(n: Node):
+    """The iteration space a kernel ending in ``n`` walks: its shape, and for a reduction over
+    trailing axes the source's shape (a row kernel can also compute maps over that shape)."""
+    if n.op is Op.REDUCE and trailing_axes(n):
+        return n.srcs[0].shape
+    return n.shape if _kind(n) == "map" else None
+
+
 def _mergeable(a: Node, b: Node) -> bool:
-    return _kind(a) == _kind(b) == "map" and a.shape == b.shape
+    space = _row_space(a)
+    return space is not None and space == _row_space(b)
 
 
 def schedule(roots: list, device: str = "cpu") -> Plan:
@@ -270,8 +329,12 @@ def _plan(order, roots, why, owners, group, device) -> Plan:
         inputs = tuple({id(s): s for m in nodes for s in m.srcs
                         if id(s) not in node_ids and s.op is not Op.CONST}.values())  # fmt: skip
         root = outputs[-1]
-        kernels[rep] = Kernel(name="", kind=_kind(root), nodes=tuple(nodes), inputs=inputs,
-                              outputs=outputs, reason=why[id(root)])  # fmt: skip
+        kind, reason = _kind(root), why[id(root)]
+        if kind == "map" and any(m.op is Op.REDUCE for m in nodes):
+            kind = "reduce"
+            reason += "; its reductions are fused, a row at a time, with the work that uses them"
+        kernels[rep] = Kernel(name="", kind=kind, nodes=tuple(nodes), inputs=inputs,
+                              outputs=outputs, reason=reason)  # fmt: skip
     ordered = _kernel_order(list(kernels.values()))
     named = tuple(replace(k, name=f"k{i}_{_name(k.outputs[-1])}") for i, k in enumerate(ordered))
     return Plan(outputs=tuple(roots), kernels=named, device=device, order=tuple(order))

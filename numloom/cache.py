@@ -1,0 +1,198 @@
+"""The per-user compile cache (DESIGN.md §6): compiled kernels on disk, keyed by what made them.
+
+The directory is ``$NUMLOOM_CACHE_DIR``, else ``$XDG_CACHE_HOME/numloom``, else
+``~/.cache/numloom``, read at each call so that tests can point it elsewhere. It is created 0700
+and, since numloom loads native code from it, used only while it is owned by the current user and
+writable by nobody else. A directory that fails that check is refused with one warning, and
+compiled kernels are then kept in memory for this process only.
+
+An entry is one file named by its key::
+
+    numloom-cache-v1\\n
+    <sha256 hex of the content>\\n
+    <content bytes>
+
+written to a temp file in the same directory and ``os.replace``'d into place, so readers never see
+half an entry. An entry that is truncated, altered or unreadable is a miss and is removed. Nothing
+here unpickles anything: an entry is opaque bytes (a shared object, a cubin, PTX).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+import sys
+import tempfile
+import warnings
+
+MAGIC = b"numloom-cache-v1\n"
+_DIGEST_LEN = 64  # sha256 hex
+_KEY = re.compile(r"[0-9a-f]{64}\Z")
+
+
+class NumloomCacheWarning(UserWarning):
+    """The compile cache directory cannot be used safely; kernels are cached in memory instead."""
+
+
+def make_key(*parts: str | bytes) -> str:
+    """A sha256 hex key over numloom's version and ``parts``, each length-prefixed.
+
+    The length prefix keeps ``("ab", "c")`` and ``("a", "bc")`` apart.
+    """
+    from . import __version__
+
+    digest = hashlib.sha256()
+    for part in ("numloom", __version__, *parts):
+        data = part.encode() if isinstance(part, str) else bytes(part)
+        digest.update(len(data).to_bytes(8, "little"))
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def cache_dir() -> str:
+    """The cache directory that the environment names now (not created or checked)."""
+    path = os.environ.get("NUMLOOM_CACHE_DIR")
+    if not path:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        path = os.path.join(base, "numloom")
+    return os.path.abspath(os.path.expanduser(path))
+
+
+def pack(data: bytes) -> bytes:
+    """An entry's file content: the header with the content's sha256, then the content."""
+    return MAGIC + hashlib.sha256(data).hexdigest().encode() + b"\n" + data
+
+
+def unpack(blob: bytes) -> bytes | None:
+    """The content of an entry's file, or None when the file is not a whole, intact entry."""
+    start = len(MAGIC) + _DIGEST_LEN + 1
+    if not blob.startswith(MAGIC) or blob[start - 1 : start] != b"\n":
+        return None
+    data = blob[start:]
+    if hashlib.sha256(data).hexdigest().encode() != blob[len(MAGIC) : start - 1]:
+        return None
+    return data
+
+
+def _problem(path: str) -> str | None:
+    """Why ``path`` is not a safe cache directory (None when it is); creates it 0700 if missing."""
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        st = os.stat(path)
+    except OSError as e:
+        return (
+            f"it cannot be created or read ({e.strerror or e}); set NUMLOOM_CACHE_DIR to a "
+            f"directory of your own"
+        )
+    uid, mode = st.st_uid, stat.S_IMODE(st.st_mode)
+    facts = f"owner uid {uid}, mode {mode:04o}; you are uid {os.getuid()}"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"it is not a directory ({facts}); set NUMLOOM_CACHE_DIR to a directory of your own"
+    if uid != os.getuid():
+        return (
+            f"it belongs to another user ({facts}); set NUMLOOM_CACHE_DIR to a directory of your "
+            f"own"
+        )
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return (
+            f"it is writable by other users ({facts}), who could plant code that numloom would "
+            f"load; fix it with `chmod 700 {path}` or set NUMLOOM_CACHE_DIR"
+        )
+    return None
+
+
+class Cache:
+    """Entries in one directory, or in memory when that directory was refused (``path`` None)."""
+
+    def __init__(self, path: str | None):
+        self.path = path
+        self.memory: dict[str, bytes] = {}
+
+    def _file(self, key: str) -> str:
+        if not _KEY.match(key):
+            raise ValueError(f"cache key must be 64 lowercase hex digits (make_key), got {key!r}")
+        return os.path.join(self.path, key)
+
+    def get(self, key: str) -> bytes | None:
+        if self.path is None:
+            return self.memory.get(key)
+        file = self._file(key)
+        try:
+            with open(file, "rb") as f:
+                blob = f.read()
+        except FileNotFoundError:
+            return None
+        except OSError:
+            blob = b""
+        data = unpack(blob)
+        if data is None:
+            self.discard(key)
+        return data
+
+    def put(self, key: str, data: bytes) -> None:
+        if self.path is None:
+            self.memory[key] = bytes(data)
+            return
+        file = self._file(key)
+        fd, tmp = tempfile.mkstemp(dir=self.path, prefix=".tmp-", suffix=".part")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(pack(bytes(data)))
+            os.replace(tmp, file)
+        except OSError as e:
+            # A full disk or a vanished directory costs a recompile later, not this run.
+            _remove(tmp)
+            from . import config
+
+            if config.DEBUG >= 1:
+                print(f"numloom: could not write cache entry {file}: {e}", file=sys.stderr)
+
+    def discard(self, key: str) -> None:
+        if self.path is None:
+            self.memory.pop(key, None)
+        else:
+            _remove(self._file(key))
+
+
+def _remove(file: str) -> None:
+    try:
+        os.remove(file)
+    except OSError:
+        pass
+
+
+_caches: dict[str, Cache] = {}
+
+
+def current() -> Cache:
+    """The cache for the directory the environment names now, checked once per directory."""
+    path = cache_dir()
+    cache = _caches.get(path)
+    if cache is None:
+        problem = _problem(path)
+        if problem is not None:
+            warnings.warn(
+                f"numloom: not using the compile cache directory {path}: {problem}. Compiled "
+                f"kernels are cached in memory for this process only.",
+                NumloomCacheWarning,
+                stacklevel=3,
+            )
+        cache = _caches[path] = Cache(None if problem else path)
+    return cache
+
+
+def get(key: str) -> bytes | None:
+    """The bytes stored under ``key`` (from ``make_key``), or None on a miss or a bad entry."""
+    return current().get(key)
+
+
+def put(key: str, data: bytes) -> None:
+    """Store ``data`` under ``key``; a failure to write is not an error (the entry is a cache)."""
+    current().put(key, data)
+
+
+def discard(key: str) -> None:
+    """Remove the entry under ``key``, e.g. when its content turned out unusable."""
+    current().discard(key)

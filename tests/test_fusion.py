@@ -1,0 +1,217 @@
+"""Fusion claims as tests: how many kernels each workload evaluates as, what is never written to
+memory, and what compiles only once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import numloom as nl
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+import workloads as W  # noqa: E402
+
+RNG = numpy.random.default_rng(0)
+
+
+def kernels_for(fn, *args):
+    """Evaluate ``fn(*args)`` once; the number of kernels launched, and the results."""
+    nl.sync()
+    before = nl.stats()
+    out = fn(*args)
+    nl.sync()
+    after = nl.stats()
+    return after["kernels_launched"] - before["kernels_launched"], out
+
+
+def _bs_inputs(n=1000):
+    return [nl.asarray(a) for a in W.blackscholes_inputs(n, RNG)]
+
+
+def test_blackscholes_call_and_put_are_one_kernel():
+    S, X, T = _bs_inputs()
+    n, (call, put) = kernels_for(W.blackscholes, nl, S, X, T)
+    assert n == 1
+    want = W.blackscholes(numpy, S.get(), X.get(), T.get())
+    numpy.testing.assert_allclose(call.get(), want[0], rtol=1e-5, atol=1e-5)
+    numpy.testing.assert_allclose(put.get(), want[1], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "name, make",
+    [
+        ("gaussian_pdf", lambda: (W.gaussian_pdf, nl.asarray(RNG.random(1000, numpy.float32)))),
+        ("saxpy", lambda: (W.saxpy, numpy.float32(2.0), nl.asarray(RNG.random(1000)),
+                           nl.asarray(RNG.random(1000)))),
+        ("sobel", lambda: (W.sobel, nl.asarray(RNG.random((3, 20, 17), numpy.float32)))),
+        ("softmax", lambda: (W.softmax, nl.asarray(RNG.random((12, 40), numpy.float32)))),
+        ("dense_activation", lambda: (lambda xp, x, b: 1.0 / (1.0 + xp.exp(-(x + b))),
+                                      nl.asarray(RNG.random(64)), nl.asarray(RNG.random(64)))),
+    ],
+)  # fmt: skip
+def test_one_kernel_workloads(name, make):
+    fn, *args = make()
+    n, out = kernels_for(fn, nl, *args)
+    assert n == 1, nl.explain()
+    host = [a.get() if isinstance(a, nl.ndarray) else a for a in args]
+    numpy.testing.assert_allclose(out.get(), fn(numpy, *host), rtol=2e-6, atol=1e-7)
+
+
+def test_mandelbrot_30_iterations_is_one_kernel():
+    x = numpy.linspace(-2, 1, 40)
+    y = numpy.linspace(-1.5, 1.5, 30)
+    cr, ci = numpy.meshgrid(x, y)
+    n, count = kernels_for(W.mandelbrot, nl, nl.asarray(cr), nl.asarray(ci), 30)
+    assert n == 1
+    numpy.testing.assert_array_equal(count.get(), W.mandelbrot(numpy, cr, ci, 30))
+
+
+def test_jacobi_is_one_kernel_per_sweep_and_compiles_once():
+    host = RNG.random((34, 34))
+    grid = nl.asarray(host)
+    W.jacobi(nl, grid, 1)
+    nl.sync()
+    before = nl.stats()
+    for _ in range(5):
+        W.jacobi(nl, grid, 1)
+        nl.sync()
+    after = nl.stats()
+    assert after["kernels_launched"] - before["kernels_launched"] == 5
+    assert after["kernels_compiled"] == before["kernels_compiled"]
+    numpy.testing.assert_allclose(grid.get(), W.jacobi(numpy, host, 6), rtol=1e-12)
+
+
+def test_lazy_jacobi_sweeps_share_one_compiled_kernel():
+    host = RNG.random((20, 24))
+    grid = nl.asarray(host)
+    n, out = kernels_for(W.jacobi, nl, grid, 7)
+    assert n == 7
+    numpy.testing.assert_allclose(out.get(), W.jacobi(numpy, host, 7), rtol=1e-12)
+    compiled = nl.stats()["kernels_compiled"]
+    kernels_for(W.jacobi, nl, nl.asarray(host), 7)
+    assert nl.stats()["kernels_compiled"] == compiled
+
+
+def test_kmeans_never_stores_the_n_by_k_by_d_temporary():
+    pts = nl.asarray(RNG.random((500, 4)))
+    centers = nl.asarray(RNG.random((8, 4)))
+    d = ((pts[:, None, :] - centers[None, :, :]) ** 2).sum(axis=2)
+    labels = d.argmin(axis=1)
+    plan = nl.explain(labels)
+    for kernel in plan.kernels:
+        for out in kernel.outputs:
+            assert out.shape != (500, 8, 4)
+    c, lab = W.kmeans(nl, pts, centers, 3)
+    wc, wl = W.kmeans(numpy, pts.get(), centers.get(), 3)
+    numpy.testing.assert_allclose(c.get(), wc, rtol=1e-10)
+    numpy.testing.assert_array_equal(lab.get(), wl)
+
+
+def test_second_run_compiles_nothing_in_this_process():
+    S, X, T = _bs_inputs(500)
+    kernels_for(W.blackscholes, nl, S, X, T)
+    compiled = nl.stats()["kernels_compiled"]
+    S, X, T = _bs_inputs(700)  # a new size: the same kernel source
+    kernels_for(W.blackscholes, nl, S, X, T)
+    assert nl.stats()["kernels_compiled"] == compiled
+
+
+SCRIPT = """
+import sys, numpy, numloom as nl
+sys.path.insert(0, {bench!r})
+import workloads as W
+S, X, T = [nl.asarray(a) for a in W.blackscholes_inputs(300, numpy.random.default_rng(1))]
+call, put = W.blackscholes(nl, S, X, T)
+nl.sync()
+print(nl.stats()["kernels_compiled"], nl.stats()["compile_cache_hits"])
+"""
+
+
+def test_second_run_compiles_nothing_in_a_new_process(tmp_path):
+    env = dict(os.environ, NUMLOOM_CACHE_DIR=str(tmp_path / "cache"))
+    bench = os.path.join(os.path.dirname(__file__), "..", "benchmarks")
+    script = SCRIPT.format(bench=os.path.abspath(bench))
+    first = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                           text=True, check=True)  # fmt: skip
+    second = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                            text=True, check=True)  # fmt: skip
+    assert first.stdout.split()[0] != "0"
+    compiled, hits = second.stdout.split()
+    assert compiled == "0" and int(hits) >= 1
+
+
+def test_without_a_compiler_numpy_runs_the_plan_and_says_so(tmp_path):
+    env = dict(os.environ, NUMLOOM_CC="/nonexistent/cc", CC="/nonexistent/cc",
+               NUMLOOM_CACHE_DIR=str(tmp_path))  # fmt: skip
+    code = ("import numloom as nl, numpy\nx = nl.arange(10.0)\n"
+            "print(float((nl.sin(x) * 2).sum()), float((nl.sin(x) * 3).sum()))")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)  # fmt: skip
+    want = numpy.sin(numpy.arange(10.0))
+    got = [float(v) for v in out.stdout.split()]
+    numpy.testing.assert_allclose(got, [(want * 2).sum(), (want * 3).sum()])
+    assert out.stderr.count("no C compiler") == 1
+
+
+def test_explain_shows_kernel_sources():
+    x = nl.asarray(RNG.random(100))
+    plan = nl.explain(nl.exp(x) + 1)
+    (kernel,) = plan.kernels
+    assert kernel.kind == "map" and "expf" not in kernel.source and "exp(" in kernel.source
+    assert "exp(" in str(plan)
+
+
+# --- random DAGs against NumPy -------------------------------------------------------------
+
+UNARY = ["negative", "absolute", "sin", "exp", "sqrt", "tanh", "floor", "square"]
+BINARY = ["add", "subtract", "multiply", "maximum", "minimum", "divide", "hypot", "arctan2"]
+
+
+@st.composite
+def programs(draw):
+    """A random program: ops on a few arrays, shared subexpressions, views, writes, reductions."""
+    steps = draw(st.lists(st.tuples(st.sampled_from(["u", "b", "view", "write", "reduce",
+                                                     "where"]),
+                                    st.integers(0, 50), st.integers(0, 50)),
+                          min_size=1, max_size=12))  # fmt: skip
+    return steps
+
+
+def _run_program(xp, steps, base):
+    arrays = [xp.asarray(base.copy()), xp.asarray(base[::-1].copy() + 1)]
+    for kind, i, j in steps:
+        a, b = arrays[i % len(arrays)], arrays[j % len(arrays)]
+        if kind == "u":
+            arrays.append(getattr(xp, UNARY[i % len(UNARY)])(a * 0.1))
+        elif kind == "b" and a.shape == b.shape:
+            arrays.append(getattr(xp, BINARY[j % len(BINARY)])(a, b + 2.0))
+        elif kind == "view" and a.ndim == 2:
+            arrays.append([a.T, a[1:, ::2], a[::-1], a[:, None, :][:, 0]][j % 4])
+        elif kind == "write" and a.ndim == 2 and a.shape == arrays[0].shape:
+            target = arrays[0]
+            [lambda: target.__setitem__((slice(1, None), slice(None)), a[:-1] * 0.5),
+             lambda: target.__setitem__(Ellipsis, target + a),
+             lambda: target.__setitem__((slice(None), 0), 3.0)][j % 3]()
+        elif kind == "reduce" and a.ndim == 2:
+            arrays.append([a.sum(axis=1, keepdims=True) * a, a.max(axis=0), a.mean()][j % 3])
+        elif kind == "where" and a.shape == b.shape:
+            arrays.append(xp.where(a > b, a, b * 2))
+    return [numpy.asarray(x) for x in arrays]
+
+
+@settings(max_examples=40, deadline=None)
+@given(programs())
+def test_random_programs_match_numpy(steps):
+    base = numpy.arange(30.0).reshape(5, 6) / 7
+    want = _run_program(numpy, steps, base)
+    got = _run_program(nl, steps, base)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        numpy.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12, equal_nan=True)
