@@ -29,7 +29,17 @@ import warnings
 
 from . import cache, config
 
-C_FLAGS = ("-O3", "-march=native", "-fopenmp", "-fwrapv", "-shared", "-fPIC", "-std=c11")
+C_FLAGS = (
+    "-O3",
+    "-march=native",
+    "-fopenmp",
+    "-fwrapv",
+    "-fno-math-errno",
+    "-ffp-contract=off",
+    "-shared",
+    "-fPIC",
+    "-std=c11",
+)
 C_LIBS = ("-lm",)
 
 
@@ -64,7 +74,7 @@ def numbered(source: str) -> str:
 
 
 def _indent(text: str) -> str:
-    return "\n".join("  " + line for line in text.splitlines())
+    return "\n".join(f"  {line}".rstrip() for line in text.splitlines())
 
 
 def _safe_name(name_hint: str) -> str:
@@ -302,6 +312,7 @@ def nvrtc_version() -> tuple[int, int]:
     return int(major), int(minor)
 
 
+@functools.cache
 def nvrtc_available() -> bool:
     """Whether NVRTC can be loaded here (it needs no GPU and no driver)."""
     try:
@@ -331,9 +342,35 @@ def cuda_options(arch: str) -> list[str]:
     """
     options = [f"-arch={arch}", "--std=c++17", "--ftz=false", "--prec-div=true",
                "--prec-sqrt=true", "--device-as-default-execution-space"]  # fmt: skip
-    if include_dir() is not None:
-        options.append(f"--include-path={include_dir()}")
+    options += [f"--include-path={path}" for path in _cuda_include_dirs()]
     return options
+
+
+def _cuda_include_dirs() -> list[str]:
+    header_dir, _ = cuda_header_dir()
+    return [path for path in (include_dir(), header_dir) if path is not None]
+
+
+@functools.cache
+def cuda_header_dir() -> tuple[str | None, str]:
+    """CUDA's own headers (``cuda_fp16.h``) for NVRTC, which ships none before 13.3, as
+    (directory, CUDART_VERSION); found by cuda.pathfinder in the nvidia-cuda-runtime wheel,
+    conda, ``$CUDA_HOME`` or /usr/local/cuda.
+    """
+    try:
+        from cuda.pathfinder import find_nvidia_header_directory
+
+        path = find_nvidia_header_directory("cudart")
+    except Exception:  # noqa: BLE001 (no pathfinder, or one without cudart: no headers)
+        return None, ""
+    if path is None:
+        return None, ""
+    try:
+        with open(os.path.join(path, "cuda_runtime_api.h"), errors="replace") as f:
+            version = re.search(r"#define\s+CUDART_VERSION\s+(\d+)", f.read())
+    except OSError:
+        version = None
+    return path, version[1] if version else ""
 
 
 def cuda_target(arch: str) -> tuple[str, str]:
@@ -374,7 +411,8 @@ def compile_cuda(source: str, arch: str, *, name_hint: str = "kernel") -> bytes:
     options = cuda_options(nvrtc_arch)
     major, minor = nvrtc_version()
     key = cache.make_key("cuda", source, arch, target, f"nvrtc {major}.{minor}",
-                         " ".join(options), _include_digest())  # fmt: skip
+                         " ".join(options), _include_digest(),
+                         f"cudart headers {cuda_header_dir()[1]}")  # fmt: skip
     code = _cuda_codes.get(key) or cache.get(key)
     if code is not None:
         count("compile_cache_hits")
@@ -390,12 +428,10 @@ def _build_cuda(source: str, target: str, options: list[str], name: str) -> byte
     if config.DEBUG >= 4:
         print(f"numloom: CUDA source of {name!r}:\n{numbered(source)}", file=sys.stderr)
     start = time.perf_counter()
-    try:
-        code, log = _nvrtc_core(source, target, options, name)
-        how = "cuda.core"
-    except ImportError:
-        code, log = _nvrtc_bindings(source, target, options, name)
-        how = "cuda.bindings"
+    # cuda.core checks PTX against the installed driver, which a GPU-less machine lacks.
+    how = "cuda.core" if target == "cubin" and _has_cuda_core() else "cuda.bindings"
+    build = _nvrtc_core if how == "cuda.core" else _nvrtc_bindings
+    code, log = build(source, target, options, name)
     if code is None:
         major, minor = nvrtc_version()
         raise CompileError(
@@ -412,8 +448,17 @@ def _build_cuda(source: str, target: str, options: list[str], name: str) -> byte
     return code
 
 
+@functools.cache
+def _has_cuda_core() -> bool:
+    try:
+        from cuda.core import Program, ProgramOptions  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def _nvrtc_core(source: str, target: str, options: list[str], name: str):
-    """(code, None) or (None, log) through cuda.core's Program; ImportError without cuda.core."""
+    """(code, None) or (None, log) through cuda.core's Program."""
     from cuda.core import Program, ProgramOptions
 
     opts = ProgramOptions(
@@ -424,7 +469,7 @@ def _nvrtc_core(source: str, target: str, options: list[str], name: str):
         prec_div=True,
         prec_sqrt=True,
         device_as_default_execution_space=True,
-        include_path=include_dir(),
+        include_path=_cuda_include_dirs() or None,
     )
     program = Program(source, "c++", options=opts)
     try:

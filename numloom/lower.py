@@ -14,11 +14,12 @@ The C expression of each op is one row of ``SNIPPETS``; NumPy-exact helpers live
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import kir
+from . import config, kir
 from .dag import Node, Op, contiguous_strides
 from .schedule import Kernel, broadcast_dims, trailing_axes
 
@@ -295,8 +296,6 @@ class _Lowerer:
             return self.view(n, idx)
         if op is Op.IOTA:
             return self.iota(n, idx)
-        if op is Op.SCATTER:
-            return self.scatter(n, idx)
         raise Unsupported(f"{op.name} inside a compiled kernel")
 
     def coords(self, idx, shape: tuple, key) -> tuple:
@@ -337,38 +336,6 @@ class _Lowerer:
         i = idx[1] if idx[0] == "flat" else idx[1][0]
         return self.let(compute_type(n.dtype), f"({compute_type(n.dtype)})({first} + {i} * {delta})")
 
-    def scatter(self, n: Node, idx) -> str:
-        """A write through a view as a select: each element of the storage takes the new value
-        when the view covers it, else keeps the old one. The view must step along the storage's
-        axes (slices, integer indices); the value is evaluated at clamped coordinates."""
-        old, value = n.srcs
-        v = n.arg
-        plan = _axis_plan(v, n.shape)
-        if plan is None:
-            raise Unsupported("a write through a reshaped view")
-        coords = self.coords(idx, n.shape, ("scatter", id(n)))
-        inside, vcoords = [], ["0"] * len(v.shape)
-        for axis, (start, step, k) in enumerate(plan):
-            c = coords[axis]
-            s0 = self.param(("sc", id(n), axis, "start"), start)
-            if k is None:
-                inside.append(f"{c} == {s0}")
-                continue
-            count = self.param(("sc", id(n), axis, "n"), v.shape[k])
-            if step == 1:
-                rel = self.let("int64_t", f"{c} - {s0}")
-            else:
-                st = self.param(("sc", id(n), axis, "step"), step)
-                rel = self.let("int64_t", f"({c} - {s0}) / {st}")
-                inside.append(f"({c} - {s0}) % {st} == 0")
-            inside.append(f"{rel} >= 0 && {rel} < {count}")
-            vcoords[k] = rel
-        hit = self.let("bool", " && ".join(f"({t})" for t in inside) or "true")
-        clamped = tuple(f"({hit} ? {c} : 0)" if c != "0" else c for c in vcoords)
-        new = self.value(value, ("coords", tuple(self.let("int64_t", c) for c in clamped)))
-        kept = self.value(old, idx)
-        return self.let(compute_type(n.dtype), f"({hit} ? {new} : {kept})")
-
 
 def const_value(n: Node, part: str):
     """The value a constant-block entry holds for node ``n``."""
@@ -379,37 +346,15 @@ def const_value(n: Node, part: str):
     return values[0] if part == "start" else values[1] - values[0]
 
 
-def _axis_plan(v, base_shape: tuple):
-    """For a view made of slices and integer indices of ``base_shape``: per storage axis,
-    (start, step, view axis or None for an integer index). None for any other view."""
-    strides = contiguous_strides(base_shape)
-    starts, rest = [], v.offset
-    for s, n in zip(strides, base_shape):
-        starts.append(rest // s if n > 1 else 0)
-        rest = rest % s if n > 1 else rest
-    plan = [(start, 0, None) for start in starts]
-    used = set()
-    for k, (n, st) in enumerate(zip(v.shape, v.strides)):
-        if n == 1:
-            continue
-        axis = next((a for a, s in enumerate(strides)
-                     if base_shape[a] > 1 and st % s == 0 and a not in used
-                     and abs(st // s) < base_shape[a]), None)  # fmt: skip
-        if axis is None or st == 0:
-            return None
-        used.add(axis)
-        plan[axis] = (starts[axis], st // strides[axis], k)
-    if any(st < 0 for _, st, k in plan if k is not None):
-        return None
-    # size-1 view axes map to whichever storage axis is left; they always read index 0
-    return tuple(plan)
-
-
 def lower(kernel: Kernel) -> Lowered:
     """The kernel IR of a map or map-reduce kernel; raises Unsupported for the rest."""
+    # Lowering recurses along the DAG, whose depth the automatic flush bounds.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 8 * config.FLUSH_DEPTH + 2000))
     low = _Lowerer(kernel)
     reduces = [n for n in kernel.nodes if n.op is Op.REDUCE]
-    if kernel.kind == "reduce" and reduces == list(kernel.outputs):
+    if kernel.outputs[-1].op is Op.SCATTER:
+        ir = _lower_scatter(low, kernel)
+    elif kernel.kind == "reduce" and reduces == list(kernel.outputs):
         ir = _lower_reduce(low, kernel)
     elif reduces:
         ir = _lower_row(low, kernel)
@@ -539,3 +484,29 @@ def _const_memo(memo: dict) -> dict:
 
 def _size(shape) -> int:
     return math.prod(shape)
+
+
+def _lower_scatter(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
+    """A write through a view into a fresh buffer: copy the old version (one flat pass), then
+    compute the new values over the view's index space and store them through the view. The
+    new values read the old version's buffer, never the one being written, so a stencil such
+    as Jacobi's ``center[:] = 0.2 * (center + north + ...)`` sees only old values."""
+    (root,) = kernel.outputs
+    old, value = root.srcs
+    v = root.arg
+    total = low.param(("size",), root.size)
+    low.body, low.memo = [], _const_memo(low.memo)
+    kept = low.value(old, ("flat", "i"))
+    copy = kir.Phase(tuple(low.body), None, (kir.Store("out0", "i", kept),))
+    low.body, low.memo = [], _const_memo(low.memo)
+    coords = tuple(f"r{k}" for k in range(len(v.shape)))
+    new = low.value(value, ("coords", coords))
+    terms = [low.term(c, s, ("target", k), n) for k, (c, s, n)
+             in enumerate(zip(coords, v.strides, v.shape))]  # fmt: skip
+    if v.offset:
+        terms.append(low.param(("target", "off"), v.offset))
+    target = " + ".join(t for t in terms if t) or "0"
+    write = kir.Phase(tuple(low.body), None, (kir.Store("out0", target, new),))
+    inner = tuple(low.param(("vshape", k), n) for k, n in enumerate(v.shape))
+    return kir.Kernel(name=kernel.name, kind="scatter", buffers=_buffers(kernel), outer=(total,),
+                      inner=inner, prologue=tuple(low.prologue), phases=(copy, write))  # fmt: skip

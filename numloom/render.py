@@ -66,19 +66,23 @@ def _store(k: kir.Kernel, s: kir.Store) -> str:
     return f"{s.buffer}[{s.index}] = ({ctype})({s.value});"
 
 
-def _loops(extents: tuple, var: str, body: list, parallel: bool, simd: bool, first: int = 0):
-    """Nested for-loops over ``extents`` with loop variables var<first>, var<first+1>, ..."""
+def _loops(extents: tuple, var: str, body: list, parallel: bool, simd, first: int = 0,
+           work: tuple = ()):
+    """Nested for-loops over ``extents`` with loop variables var<first>, var<first+1>, ...
+
+    ``simd`` marks the innermost loop: False, True, or the clauses to add (a reduction).
+    ``work`` adds the extents of loops inside ``body`` to the size that decides parallelism."""
     lines = body
     for k in reversed(range(len(extents))):
         v = f"{var}{first + k}"
         head = f"for (int64_t {v} = 0; {v} < {extents[k]}; {v}++) {{"
         pragmas = []
         if k == 0 and parallel:
-            total = " * ".join(f"{e}" for e in extents)
+            total = " * ".join(f"{e}" for e in extents + tuple(work))
             pragmas.append(f"#pragma omp parallel for schedule(static) if ({total} > "
                            f"{PARALLEL_MIN})")  # fmt: skip
         if k == len(extents) - 1 and simd and not (k == 0 and parallel):
-            pragmas.append("#pragma omp simd")
+            pragmas.append("#pragma omp simd" + ("" if simd is True else f" {simd}"))
         lines = pragmas + [head] + _indent(lines, 1) + ["}"]
     return lines
 
@@ -89,7 +93,9 @@ def render(k: kir.Kernel, dialect: Dialect = C) -> str:
         raise NotImplementedError(f"the {dialect.name} dialect")
     body = [dialect.signature.format(name=k.name) + " {"]
     inner = _buffers(k, dialect) + _lets(k.prologue)
-    inner += {"map": _render_map, "reduce": _render_reduce, "row": _render_row}[k.kind](k)
+    render_kind = {"map": _render_map, "reduce": _render_reduce, "row": _render_row,
+                   "scatter": _render_scatter}  # fmt: skip
+    inner += render_kind[k.kind](k)
     return dialect.prelude + "\n".join(body + _indent(inner, 1) + ["}"]) + "\n"
 
 
@@ -138,53 +144,98 @@ def _fold(r: kir.Reduction, acc: str, arg: str, v: str, i: str) -> list:
         return [f"{acc} = {acc} || {v};"]
     if r.kind == "all":
         return [f"{acc} = {acc} && {v};"]
-    if r.kind in ("max", "min"):
+    if r.kind in ("max", "min") and v.startswith("part["):  # combining partial results
         sfx = "f" if r.acc_type == "float" else ""
         fn = (f"nl_{r.kind}_{sfx}" if float_acc else
               ("NL_IMAX" if r.kind == "max" else "NL_IMIN"))  # fmt: skip
         return [f"{acc} = {fn}({acc}, {v});"]
+    if r.kind in ("max", "min"):
+        # A plain max (vectorizable) plus a NaN flag: NumPy's max propagates NaN.
+        cmp = ">" if r.kind == "max" else "<"
+        nan = [f"nan = nan || ({v} != {v});"] if float_acc else []
+        return [f"{acc} = {v} {cmp} {acc} ? {v} : {acc};"] + nan
     better = ">" if r.kind == "argmax" else "<"
     nan = f" || ({v} != {v} && {acc} == {acc})" if float_acc else ""
     return [f"if ({arg} < 0 || {v} {better} {acc}{nan}) {{ {acc} = {v}; {arg} = {i}; }}"]
+
+
+_SIMD_REDUCTION = {"sum": "+", "prod": "*", "any": "||", "all": "&&", "max": "max", "min": "min"}
+
+
+def _fold_simd(r: kir.Reduction):
+    """The simd clause letting a fold loop vectorize: sums may reorder (NumPy's pairwise sum
+    reorders too); max and min fold NaN into a flag; arg reductions keep their order."""
+    op = _SIMD_REDUCTION.get(r.kind)
+    if op is None:
+        return False
+    nan = " reduction(||:nan)" if r.kind in ("max", "min") and _is_float(r) else ""
+    return f"reduction({op}:acc){nan}"
+
+
+def _is_float(r: kir.Reduction) -> bool:
+    return r.acc_type in ("float", "double")
+
+
+def _start(r: kir.Reduction) -> list:
+    return [f"{r.acc_type} acc = {_init(r)};", "int64_t arg = -1;", "bool nan = false;"]
+
+
+def _finish(r: kir.Reduction) -> list:
+    """After a fold: a NaN seen by max or min is the result."""
+    if r.kind in ("max", "min") and _is_float(r):
+        return ["if (nan) acc = NAN;"]
+    return []
 
 
 def _render_reduce(k: kir.Kernel) -> list:
     r = k.reduction
     is_arg = r.kind in ("argmax", "argmin")
     point = _lets(k.body) + _fold(r, "acc", "arg", r.value, r.index)
-    folded = _loops(k.inner, "r", point, parallel=False, simd=False)
+    folded = _loops(k.inner, "r", point, parallel=False, simd=_fold_simd(r))
     result = "arg" if is_arg else "acc"
     store = _store(k, kir.Store(r.out.buffer, r.out.index, result))
-    start = [f"{r.acc_type} acc = {_init(r)};", "int64_t arg = -1;"]
     if k.outer:
-        return _loops(k.outer, "i", start + folded + [store], parallel=True, simd=False)
-    return _render_full_reduce(k, r, start, store)
+        body = _start(r) + folded + _finish(r) + [store]
+        return _loops(k.outer, "i", body, parallel=True, simd=False, work=k.inner)
+    return _render_full_reduce(k, r, store)
 
 
-def _render_full_reduce(k: kir.Kernel, r: kir.Reduction, start: list, store: str) -> list:
+def _render_full_reduce(k: kir.Kernel, r: kir.Reduction, store: str) -> list:
     """Every axis reduced: each thread folds a static share of the outermost reduction loop,
     then the partial results combine in thread order (deterministic for a thread count)."""
     point = _lets(k.body) + _fold(r, "acc", "arg", r.value, r.index)
-    inner = _loops(k.inner[1:], "r", point, parallel=False, simd=False, first=1)
-    outer_loop = [
-        "#pragma omp for schedule(static)",
-        f"for (int64_t r0 = 0; r0 < {k.inner[0]}; r0++) {{",
-        *_indent(inner, 1),
-        "}",
-    ]
+    if len(k.inner) == 1:  # blocks of the one axis per thread; each block a vector loop
+        outer_loop = [
+            "#pragma omp for schedule(static)",
+            f"for (int64_t b = 0; b < {k.inner[0]}; b += 4096) {{",
+            f"    const int64_t e = b + 4096 < {k.inner[0]} ? b + 4096 : {k.inner[0]};",
+            *(["    #pragma omp simd " + _fold_simd(r)] if _fold_simd(r) else []),
+            "    for (int64_t r0 = b; r0 < e; r0++) {",
+            *_indent(point, 2),
+            "    }",
+            "}",
+        ]
+    else:
+        inner = _loops(k.inner[1:], "r", point, parallel=False, simd=_fold_simd(r), first=1)
+        outer_loop = [
+            "#pragma omp for schedule(static)",
+            f"for (int64_t r0 = 0; r0 < {k.inner[0]}; r0++) {{",
+            *_indent(inner, 1),
+            "}",
+        ]
     combine = _fold(r, "acc", "arg", "part[t]", "argp[t]")
     return [
         f"{r.acc_type} part[256]; int64_t argp[256]; int teams = 1;",
         f"#pragma omp parallel num_threads(omp_get_max_threads() < 256 ? "
         f"omp_get_max_threads() : 256) if ({' * '.join(k.inner)} > {PARALLEL_MIN})",
         "{",
-        *_indent(start + outer_loop + [
+        *_indent(_start(r) + outer_loop + _finish(r) + [
             "part[omp_get_thread_num()] = acc; argp[omp_get_thread_num()] = arg;",
             "#pragma omp single",
             "teams = omp_get_num_threads();",
         ], 1),
         "}",
-        *start,
+        *_start(r),
         "for (int t = 0; t < teams; t++) {",
         *_indent((["if (argp[t] < 0) continue;"] if r.kind in ("argmax", "argmin") else [])
                  + combine, 1),
@@ -204,13 +255,29 @@ def _render_row(k: kir.Kernel) -> list:
                               parallel=False, simd=True)  # fmt: skip
             continue
         folded = _loops(k.inner, "r", passes + _fold(r, "acc", "arg", r.value, r.index),
-                        parallel=False, simd=False)  # fmt: skip
+                        parallel=False, simd=_fold_simd(r))  # fmt: skip
         result_type = "int64_t" if r.kind in ("argmax", "argmin") else r.acc_type
         result = "arg" if r.kind in ("argmax", "argmin") else "acc"
         per_row += [f"{result_type} {r.out.buffer};", "{",
-                    *_indent([f"{r.acc_type} acc = {_init(r)};", "int64_t arg = -1;"] + folded
-                             + [f"{r.out.buffer} = {result};"], 1), "}"]  # fmt: skip
+                    *_indent(_start(r) + folded + _finish(r) + [f"{r.out.buffer} = {result};"], 1),
+                    "}"]  # fmt: skip
     per_row += _lets(k.body) + [_store(k, s) for s in k.row_stores]
     if not k.outer:
         return ["{", *_indent(per_row, 1), "}"]
-    return _loops(k.outer, "i", per_row, parallel=True, simd=False)
+    return _loops(k.outer, "i", per_row, parallel=True, simd=False, work=k.inner)
+
+
+def _render_scatter(k: kir.Kernel) -> list:
+    """The old version copied flat, then the new values written through the view."""
+    copy, write = k.phases
+    (n,) = k.outer
+    lines = [
+        f"#pragma omp parallel for simd schedule(static) if ({n} > {PARALLEL_MIN})",
+        f"for (int64_t i = 0; i < {n}; i++) {{",
+        *_indent(_lets(copy.body) + [_store(k, s) for s in copy.stores], 1),
+        "}",
+    ]
+    point = _lets(write.body) + [_store(k, s) for s in write.stores]
+    if not k.inner:
+        return lines + ["{", *_indent(point, 1), "}"]
+    return lines + _loops(k.inner, "r", point, parallel=True, simd=True)

@@ -262,7 +262,10 @@ def _cheap(n: Node, why: dict) -> bool:
 
 def _row_space(n: Node):
     """The iteration space a kernel ending in ``n`` walks: its shape, and for a reduction over
-    trailing axes the source's shape (a row kernel can also compute maps over that shape)."""
+    trailing axes the source's shape (a row kernel can also compute maps over that shape).
+    A write has a kernel of its own (None)."""
+    if n.op is Op.SCATTER:
+        return None
     if n.op is Op.REDUCE and trailing_axes(n):
         return n.srcs[0].shape
     return n.shape if _kind(n) == "map" else None
