@@ -323,7 +323,7 @@ class ndarray:
     def imag(self): return _api.imag(self)
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         return _api.astype(self, dtype, casting=casting, copy=copy)
-    def copy(self, order="C"): return _api.copy(self)
+    def copy(self, order="C"): return result(self._node(), self.device)
     def fill(self, value): _api.setitem(self, Ellipsis, value)
     def reshape(self, *shape, order="C", copy=None):
         return _api.reshape(self, shape[0] if len(shape) == 1 else shape, order=order, copy=copy)

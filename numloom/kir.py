@@ -33,11 +33,13 @@ class Let:
 
 @dataclass(frozen=True)
 class Store:
-    """``buffer[index] = value`` (the renderer converts ``value`` to the buffer's type)."""
+    """``buffer[index] = value`` (the renderer converts ``value`` to the buffer's type), only
+    where the C condition ``when`` holds, if one is given."""
 
     buffer: str
     index: str
     value: str
+    when: str | None = None
 
 
 @dataclass(frozen=True)

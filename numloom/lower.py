@@ -494,10 +494,19 @@ def _lower_scatter(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
     (root,) = kernel.outputs
     old, value = root.srcs
     v = root.arg
-    total = low.param(("size",), root.size)
     low.body, low.memo = [], _const_memo(low.memo)
-    kept = low.value(old, ("flat", "i"))
-    copy = kir.Phase(tuple(low.body), None, (kir.Store("out0", "i", kept),))
+    box = _box(v, root.shape)
+    if box is None:  # copy everything, then overwrite the view
+        outer = (low.param(("size",), root.size),)
+        kept = low.value(old, ("flat", "i"))
+        copy = kir.Phase(tuple(low.body), None, (kir.Store("out0", "i", kept),))
+    else:  # copy only what the view does not cover
+        outer = tuple(low.param(("shape", k), n) for k, n in enumerate(root.shape))
+        coords = tuple(f"i{k}" for k in range(root.ndim))
+        outside = " || ".join(_outside(low, c, axis, box[axis]) for axis, c in enumerate(coords))
+        kept = low.value(old, ("coords", coords))
+        index = low.linear(coords, root.shape, "out")
+        copy = kir.Phase(tuple(low.body), None, (kir.Store("out0", index, kept, outside or "0"),))
     low.body, low.memo = [], _const_memo(low.memo)
     coords = tuple(f"r{k}" for k in range(len(v.shape)))
     new = low.value(value, ("coords", coords))
@@ -508,5 +517,41 @@ def _lower_scatter(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
     target = " + ".join(t for t in terms if t) or "0"
     write = kir.Phase(tuple(low.body), None, (kir.Store("out0", target, new),))
     inner = tuple(low.param(("vshape", k), n) for k, n in enumerate(v.shape))
-    return kir.Kernel(name=kernel.name, kind="scatter", buffers=_buffers(kernel), outer=(total,),
+    return kir.Kernel(name=kernel.name, kind="scatter", buffers=_buffers(kernel), outer=outer,
                       inner=inner, prologue=tuple(low.prologue), phases=(copy, write))  # fmt: skip
+
+
+def _box(v, base_shape: tuple):
+    """For a view made of slices with positive steps and integer indices: per storage axis,
+    (start, step, count) of the elements it covers. None for any other view."""
+    strides = contiguous_strides(base_shape)
+    starts, rest = [], v.offset
+    for s, n in zip(strides, base_shape):
+        starts.append(rest // s if n > 1 else 0)
+        rest = rest % s if n > 1 else rest
+    box = [(start, 1, 1) for start in starts]
+    used = set()
+    for n, st in zip(v.shape, v.strides):
+        if n == 1:
+            continue
+        axis = next((a for a, s in enumerate(strides) if base_shape[a] > 1 and st > 0
+                     and st % s == 0 and a not in used), None)  # fmt: skip
+        if axis is None:
+            return None
+        step = st // strides[axis]
+        if starts[axis] + (n - 1) * step >= base_shape[axis]:
+            return None
+        used.add(axis)
+        box[axis] = (starts[axis], step, n)
+    return tuple(box)
+
+
+def _outside(low: _Lowerer, c: str, axis: int, span: tuple) -> str:
+    """C test that coordinate ``c`` of storage axis ``axis`` lies outside the box's span."""
+    start, step, count = span
+    s = low.param(("box", axis, "start"), start)
+    n = low.param(("box", axis, "count"), count)
+    if step == 1:
+        return f"({c} < {s} || {c} >= {s} + {n})"
+    st = low.param(("box", axis, "step"), step)
+    return f"({c} < {s} || {c} >= {s} + {n} * {st} || ({c} - {s}) % {st} != 0)"

@@ -25,15 +25,20 @@ class Buffer:
     a write to an array makes a new version (``SCATTER``) instead.
     """
 
-    __slots__ = ("data", "device", "__weakref__")
+    __slots__ = ("data", "device", "release", "__weakref__")
 
-    def __init__(self, data, device: str = "cpu"):
+    def __init__(self, data, device: str = "cpu", release=None):
         if device == "cpu":
             data = _np.ascontiguousarray(data)
             if data.flags.writeable:
                 data.flags.writeable = False
         self.data = data
         self.device = device
+        self.release = release  # gives the memory back to its backend's pool when this dies
+
+    def __del__(self):
+        if self.release is not None:
+            self.release()
 
     @property
     def nbytes(self) -> int:

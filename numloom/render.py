@@ -22,6 +22,7 @@ combined in thread order, when every axis is reduced).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from . import kir
@@ -57,13 +58,27 @@ def _buffers(k: kir.Kernel, d: Dialect) -> list:
     return lines
 
 
+def _params(k: kir.Kernel) -> list:
+    """Sizes, strides and offsets copied into locals once: loops then see constants, not
+    loads through a pointer that every store might alias."""
+    count = len(re.findall(r"P\[(\d+)\]", str(k)))
+    used = sorted({int(m) for m in re.findall(r"P\[(\d+)\]", _all_text(k))})
+    return [f"const int64_t p{i} = P[{i}];" for i in used] if count or used else []
+
+
+def _all_text(k: kir.Kernel) -> str:
+    parts = [str(k)] + [repr(p) for p in k.phases] + [repr(s) for s in k.row_stores]
+    return "\n".join(parts)
+
+
 def _lets(lets) -> list:
     return [f"const {s.ctype} {s.name} = {s.expr};" for s in lets]
 
 
 def _store(k: kir.Kernel, s: kir.Store) -> str:
     ctype = next(b.ctype for b in k.buffers if b.name == s.buffer)
-    return f"{s.buffer}[{s.index}] = ({ctype})({s.value});"
+    store = f"{s.buffer}[{s.index}] = ({ctype})({s.value});"
+    return f"if ({s.when}) {store}" if s.when else store
 
 
 def _loops(extents: tuple, var: str, body: list, parallel: bool, simd, first: int = 0,
@@ -92,11 +107,12 @@ def render(k: kir.Kernel, dialect: Dialect = C) -> str:
     if dialect is not C:
         raise NotImplementedError(f"the {dialect.name} dialect")
     body = [dialect.signature.format(name=k.name) + " {"]
-    inner = _buffers(k, dialect) + _lets(k.prologue)
+    inner = _buffers(k, dialect) + _params(k) + _lets(k.prologue)
     render_kind = {"map": _render_map, "reduce": _render_reduce, "row": _render_row,
                    "scatter": _render_scatter}  # fmt: skip
     inner += render_kind[k.kind](k)
-    return dialect.prelude + "\n".join(body + _indent(inner, 1) + ["}"]) + "\n"
+    text = "\n".join(body + _indent(inner, 1) + ["}"])
+    return dialect.prelude + re.sub(r"(?<!= )P\[(\d+)\]", r"p\1", text) + "\n"
 
 
 def _render_map(k: kir.Kernel) -> list:
@@ -268,15 +284,20 @@ def _render_row(k: kir.Kernel) -> list:
 
 
 def _render_scatter(k: kir.Kernel) -> list:
-    """The old version copied flat, then the new values written through the view."""
+    """The old version copied (where the view does not cover it, when the view is a box of
+    slices), then the new values written through the view."""
     copy, write = k.phases
-    (n,) = k.outer
-    lines = [
-        f"#pragma omp parallel for simd schedule(static) if ({n} > {PARALLEL_MIN})",
-        f"for (int64_t i = 0; i < {n}; i++) {{",
-        *_indent(_lets(copy.body) + [_store(k, s) for s in copy.stores], 1),
-        "}",
-    ]
+    copied = _lets(copy.body) + [_store(k, s) for s in copy.stores]
+    if len(k.outer) == 1 and copy.stores[0].index == "i":
+        (n,) = k.outer
+        lines = [
+            f"#pragma omp parallel for simd schedule(static) if ({n} > {PARALLEL_MIN})",
+            f"for (int64_t i = 0; i < {n}; i++) {{",
+            *_indent(copied, 1),
+            "}",
+        ]
+    else:
+        lines = _loops(k.outer, "i", copied, parallel=True, simd=True)
     point = _lets(write.body) + [_store(k, s) for s in write.stores]
     if not k.inner:
         return lines + ["{", *_indent(point, 1), "}"]

@@ -23,6 +23,12 @@ from ..realize import Buffer, count
 from ..schedule import Plan, schedule
 from . import reference
 
+# OpenMP threads that spin while waiting steal the core the other thread needs whenever the
+# machine has more runnable threads than cores (a laptop, a CI runner): they make a kernel
+# several times slower. Waiting passively costs microseconds per kernel at most. libgomp reads
+# this when the first compiled kernel loads it; a user's own setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 
 def problem() -> str | None:
     """Why this backend cannot run here (None: it always can, compiled or not)."""
@@ -46,6 +52,39 @@ class Step:
     consts: tuple  # (position, part) of each constant-block entry
     layout: tuple  # (offset, dtype) of each constant-block entry
     frees: tuple = ()  # positions no later step reads: released after this one
+
+
+class Pool:
+    """Blocks of memory that held dead arrays, reused for new outputs of the same size.
+
+    A fresh allocation of a large output costs page faults on every first touch (more than
+    the work of a simple kernel); reusing freed blocks avoids them, as CuPy's pool does.
+    """
+
+    def __init__(self, limit: int = 1 << 30, per_size: int = 8):
+        self.free: dict = {}
+        self.held = 0
+        self.limit, self.per_size = limit, per_size
+
+    def array(self, shape: tuple, dtype) -> tuple:
+        """A new array and the block behind it (reused when one of its size is free)."""
+        nbytes = max(int(np.prod(shape)) * np.dtype(dtype).itemsize, 1)
+        blocks = self.free.get(nbytes)
+        if blocks:
+            block = blocks.pop()
+            self.held -= nbytes
+        else:
+            block = np.empty(nbytes, np.uint8)
+        return block.view(dtype)[: int(np.prod(shape))].reshape(shape), block
+
+    def give(self, block: np.ndarray) -> None:
+        blocks = self.free.setdefault(block.nbytes, [])
+        if len(blocks) < self.per_size and self.held + block.nbytes <= self.limit:
+            blocks.append(block)
+            self.held += block.nbytes
+
+
+POOL = Pool()
 
 
 @dataclass
@@ -160,28 +199,39 @@ def run(roots: list, device: str = "cpu") -> dict:
         count("plan_cache_hits")
     pos = {id(n): i for i, n in enumerate(order)}
     values = {i: n.arg.data for i, n in enumerate(order) if n.op is Op.BUFFER}
+    blocks: dict = {}  # position -> pool block, for outputs of compiled kernels
     with np.errstate(all="ignore"):
         for step in program.steps:
             if step.fn is not None:
-                _launch(step, order, values)
+                _launch(step, order, values, blocks)
             else:
                 _interpret(step, order, values, pos)
             for p in step.frees:
                 values.pop(p, None)
+                if p in blocks:
+                    POOL.give(blocks.pop(p))
     count("kernels_launched", len(program.steps))
-    results = {}
-    for r in roots:
-        if r.op is Op.BUFFER:
-            results[id(r)] = r
-        else:
-            buffer = Buffer(values[pos[id(r)]], device)
-            results[id(r)] = node(Op.BUFFER, (), buffer, r.shape, r.dtype)
-    return results
+    return {id(r): r if r.op is Op.BUFFER else _result(r, values[pos[id(r)]],
+                                                       blocks.get(pos[id(r)]), device)
+            for r in roots}  # fmt: skip
 
 
-def _launch(step: Step, order: list, values: dict) -> None:
+def _result(root, data, block, device: str):
+    """A BUFFER node owning ``data``: pooled memory goes back to the pool when it dies; an
+    array that may alias another buffer (a NumPy view) is copied first."""
+    if block is not None:
+        buffer = Buffer(data, device, release=lambda: POOL.give(block))
+    else:
+        buffer = Buffer(data if data.base is None else data.copy(), device)
+    return node(Op.BUFFER, (), buffer, root.shape, root.dtype)
+
+
+def _launch(step: Step, order: list, values: dict, blocks: dict) -> None:
     arrays = [np.ascontiguousarray(values[p]) for p in step.inputs]
-    outs = [np.empty(order[p].shape, order[p].dtype) for p in step.outputs]
+    outs = []
+    for p in step.outputs:
+        out, blocks[p] = POOL.array(order[p].shape, order[p].dtype)
+        outs.append(out)
     pointers = (ctypes.c_void_p * (len(arrays) + len(outs)))(
         *[a.ctypes.data for a in arrays + outs]
     )
