@@ -65,6 +65,7 @@ class Phase:
     body: tuple
     reduction: Reduction | None = None
     stores: tuple = ()
+    skip: tuple | None = None  # (start, count): the span of the last axis this pass leaves out
 
 
 @dataclass(frozen=True)

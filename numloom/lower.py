@@ -503,10 +503,18 @@ def _lower_scatter(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
     else:  # copy only what the view does not cover
         outer = tuple(low.param(("shape", k), n) for k, n in enumerate(root.shape))
         coords = tuple(f"i{k}" for k in range(root.ndim))
-        outside = " || ".join(_outside(low, c, axis, box[axis]) for axis, c in enumerate(coords))
+        start, step, count = box[-1]
+        skip = None
+        if step == 1 and root.ndim:  # rows copy around the span the view covers
+            skip = (low.param(("box", root.ndim - 1, "start"), start),
+                    low.param(("box", root.ndim - 1, "count"), count))  # fmt: skip
+            tests = [_outside(low, c, a, box[a]) for a, c in enumerate(coords[:-1])]
+        else:
+            tests = [_outside(low, c, a, box[a]) for a, c in enumerate(coords)]
         kept = low.value(old, ("coords", coords))
         index = low.linear(coords, root.shape, "out")
-        copy = kir.Phase(tuple(low.body), None, (kir.Store("out0", index, kept, outside or "0"),))
+        store = kir.Store("out0", index, kept, " || ".join(tests) or "0")
+        copy = kir.Phase(tuple(low.body), None, (store,), skip)
     low.body, low.memo = [], _const_memo(low.memo)
     coords = tuple(f"r{k}" for k in range(len(v.shape)))
     new = low.value(value, ("coords", coords))

@@ -288,7 +288,9 @@ def _render_scatter(k: kir.Kernel) -> list:
     slices), then the new values written through the view."""
     copy, write = k.phases
     copied = _lets(copy.body) + [_store(k, s) for s in copy.stores]
-    if len(k.outer) == 1 and copy.stores[0].index == "i":
+    if copy.skip is not None:
+        lines = _copy_around(k, copy)
+    elif len(k.outer) == 1 and copy.stores[0].index == "i":
         (n,) = k.outer
         lines = [
             f"#pragma omp parallel for simd schedule(static) if ({n} > {PARALLEL_MIN})",
@@ -302,3 +304,26 @@ def _render_scatter(k: kir.Kernel) -> list:
     if not k.inner:
         return lines + ["{", *_indent(point, 1), "}"]
     return lines + _loops(k.inner, "r", point, parallel=True, simd=True)
+
+
+def _copy_around(k: kir.Kernel, copy: kir.Phase) -> list:
+    """Copy each row of the old version except the span of the last axis the view covers:
+    whole rows the view misses, the two ends of the rows it crosses (vector loops, no test
+    per element)."""
+    (store,) = copy.stores
+    start, count = copy.skip
+    last = len(k.outer) - 1
+    width = k.outer[last]
+    point = _lets(copy.body) + [_store(k, kir.Store(store.buffer, store.index, store.value))]
+    row = [
+        f"const bool missed = {store.when};",
+        f"const int64_t lo = missed ? {width} : {start};",
+        f"const int64_t hi = missed ? {width} : {start} + {count};",
+        "#pragma omp simd",
+        f"for (int64_t i{last} = 0; i{last} < lo; i{last}++) {{", *_indent(point, 1), "}",
+        "#pragma omp simd",
+        f"for (int64_t i{last} = hi; i{last} < {width}; i{last}++) {{", *_indent(point, 1), "}",
+    ]
+    if not last:
+        return ["{", *_indent(row, 1), "}"]
+    return _loops(k.outer[:last], "i", row, parallel=True, simd=False, work=(width,))
