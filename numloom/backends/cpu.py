@@ -12,6 +12,8 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import sys
+import time
 import warnings
 from dataclasses import dataclass, replace
 
@@ -142,7 +144,15 @@ def _build(order: list, roots: list) -> Program:
             layout=lowered.const_layout if lowered else (),
         ))  # fmt: skip
     _add_frees(steps, {pos[id(r)] for r in roots})
-    return Program(replace(plan, kernels=tuple(kernels)), tuple(steps))
+    program = Program(replace(plan, kernels=tuple(kernels)), tuple(steps))
+    if config.DEBUG >= 2:
+        print(_describe(program.plan), file=sys.stderr)
+    return program
+
+
+def _describe(plan: Plan) -> str:
+    """The plan without kernel sources (NUMLOOM_DEBUG=2)."""
+    return str(replace(plan, kernels=tuple(replace(k, source=None) for k in plan.kernels)))
 
 
 def _compile(k):
@@ -154,13 +164,15 @@ def _compile(k):
         lowered = lower(k)
     except Unsupported as why:
         if config.DEBUG >= 2:
-            print(f"numloom: {k.name} runs through NumPy: {why}")
+            print(f"numloom: {k.name} runs through NumPy: {why}", file=sys.stderr)
         return None, None, None
     # The C symbol comes from the body's hash: kernels computing the same thing in different
     # plans (each sweep of a loop) share one source text, so they compile once.
     body = render(replace(lowered.kernel, name="KERNEL"))
     symbol = "nl_" + hashlib.sha256(body.encode()).hexdigest()[:16]
     source = body.replace("KERNEL", symbol)
+    if config.DEBUG >= 3:
+        print(f"numloom: kernel IR of {k.name}:\n{lowered.kernel}", file=sys.stderr)
     library = compile_c(source, name_hint=symbol)
     fn = getattr(library, symbol)
     fn.restype = None
@@ -202,10 +214,16 @@ def run(roots: list, device: str = "cpu") -> dict:
     blocks: dict = {}  # position -> pool block, for outputs of compiled kernels
     with np.errstate(all="ignore"):
         for step in program.steps:
+            start = time.perf_counter()
             if step.fn is not None:
                 _launch(step, order, values, blocks)
             else:
                 _interpret(step, order, values, pos)
+            if config.DEBUG >= 1:
+                how = "compiled" if step.fn is not None else "through NumPy"
+                took = (time.perf_counter() - start) * 1e3
+                print(f"numloom: {step.kernel.name} [{step.kernel.kind}] {how} {took:.3f} ms",
+                      file=sys.stderr)
             for p in step.frees:
                 values.pop(p, None)
                 if p in blocks:
