@@ -116,10 +116,10 @@ SNIPPETS = {
     "sinh": _libm("sinh"), "cosh": _libm("cosh"), "tanh": _libm("tanh"),
     "arcsinh": _libm("asinh"), "arccosh": _libm("acosh"), "arctanh": _libm("atanh"),
     "logaddexp": _typed("logaddexp", None), "logaddexp2": _typed("logaddexp2", None),
-    "deg2rad": lambda a, dt: f"({a[0]} * ({compute_type(dt)})(M_PI / 180.0))",
-    "radians": lambda a, dt: f"({a[0]} * ({compute_type(dt)})(M_PI / 180.0))",
-    "rad2deg": lambda a, dt: f"({a[0]} * ({compute_type(dt)})(180.0 / M_PI))",
-    "degrees": lambda a, dt: f"({a[0]} * ({compute_type(dt)})(180.0 / M_PI))",
+    "deg2rad": lambda a, dt: _angle(a[0], dt, "M_PI", "180"),
+    "radians": lambda a, dt: _angle(a[0], dt, "M_PI", "180"),
+    "rad2deg": lambda a, dt: _angle(a[0], dt, "180", "M_PI"),
+    "degrees": lambda a, dt: _angle(a[0], dt, "180", "M_PI"),
     "equal": lambda a, dt: f"({a[0]} == {a[1]})",
     "not_equal": lambda a, dt: f"({a[0]} != {a[1]})",
     "less": lambda a, dt: f"({a[0]} < {a[1]})",
@@ -145,7 +145,9 @@ SNIPPETS = {
     "isinf": lambda a, dt: f"(isinf({a[0]}) != 0)" if _kind_is(dt, "f") else "false",
     "isfinite": lambda a, dt: f"(isfinite({a[0]}) != 0)" if _kind_is(dt, "f") else "true",
     "signbit": lambda a, dt: f"(signbit({a[0]}) != 0)",
-    "copysign": _libm("copysign"), "nextafter": _libm("nextafter"),
+    "copysign": _libm("copysign"),
+    "nextafter": lambda a, dt: _unsupported("nextafter on float16") if np.dtype(dt) == np.float16
+    else _libm("nextafter")(a, dt),
     "heaviside": _typed("heaviside", None),
     "floor": lambda a, dt: _libm("floor")(a, dt) if _kind_is(dt, "f") else a[0],
     "ceil": lambda a, dt: _libm("ceil")(a, dt) if _kind_is(dt, "f") else a[0],
@@ -155,6 +157,12 @@ SNIPPETS = {
     "clip": lambda a, dt: (f"nl_min_{_suffix(dt)}(nl_max_{_suffix(dt)}({a[0]}, {a[1]}), {a[2]})"
                            if _kind_is(dt, "f") else f"NL_IMIN(NL_IMAX({a[0]}, {a[1]}), {a[2]})"),
 }  # fmt: skip
+
+
+def _angle(x: str, dt, num: str, den: str) -> str:
+    """NumPy's degrees/radians: the factor computed in the loop's type (float for float32)."""
+    t = compute_type(dt)
+    return f"({x} * (({t}){num} / ({t}){den}))"
 
 
 def _unsupported(what):
