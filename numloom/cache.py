@@ -135,15 +135,16 @@ class Cache:
         if self.path is None:
             self.memory[key] = bytes(data)
             return
-        file = self._file(key)
-        fd, tmp = tempfile.mkstemp(dir=self.path, prefix=".tmp-", suffix=".part")
+        file, tmp = self._file(key), None
         try:
+            fd, tmp = tempfile.mkstemp(dir=self.path, prefix=".tmp-", suffix=".part")
             with os.fdopen(fd, "wb") as f:
                 f.write(pack(bytes(data)))
             os.replace(tmp, file)
         except OSError as e:
             # A full disk or a vanished directory costs a recompile later, not this run.
-            _remove(tmp)
+            if tmp is not None:
+                _remove(tmp)
             from . import config
 
             if config.DEBUG >= 1:

@@ -86,19 +86,31 @@ def include_dir() -> str | None:
 
 
 @functools.cache
-def _include_digest() -> str:
-    """A hash of numloom's headers: kernels that include them are stale when they change."""
-    digest = hashlib.sha256()
+def _headers() -> tuple[tuple[str, bytes], ...]:
+    """numloom's headers as (name relative to ``include_dir()``, content), read once."""
     root = include_dir()
     if root is None:
-        return ""
+        return ()
+    headers = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
         for name in sorted(filenames):
             path = os.path.join(dirpath, name)
-            digest.update(os.path.relpath(path, root).encode() + b"\0")
             with open(path, "rb") as f:
-                digest.update(f.read())
+                headers.append((os.path.relpath(path, root), f.read()))
+    return tuple(headers)
+
+
+def _include_digest(source: str) -> str:
+    """A hash of numloom's headers when ``source`` includes one (a kernel is stale when they
+    change), else "" so that kernels without them keep their entries across header edits.
+    """
+    headers = _headers()
+    if not any(os.path.basename(name) in source for name, _ in headers):
+        return ""
+    digest = hashlib.sha256()
+    for name, content in headers:
+        digest.update(name.encode() + b"\0" + hashlib.sha256(content).digest())
     return digest.hexdigest()
 
 
@@ -181,7 +193,7 @@ def compile_c(source: str, *, name_hint: str = "kernel") -> ctypes.CDLL:
 
     cc, version = c_compiler()
     key = cache.make_key("c", source, cc, version, " ".join(C_FLAGS + C_LIBS), host_cpu(),
-                         _include_digest())  # fmt: skip
+                         _include_digest(source))  # fmt: skip
     lib = _loaded.get(key)
     if lib is None:
         lib = _load_cached(key, name_hint)
@@ -407,7 +419,7 @@ def compile_cuda(source: str, arch: str, *, name_hint: str = "kernel") -> bytes:
     options = cuda_options(nvrtc_arch)
     major, minor = nvrtc_version()
     key = cache.make_key("cuda", source, arch, target, f"nvrtc {major}.{minor}",
-                         " ".join(options), _include_digest(),
+                         " ".join(options), _include_digest(source),
                          f"cudart headers {cuda_header_dir()[1]}")  # fmt: skip
     code = _cuda_codes.get(key) or cache.get(key)
     if code is not None:

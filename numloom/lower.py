@@ -370,7 +370,13 @@ def lower(kernel: Kernel) -> Lowered:
         ir = _lower_map(low, kernel)
     else:
         raise Unsupported(f"{kernel.kind} kernels")
+    generated.setdefault(str(ir), ir)
     return Lowered(ir, tuple(low.params), tuple(low.consts), tuple(low.const_layout))
+
+
+# Every kernel IR lowered in this process (keyed by its text): the compile-only CUDA tests
+# render each of them for the GPU.
+generated: dict = {}
 
 
 def _buffers(kernel: Kernel) -> tuple:

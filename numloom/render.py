@@ -102,10 +102,15 @@ def _loops(extents: tuple, var: str, body: list, parallel: bool, simd, first: in
     return lines
 
 
+CUDA = Dialect(name="cuda", prelude='#include "numloom.h"\n', signature="", restrict="__restrict__")
+
+
 def render(k: kir.Kernel, dialect: Dialect = C) -> str:
     """The source text of kernel ``k`` in ``dialect``."""
-    if dialect is not C:
-        raise NotImplementedError(f"the {dialect.name} dialect")
+    if dialect is CUDA:
+        from .render_cuda import render_cuda
+
+        return render_cuda(k)
     body = [dialect.signature.format(name=k.name) + " {"]
     inner = _buffers(k, dialect) + _params(k) + _lets(k.prologue)
     render_kind = {"map": _render_map, "reduce": _render_reduce, "row": _render_row,

@@ -110,3 +110,8 @@ def _settle():
     numloom.sync()
     yield
     numloom.sync()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``last`` run after every other test (they look at what the others made)."""
+    items.sort(key=lambda item: item.get_closest_marker("last") is not None)

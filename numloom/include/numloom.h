@@ -20,7 +20,9 @@ typedef unsigned int uint32_t;
 typedef unsigned long long uint64_t;
 #include <cuda_fp16.h>
 typedef __half nl_half;
-#define NL_NAN __int_as_float(0x7fc00000)
+#define NAN __int_as_float(0x7fc00000)
+#define INFINITY __int_as_float(0x7f800000)
+#define M_PI 3.14159265358979323846
 #else
 #include <math.h>
 #include <stdbool.h>

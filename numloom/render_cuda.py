@@ -1,0 +1,280 @@
+"""The CUDA dialect: the same kernel IR as CUDA C++ for NVRTC.
+
+Every kernel takes its buffers as pointer arguments, its sizes in a by-value struct ``P`` and
+its constants in a by-value block ``Kv`` (kernel arguments live in constant memory, and a CUDA
+graph node updates them in place). Blocks have ``THREADS`` threads. A map kernel is a
+grid-stride loop::
+
+    extern "C" __global__ void __launch_bounds__(256) NAME(const float *__restrict__ in0,
+            float *__restrict__ out0, const NLP_NAME P, const NLK_NAME Kv) {
+        const unsigned char *K = Kv.v;
+        const int64_t p0 = P.v[0];
+        for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < p0;
+             i += gridDim.x * (int64_t)blockDim.x) {
+            const float t0 = (float)in0[i];
+            out0[i] = (float)(expf(t0));
+        }
+    }
+
+A reduction kernel folds per thread and combines in shared memory in a fixed tree order, so
+results are deterministic: ``NAME`` gives a block to each output element, ``NAME_thread`` a
+thread (for short reductions), and a reduction of every axis runs as ``NAME_part`` (one
+partial result per block) then ``NAME_final`` (one block). A row kernel gives each row a block
+and broadcasts each row's reductions through shared memory. A write through a view is
+``NAME_copy`` (the old version, outside the view) and ``NAME_write`` (the new values).
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import kir
+from .render import _all_text, _fold, _indent, _is_float, _lets, _start, _store
+
+THREADS = 256
+
+
+def _function(k: kir.Kernel, name: str, body: list, extra: tuple = ()) -> list:
+    """One ``__global__`` function: buffers, extra arguments, sizes and constants, body."""
+    args = []
+    for b in k.buffers:
+        const = "" if b.output else "const "
+        args.append(f"{const}{b.ctype} *__restrict__ {b.name}")
+    args += list(extra)
+    args += [f"const NLP_{k.name} P", f"const NLK_{k.name} Kv"]
+    head = [f'extern "C" __global__ void __launch_bounds__({THREADS}) {name}(',
+            "        " + ", ".join(args) + ") {"]  # fmt: skip
+    prelude = ["const unsigned char *K = Kv.v;"] + _lets(k.prologue)
+    return head + _indent(_params_of(k) + prelude + body, 1) + ["}"]
+
+
+def _params_of(k: kir.Kernel) -> list:
+    used = sorted({int(m) for m in re.findall(r"P\[(\d+)\]", _all_text(k))})
+    return [f"const int64_t p{i} = P.v[{i}];" for i in used]
+
+
+def _structs(k: kir.Kernel, n_params: int, n_const: int) -> list:
+    return [
+        f"struct NLP_{k.name} {{ int64_t v[{max(n_params, 1)}]; }};",
+        f"struct __align__(8) NLK_{k.name} {{ unsigned char v[{max(n_const, 8)}]; }};",
+    ]
+
+
+def _grid_loop(var: str, total: str, body: list, per_block: bool = False) -> list:
+    """A grid-stride loop over ``total`` items: per thread, or per block (``per_block``)."""
+    if per_block:
+        head = f"for (int64_t {var} = blockIdx.x; {var} < {total}; {var} += gridDim.x) {{"
+    else:
+        head = (f"for (int64_t {var} = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; "
+                f"{var} < {total}; {var} += gridDim.x * (int64_t)blockDim.x) {{")  # fmt: skip
+    return [head, *_indent(body, 1), "}"]
+
+
+def _unravel(flat: str, extents: tuple, var: str) -> list:
+    """Coordinates var0, var1, ... of C-order flat index ``flat`` over ``extents``."""
+    if len(extents) == 1:
+        return [f"const int64_t {var}0 = {flat};"]
+    lines = [f"int64_t {var}_rest = {flat};"]
+    for k in reversed(range(len(extents))):
+        if k == 0:
+            lines.append(f"const int64_t {var}0 = {var}_rest;")
+        else:
+            lines.append(f"const int64_t {var}{k} = {var}_rest % {extents[k]}; "
+                         f"{var}_rest /= {extents[k]};")  # fmt: skip
+    return lines
+
+
+def _product(extents: tuple) -> str:
+    return " * ".join(f"({e})" for e in extents) or "1"
+
+
+def _combine(r: kir.Reduction) -> list:
+    """Fold the partial result in slot ``t + s`` of shared memory into slot ``t``."""
+    a, b = "s_acc[t]", "s_acc[t + s]"
+    if r.kind in ("sum", "prod", "any", "all"):
+        op = {"sum": "+", "prod": "*", "any": "||", "all": "&&"}[r.kind]
+        return [f"{a} = {a} {op} {b};"]
+    if r.kind in ("max", "min"):
+        cmp = ">" if r.kind == "max" else "<"
+        return [f"{a} = {b} {cmp} {a} ? {b} : {a};", "s_nan[t] = s_nan[t] || s_nan[t + s];"]
+    cmp = ">" if r.kind == "argmax" else "<"
+    nan = f" || ({b} != {b} && ({a} == {a} || s_arg[t + s] < s_arg[t]))" if _is_float(r) else ""
+    take = (f"s_arg[t + s] >= 0 && (s_arg[t] < 0 || {b} {cmp} {a} || "
+            f"({b} == {a} && s_arg[t + s] < s_arg[t]){nan})")  # fmt: skip
+    return [f"if ({take}) {{ {a} = {b}; s_arg[t] = s_arg[t + s]; }}"]
+
+
+def _block_reduce(r: kir.Reduction, result: str) -> list:
+    """Combine every thread's (acc, arg, nan) in a fixed tree order; thread 0 gets the result
+    and writes it to shared ``result`` (which every thread may read after the barrier)."""
+    nan_fix = ["if (s_nan[0]) s_acc[0] = NAN;"] if r.kind in ("max", "min") and _is_float(r) else []
+    value = "s_arg[0]" if r.kind in ("argmax", "argmin") else "s_acc[0]"
+    return [
+        "{",
+        "    const int t = threadIdx.x;",
+        "    s_acc[t] = acc; s_arg[t] = arg; s_nan[t] = nan;",
+        "    __syncthreads();",
+        f"    for (int s = {THREADS // 2}; s > 0; s >>= 1) {{",
+        f"        if (t < s) {{ {' '.join(_combine(r))} }}",
+        "        __syncthreads();",
+        "    }",
+        *_indent(["if (t == 0) {", *_indent(nan_fix + [f"{result} = {value};"], 1), "}"], 1),
+        "    __syncthreads();",
+        "}",
+    ]
+
+
+def _shared(r: kir.Reduction) -> list:
+    return [f"__shared__ {r.acc_type} s_acc[{THREADS}];", f"__shared__ int64_t s_arg[{THREADS}];",
+            f"__shared__ bool s_nan[{THREADS}];"]  # fmt: skip
+
+
+def _fold_loop(r: kir.Reduction, body: list, inner: tuple, var: str = "r") -> list:
+    """Each thread folds its share (stride blockDim.x) of the inner axes into acc/arg/nan."""
+    point = _unravel("g", inner, var) + _lets(body) + _fold(r, "acc", "arg", r.value, r.index)
+    return [f"for (int64_t g = threadIdx.x; g < {_product(inner)}; g += blockDim.x) {{",
+            *_indent(point, 1), "}"]  # fmt: skip
+
+
+def _map(k: kir.Kernel) -> list:
+    point = _lets(k.body) + [_store(k, s) for s in k.stores]
+    if k.flat:
+        return _function(k, k.name, _grid_loop("i", k.outer[0], point))
+    body = _unravel("f", k.outer, "i") + point
+    return _function(k, k.name, _grid_loop("f", _product(k.outer), body))
+
+
+def _reduce(k: kir.Kernel) -> list:
+    r = k.reduction
+    result_of = "arg" if r.kind in ("argmax", "argmin") else "acc"
+    finish = ["if (nan) acc = NAN;"] if r.kind in ("max", "min") and _is_float(r) else []
+    if not k.outer:
+        return _full_reduce(k, r)
+    # a block per output element
+    per_out = (_unravel("o", k.outer, "i") + _start(r) + _fold_loop(r, k.body, k.inner)
+               + [f"__shared__ {'int64_t' if result_of == 'arg' else r.acc_type} s_out;"]
+               + _block_reduce(r, "s_out")
+               + ["if (threadIdx.x == 0) " + _store(k, kir.Store(r.out.buffer, r.out.index,
+                                                                 "s_out"))])  # fmt: skip
+    block = _function(k, k.name, _shared(r) + _grid_loop("o", _product(k.outer), per_out, True))
+    # a thread per output element (short reductions)
+    point = _lets(k.body) + _fold(r, "acc", "arg", r.value, r.index)
+    inner = ["for (int64_t g = 0; g < " + _product(k.inner) + "; g++) {",
+             *_indent(_unravel("g", k.inner, "r") + point, 1), "}"]  # fmt: skip
+    per_thread = (_unravel("o", k.outer, "i") + _start(r) + inner + finish
+                  + [_store(k, kir.Store(r.out.buffer, r.out.index, result_of))])  # fmt: skip
+    thread = _function(k, k.name + "_thread", _grid_loop("o", _product(k.outer), per_thread))
+    return block + [""] + thread
+
+
+def _full_reduce(k: kir.Kernel, r: kir.Reduction) -> list:
+    """Every axis reduced: partial results per block, then one block combines them in order."""
+    partial_args = (f"{r.acc_type} *__restrict__ part", "int64_t *__restrict__ part_arg",
+                    "bool *__restrict__ part_nan")  # fmt: skip
+    point = _unravel("g", k.inner, "r") + _lets(k.body) + _fold(r, "acc", "arg", r.value,
+                                                                  r.index)  # fmt: skip
+    loop = _grid_loop("g", _product(k.inner), point)
+    store_part = ["if (threadIdx.x == 0) { part[blockIdx.x] = s_acc[0]; "
+                  "part_arg[blockIdx.x] = s_arg[0]; part_nan[blockIdx.x] = s_nan[0]; }"]
+    # the per-block tree without the NaN finish: the final pass applies it
+    tree = _block_tree(r)
+    part = _function(k, k.name + "_part", _shared(r) + _start(r) + loop + tree + store_part,
+                     partial_args)
+    final_args = (f"const {r.acc_type} *__restrict__ part", "const int64_t *__restrict__ part_arg",
+                  "const bool *__restrict__ part_nan", "const int64_t parts")  # fmt: skip
+    gather = ["for (int64_t g = threadIdx.x; g < parts; g += blockDim.x) {",
+              *_indent(_combine_into_thread(r), 1), "}"]  # fmt: skip
+    result_type = "int64_t" if r.kind in ("argmax", "argmin") else r.acc_type
+    final_body = (_shared(r) + _start(r) + gather + [f"__shared__ {result_type} s_out;"]
+                  + _block_reduce(r, "s_out")
+                  + ["if (threadIdx.x == 0) " + _store(k, kir.Store(r.out.buffer, r.out.index,
+                                                                    "s_out"))])  # fmt: skip
+    final = _function(k, k.name + "_final", final_body, final_args)
+    return part + [""] + final
+
+
+def _block_tree(r: kir.Reduction) -> list:
+    return [
+        "{",
+        "    const int t = threadIdx.x;",
+        "    s_acc[t] = acc; s_arg[t] = arg; s_nan[t] = nan;",
+        "    __syncthreads();",
+        f"    for (int s = {THREADS // 2}; s > 0; s >>= 1) {{",
+        f"        if (t < s) {{ {' '.join(_combine(r))} }}",
+        "        __syncthreads();",
+        "    }",
+        "}",
+    ]
+
+
+def _combine_into_thread(r: kir.Reduction) -> list:
+    """Fold partial result ``g`` (read from the part arrays) into this thread's acc/arg/nan,
+    with the same rules as the tree (partials arrive in block order)."""
+    b = "part[g]"
+    if r.kind in ("sum", "prod", "any", "all"):
+        op = {"sum": "+", "prod": "*", "any": "||", "all": "&&"}[r.kind]
+        return [f"acc = acc {op} {b};"]
+    if r.kind in ("max", "min"):
+        cmp = ">" if r.kind == "max" else "<"
+        return [f"acc = {b} {cmp} acc ? {b} : acc;", "nan = nan || part_nan[g];"]
+    cmp = ">" if r.kind == "argmax" else "<"
+    nan = f" || ({b} != {b} && acc == acc)" if _is_float(r) else ""
+    return [f"if (part_arg[g] >= 0 && (arg < 0 || {b} {cmp} acc{nan})) "
+            f"{{ acc = {b}; arg = part_arg[g]; }}"]  # fmt: skip
+
+
+def _row(k: kir.Kernel) -> list:
+    """A block per row: each phase folds the row and broadcasts its result; then the outputs."""
+    lines = [*_unravel("o", k.outer, "i")] if k.outer else []
+    shared = []
+    for phase in k.phases:
+        r = phase.reduction
+        if r is None:
+            point = _unravel("g", k.inner, "r") + _lets(phase.body)
+            point += [_store(k, s) for s in phase.stores]
+            lines += [f"for (int64_t g = threadIdx.x; g < {_product(k.inner)}; "
+                      "g += blockDim.x) {", *_indent(point, 1), "}"]  # fmt: skip
+            continue
+        result_type = "int64_t" if r.kind in ("argmax", "argmin") else r.acc_type
+        shared += [f"__shared__ {result_type} s_{r.out.buffer};"]
+        lines += ["{", *_indent(_shared(r) + _start(r) + _fold_loop(r, phase.body, k.inner)
+                                + _block_reduce(r, f"s_{r.out.buffer}"), 1), "}",
+                  f"const {result_type} {r.out.buffer} = s_{r.out.buffer};"]  # fmt: skip
+    row_out = _lets(k.body) + [_store(k, s) for s in k.row_stores]
+    if row_out:
+        lines += ["if (threadIdx.x == 0) {", *_indent(row_out, 1), "}"]
+    lines += ["__syncthreads();"]  # shared results are reused by the next row
+    body = _grid_loop("o", _product(k.outer), lines, per_block=True) if k.outer else lines
+    return _function(k, k.name, shared + body)
+
+
+def _scatter(k: kir.Kernel) -> list:
+    copy, write = k.phases
+    (store,) = copy.stores
+    if copy.skip is not None:
+        start, count = copy.skip
+        last = len(k.outer) - 1
+        inside = f"(i{last} >= {start} && i{last} < {start} + {count})"
+        when = f"({store.when}) || !{inside}"
+    else:
+        when = store.when
+    copied = _lets(copy.body) + [_store(k, kir.Store(store.buffer, store.index, store.value,
+                                                     when))]  # fmt: skip
+    if len(k.outer) == 1 and store.index == "i":
+        copy_loop = _grid_loop("i", k.outer[0], copied)
+    else:
+        copy_loop = _grid_loop("f", _product(k.outer), _unravel("f", k.outer, "i") + copied)
+    first = _function(k, k.name + "_copy", copy_loop)
+    point = _unravel("f", k.inner, "r") + _lets(write.body) + [_store(k, s) for s in write.stores]
+    second = _function(k, k.name + "_write", _grid_loop("f", _product(k.inner), point))
+    return first + [""] + second
+
+
+def render_cuda(k: kir.Kernel) -> str:
+    """The CUDA C++ source of kernel ``k`` (one or two ``__global__`` functions)."""
+    body = {"map": _map, "reduce": _reduce, "row": _row, "scatter": _scatter}[k.kind](k)
+    text = "\n".join(body) + _all_text(k)
+    n_params = 1 + max((int(m) for m in re.findall(r"P\[(\d+)\]", text)), default=0)
+    n_const = max((int(m) for m in re.findall(r"K \+ (\d+)\)", text)), default=0) + 16
+    source = "\n".join(['#include "numloom.h"', *_structs(k, n_params, n_const), "", *body])
+    return re.sub(r"(?<![.\w])P\[(\d+)\]", r"p\1", source) + "\n"
