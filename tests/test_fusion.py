@@ -215,3 +215,18 @@ def test_random_programs_match_numpy(steps):
     for g, w in zip(got, want):
         assert g.shape == w.shape and g.dtype == w.dtype
         numpy.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+def test_blackscholes_holds_no_intermediate_in_memory():
+    """Peak memory while evaluating is the inputs and the two outputs, nothing else."""
+    import tracemalloc
+
+    n = 1_000_000
+    S, X, T = W.blackscholes_inputs(n, RNG)
+    tracemalloc.start()
+    s, x, t = nl.asarray(S), nl.asarray(X), nl.asarray(T)
+    call, put = W.blackscholes(nl, s, x, t)
+    nl.sync()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 1.3 * 5 * n * 4
