@@ -1,0 +1,693 @@
+"""``python -m numloom bench``: the seed workloads on NumPy, numloom and their peers, in one run.
+
+Every workload of ``benchmarks/workloads.py`` runs unchanged, first with ``xp = numpy`` and then
+with ``xp = numloom``; numloom's results are checked against NumPy's (dtype, shape, values). On
+the CPU, hand-written Numba loops (``benchmarks/numba_peers.py``) run beside them when Numba is
+installed; on a GPU, CuPy, ``jax.jit`` and ``torch.compile`` (``benchmarks/gpu_peers.py``).
+
+Each engine gets its own copy of the inputs, already on its device, and a timed call ends when
+the results are complete (``numloom.sync()``, a stream synchronize, ``block_until_ready``).
+The first call is timed apart: it includes tracing and compiling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib.util
+import os
+import platform
+import shlex
+import statistics
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+# ---------------------------------------------------------------------------------------------
+# Workloads and their sizes
+
+
+@dataclass(frozen=True)
+class Case:
+    """One row of the table: a workload at one size."""
+
+    name: str
+    size: str
+    make: Callable[[np.random.Generator], tuple]  # the NumPy inputs
+    run: Callable[..., Any]  # run(xp, *inputs) -> array or tuple of arrays
+    params: dict = field(default_factory=dict)  # static arguments, for peers that rewrite it
+    # Integer results of chaotic float iterations (Mandelbrot counts, k-means labels on ties)
+    # flip where a last-bit rounding difference (an FMA) crosses a threshold: allow a few.
+    int_mismatch: float = 0.0
+
+
+# Sizes per preset, as arguments of the builders below. "default" finishes in about 2 minutes
+# on a 2-core CPU; "large" is for GPUs.
+SIZES = {
+    "small": {
+        "blackscholes": [10_000],
+        "gaussian_pdf": [100_000],
+        "saxpy": [100_000],
+        "sobel": [(4, 64, 64), (8, 120, 96)],
+        "softmax": [(256, 256)],
+        "jacobi": [(128, 10)],
+        "kmeans": [(10_000, 4, 8, 5)],
+        "dense": [(256, 128)],
+        "mandelbrot": [(128, 20)],
+        "matmul": [(128, 256, 64)],
+    },
+    "default": {
+        "blackscholes": [1_000_000],
+        "gaussian_pdf": [10_000_000],
+        "saxpy": [10_000_000],
+        "sobel": [(16, 300, 246), (64, 600, 600)],
+        "softmax": [(4096, 4096)],
+        "jacobi": [(1024, 100)],
+        "kmeans": [(100_000, 4, 8, 10)],
+        "dense": [(4096, 4096)],
+        "mandelbrot": [(1024, 50)],
+        "matmul": [(1024, 2048, 512)],
+    },
+    "large": {
+        "blackscholes": [100_000_000],
+        "gaussian_pdf": [100_000_000],
+        "saxpy": [100_000_000],
+        "sobel": [(16, 300, 246), (64, 600, 600)],
+        "softmax": [(8192, 4096)],
+        "jacobi": [(4096, 100)],
+        "kmeans": [(1_000_000, 4, 8, 10)],
+        "dense": [(8192, 8192)],
+        "mandelbrot": [(2048, 50)],
+        "matmul": [(1024, 2048, 512)],
+    },
+}
+
+F32 = np.float32
+
+
+def _count(n: int) -> str:
+    """1000000 -> '1e6' (the way the workload figures are written), 300 -> '300'."""
+    exponent = len(str(n)) - 1
+    return f"1e{exponent}" if n == 10**exponent and exponent >= 4 else str(n)
+
+
+def _uniform(rng, low, high, shape):
+    return rng.uniform(low, high, shape).astype(F32)
+
+
+def _normal(rng, shape):
+    return rng.standard_normal(shape, dtype=F32)
+
+
+def _blackscholes(wl, n: int) -> Case:
+    inputs = lambda rng: wl.blackscholes_inputs(n, rng)
+    return Case("blackscholes", f"{_count(n)} f32", inputs, wl.blackscholes)
+
+
+def _gaussian_pdf(wl, n: int) -> Case:
+    inputs = lambda rng: (_uniform(rng, -3, 3, n),)
+    return Case("gaussian_pdf", f"{_count(n)} f32", inputs, wl.gaussian_pdf)
+
+
+def _saxpy(wl, n: int) -> Case:
+    inputs = lambda rng: (_normal(rng, n), _normal(rng, n))
+    run = lambda xp, X, Y: wl.saxpy(xp, 2.0, X, Y)
+    return Case("saxpy", f"{_count(n)} f32", inputs, run)
+
+
+def _sobel(wl, *shape: int) -> Case:
+    inputs = lambda rng: (_uniform(rng, 0, 1, shape),)
+    return Case("sobel", "x".join(map(str, shape)), inputs, wl.sobel)
+
+
+def _softmax(wl, *shape: int) -> Case:
+    inputs = lambda rng: (_normal(rng, shape),)
+    return Case("softmax", "x".join(map(str, shape)), inputs, wl.softmax)
+
+
+def _jacobi(wl, n: int, sweeps: int) -> Case:
+    inputs = lambda rng: (_uniform(rng, 0, 1, (n, n)),)
+    run = lambda xp, grid: wl.jacobi(xp, grid, sweeps)
+    return Case("jacobi", f"{n}x{n} x{sweeps}", inputs, run, {"iterations": sweeps})
+
+
+def _kmeans(wl, n: int, dims: int, k: int, iterations: int) -> Case:
+    def inputs(rng):
+        pts = _uniform(rng, 0, 1, (n, dims))
+        return pts, pts[:k].copy()  # the first k points start as centers, as users seed it
+
+    run = lambda xp, pts, centers: wl.kmeans(xp, pts, centers, iterations)
+    size = f"{_count(n)}x{dims} k={k} x{iterations}"
+    return Case("kmeans", size, inputs, run, {"iterations": iterations}, int_mismatch=1e-3)
+
+
+def _dense(wl, n_in: int, n_out: int) -> Case:
+    def inputs(rng):
+        W = _normal(rng, (n_in, n_out)) / np.sqrt(F32(n_in))
+        return W, _normal(rng, n_in), _normal(rng, n_out)
+
+    return Case("dense", f"{n_in}x{n_out} matvec", inputs, wl.dense)
+
+
+def _mandelbrot(wl, n: int, iterations: int) -> Case:
+    def inputs(rng):
+        re = np.linspace(-2.0, 1.0, n, dtype=F32)
+        im = np.linspace(-1.5, 1.5, n, dtype=F32)
+        return tuple(np.meshgrid(re, im))
+
+    run = lambda xp, cr, ci: wl.mandelbrot(xp, cr, ci, iterations)
+    size = f"{n}x{n} x{iterations}"
+    return Case("mandelbrot", size, inputs, run, {"iterations": iterations}, int_mismatch=1e-3)
+
+
+def _matmul(wl, m: int, k: int, n: int) -> Case:
+    inputs = lambda rng: (_normal(rng, (m, k)), _normal(rng, (k, n)))
+    return Case("matmul", f"{m}x{k} @ {k}x{n} f32", inputs, wl.matmul)
+
+
+# workload name -> builder(wl, *size); the order of the table
+BUILDERS = {
+    "blackscholes": _blackscholes,
+    "gaussian_pdf": _gaussian_pdf,
+    "saxpy": _saxpy,
+    "sobel": _sobel,
+    "softmax": _softmax,
+    "jacobi": _jacobi,
+    "kmeans": _kmeans,
+    "dense": _dense,
+    "mandelbrot": _mandelbrot,
+    "matmul": _matmul,
+}
+
+
+def _build(wl, name: str, size) -> Case:
+    return BUILDERS[name](wl, *(size if isinstance(size, tuple) else (size,)))
+
+
+def build_cases(wl, sizes: str, only: list[str] | None) -> list[Case]:
+    table = SIZES[sizes]
+    unknown = sorted(set(only or ()) - set(table))
+    if unknown:
+        raise SystemExit(
+            f"bench: unknown workload(s) {', '.join(unknown)}; choose from {', '.join(table)}"
+        )
+    return [
+        _build(wl, name, size) for name in table if not only or name in only for size in table[name]
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Engines: NumPy and numloom here; peers come from benchmarks/*_peers.py with the same methods
+
+
+def _as_tuple(out) -> tuple:
+    return out if isinstance(out, tuple) else (out,)
+
+
+class NumpyEngine:
+    name = "numpy"
+
+    def setup(self, case: Case, inputs: tuple):
+        args = tuple(a.copy() for a in inputs)  # Jacobi writes into its grid
+        return lambda: case.run(np, *args)
+
+    def to_numpy(self, x):
+        return np.array(x, copy=True)
+
+
+class NumloomEngine:
+    name = "numloom"
+
+    def __init__(self, numloom, device: str):
+        self.nl = numloom
+        self.on_cpu = device == "cpu"
+
+    def setup(self, case: Case, inputs: tuple):
+        nl = self.nl
+        args = tuple(nl.asarray(a.copy()) for a in inputs)
+        nl.sync()  # the upload is not part of the timed call
+
+        def call():
+            out = case.run(nl, *args)
+            nl.sync()
+            if self.on_cpu:
+                # On the CPU, reading the results is free and proves they exist. On a GPU the
+                # peers keep results on the device, so a host copy would not compare like with like.
+                for x in _as_tuple(out):
+                    np.asarray(x)
+            return out
+
+        return call
+
+    def to_numpy(self, x):
+        return np.array(np.asarray(x), copy=True)
+
+    def counters(self) -> dict:
+        return self.nl.stats()
+
+
+# ---------------------------------------------------------------------------------------------
+# Timing and checking
+
+
+@dataclass
+class Timing:
+    first_ms: float = float("nan")
+    median_ms: float = float("nan")
+    outputs: tuple = ()
+    kernels_per_run: float | None = None
+    fallbacks: dict = field(default_factory=dict)
+    error: str | None = None
+
+
+def _ms_since(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1e3
+
+
+def measure(engine, case: Case, inputs: tuple, repeat: int) -> Timing | None:
+    """First call, then the median of ``repeat`` calls; None when the engine lacks the case."""
+    try:
+        call = engine.setup(case, inputs)
+        if call is None:
+            return None
+        counters = getattr(engine, "counters", dict)
+        before = counters()
+        t0 = time.perf_counter()
+        out = call()
+        timing = Timing(first_ms=_ms_since(t0))
+        # copy now: a later call may overwrite the buffers (Jacobi updates its grid in place)
+        timing.outputs = tuple(engine.to_numpy(x) for x in _as_tuple(out))
+        del out
+        after_first = counters()
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            call()
+            times.append(_ms_since(t0))
+        timing.median_ms = statistics.median(times)
+        _count_work(timing, before, after_first, counters(), repeat)
+        return timing
+    except Exception as error:  # one broken engine or workload must not end the benchmark
+        print(f"  {engine.name} raised on {case.name} {case.size}:", file=sys.stderr)
+        traceback.print_exc()
+        return Timing(error=f"{type(error).__name__}: {error}")
+
+
+def _count_work(timing: Timing, before: dict, after_first: dict, end: dict, repeat: int) -> None:
+    if "kernels_launched" in end:
+        launched = end["kernels_launched"] - after_first.get("kernels_launched", 0)
+        timing.kernels_per_run = launched / repeat
+    old = before.get("fallbacks", {})
+    timing.fallbacks = {
+        k: n - old.get(k, 0) for k, n in end.get("fallbacks", {}).items() if n - old.get(k, 0)
+    }
+
+
+RTOL = {
+    np.float16: 1e-2,
+    np.float32: 1e-4,
+    np.float64: 1e-9,
+    np.complex64: 1e-4,
+    np.complex128: 1e-9,
+}
+
+
+def compare(case: Case, expected: tuple, got: tuple, strict_dtype: bool = True) -> list[str]:
+    """What differs between NumPy's results and another engine's; empty when they agree."""
+    if len(expected) != len(got):
+        return [f"{len(got)} outputs, NumPy gives {len(expected)}"]
+    problems = []
+    for i, (want, have) in enumerate(zip(expected, got)):
+        where = f"output {i}" if len(expected) > 1 else "output"
+        if strict_dtype and want.dtype != have.dtype:
+            problems.append(f"{where}: dtype {have.dtype}, NumPy gives {want.dtype}")
+        if want.shape != have.shape:
+            problems.append(f"{where}: shape {have.shape}, NumPy gives {want.shape}")
+            continue
+        problem = _compare_values(case, want, have)
+        if problem:
+            problems.append(f"{where}: {problem}")
+    return problems
+
+
+def _compare_values(case: Case, want: np.ndarray, have: np.ndarray) -> str | None:
+    if want.dtype.kind in "fc":
+        rtol = RTOL.get(want.dtype.type, 1e-4)
+        # absolute slack scaled to the data: values near zero come out of cancellations
+        finite = np.abs(want[np.isfinite(want)])
+        atol = rtol * float(np.max(finite, initial=0.0))
+        bad = ~np.isclose(have, want, rtol=rtol, atol=atol, equal_nan=True)
+        allowed = 0
+    else:
+        bad = have != want
+        allowed = int(case.int_mismatch * want.size)
+    count = int(np.count_nonzero(bad))
+    if count <= allowed:
+        return None
+    first = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), want.shape))
+    return (
+        f"{count} of {want.size} values differ; first at {list(first)}: "
+        f"{have[first].item()!r}, NumPy gives {want[first].item()!r}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# One row of the table
+
+
+@dataclass
+class Row:
+    case: Case
+    numpy: Timing
+    numloom: Timing
+    problems: list[str]  # numloom's; empty means OK
+    peers: dict[str, Timing | None] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and self.numloom.error is None and self.numpy.error is None
+
+
+def bench_case(case: Case, numloom_engine, peers: list, repeat: int) -> Row:
+    print(f"  {case.name} {case.size} ...", file=sys.stderr, flush=True)
+    inputs = case.make(np.random.default_rng(0))
+    ref = measure(NumpyEngine(), case, inputs, repeat)
+    mine = measure(numloom_engine, case, inputs, repeat)
+    problems = []
+    if ref.error is None and mine.error is None:
+        problems = compare(case, ref.outputs, mine.outputs)
+    row = Row(case, ref, mine, problems)
+    for peer in peers:
+        timing = measure(peer, case, inputs, repeat)
+        row.peers[peer.name] = timing
+        if timing is not None and timing.error is None and ref.error is None:
+            for problem in compare(case, ref.outputs, timing.outputs, strict_dtype=False):
+                row.notes.append(f"{peer.name} differs from NumPy: {problem}")
+    ref.outputs = mine.outputs = ()  # free the arrays: large sizes hold gigabytes
+    for timing in row.peers.values():
+        if timing is not None:
+            timing.outputs = ()
+    return row
+
+
+# ---------------------------------------------------------------------------------------------
+# The table
+
+
+def _ms(value: float) -> str:
+    if value != value:  # NaN: not measured
+        return "-"
+    return f"{value:.0f}" if value >= 100 else f"{value:.1f}" if value >= 10 else f"{value:.2f}"
+
+
+def _kernels(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.0f}" if value == int(value) else f"{value:.1f}"
+
+
+def _peer_cell(timing: Timing | None) -> str:
+    if timing is None:
+        return ""
+    return "error" if timing.error else _ms(timing.median_ms)
+
+
+def table_rows(rows: list[Row], peer_names: list[str]) -> list[list[str]]:
+    header = [
+        "workload",
+        "size",
+        "numpy ms",
+        "numloom ms",
+        "numpy/numloom",
+        "first call ms",
+        "kernels/run",
+        "check",
+    ] + [f"{name} ms" for name in peer_names]
+    lines = [header]
+    for row in rows:
+        ref, mine = row.numpy, row.numloom
+        ratio = ref.median_ms / mine.median_ms if mine.median_ms > 0 else float("nan")
+        check = "OK" if row.ok else ("ERROR" if mine.error or ref.error else "FAIL")
+        cells = [
+            row.case.name,
+            row.case.size,
+            _ms(ref.median_ms),
+            _ms(mine.median_ms),
+            "-" if ratio != ratio else f"{ratio:.2f}x",
+            _ms(mine.first_ms),
+            _kernels(mine.kernels_per_run),
+            check,
+        ]
+        lines.append(cells + [_peer_cell(row.peers.get(name)) for name in peer_names])
+    return lines
+
+
+def render_text(lines: list[list[str]]) -> str:
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    out = []
+    for n, line in enumerate(lines):
+        # names left, numbers right
+        cells = [c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))]
+        out.append("  ".join(cells).rstrip())
+        if n == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def render_markdown(lines: list[list[str]]) -> str:
+    out = ["| " + " | ".join(lines[0]) + " |"]
+    out.append("| " + " | ".join("---" if i < 2 else "---:" for i in range(len(lines[0]))) + " |")
+    out += ["| " + " | ".join(line) + " |" for line in lines[1:]]
+    return "\n".join(out)
+
+
+def notes(rows: list[Row]) -> list[str]:
+    """Mismatches, errors, fallbacks and peers' first calls, one line each."""
+    out = []
+    for row in rows:
+        label = f"{row.case.name} {row.case.size}"
+        for engine in (row.numpy, row.numloom):
+            if engine.error:
+                out.append(
+                    f"{label}: {'numpy' if engine is row.numpy else 'numloom'} "
+                    f"raised {engine.error}"
+                )
+        out += [f"{label}: numloom MISMATCH: {p}" for p in row.problems]
+        if row.numloom.fallbacks:
+            used = ", ".join(f"{k} x{n}" for k, n in sorted(row.numloom.fallbacks.items()))
+            out.append(f"{label}: numloom fell back to NumPy for {used}")
+        for name, timing in row.peers.items():
+            if timing is not None and timing.error:
+                out.append(f"{label}: {name} raised {timing.error}")
+            elif timing is not None:
+                out.append(f"{label}: {name} first call {_ms(timing.first_ms)} ms")
+        out += [f"{label}: {note}" for note in row.notes]
+    return out
+
+
+LEGEND = (
+    "numpy/numloom > 1: numloom is faster. Times are medians after a first call;\n"
+    "'first call' includes tracing and compiling (unless the compile cache had the kernels)."
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Where it ran
+
+
+def describe_cpu() -> str:
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores"
+
+
+def describe_gpu(device: str) -> str:
+    index = int(device.split(":")[1]) if ":" in device else 0
+    for module in ("cuda.core", "cuda.core.experimental"):
+        try:
+            return str(importlib.import_module(module).Device(index).name)
+        except Exception:  # missing module or driver: try the next way
+            continue
+    return f"CUDA device {index}"
+
+
+def describe_device(device: str) -> str:
+    if device.startswith("cuda"):
+        return f"{device}: {describe_gpu(device)} (host: {describe_cpu()})"
+    return f"cpu: {describe_cpu()}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The benchmarks/ folder: workloads and peers live beside the package, in the source checkout
+
+
+def find_benchmarks_dir() -> Path:
+    candidates = [Path(__file__).resolve().parent.parent / "benchmarks", Path.cwd() / "benchmarks"]
+    for folder in candidates:
+        if (folder / "workloads.py").is_file():
+            return folder
+    raise SystemExit(
+        "bench: benchmarks/workloads.py not found (looked in "
+        + ", ".join(map(str, candidates))
+        + "). Run it from a numloom source checkout: python -m pip install -e ."
+    )
+
+
+def load_module(path: Path, name: str):
+    """Import a file as a module of its own name, without putting benchmarks/ on sys.path."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look modules up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_peers(folder: Path, device: str) -> list:
+    """CPU peers on the CPU device, GPU peers on a GPU; those whose library imports."""
+    filename = "numba_peers.py" if device == "cpu" else "gpu_peers.py"
+    if not (folder / filename).is_file():
+        return []
+    module = load_module(folder / filename, "numloom_bench_" + filename[:-3])
+    peers = module.available_peers()
+    for line in getattr(module, "UNAVAILABLE", []):
+        print(f"  peer skipped: {line}", file=sys.stderr)
+    return peers
+
+
+# ---------------------------------------------------------------------------------------------
+# Outputs: markdown log and plot
+
+
+def append_markdown(path: str, lines, footnotes, device_text: str, argv: list[str]) -> None:
+    import numloom
+
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    text = [
+        f"\n## {now}: {device_text}\n",
+        f"- command: `{shlex.join(['python', '-m', 'numloom', 'bench', *argv])}`",
+        f"- numpy {np.__version__}, numloom {getattr(numloom, '__version__', '?')}, "
+        f"Python {platform.python_version()}\n",
+        render_markdown(lines),
+        "",
+        LEGEND,
+    ]
+    if footnotes:
+        text += [""] + [f"- {line}" for line in footnotes]
+    with open(path, "a") as f:
+        f.write("\n".join(text) + "\n")
+    print(f"appended the table to {path}")
+
+
+def plot(path: str, rows: list[Row], peer_names: list[str], title: str) -> None:
+    """Speedup over NumPy per workload, numloom and each peer, on a log scale."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")  # no display needed
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print(
+            f"--plot: matplotlib is not installed (pip install 'numloom[viz]'); {path} not written"
+        )
+        return
+    labels = [f"{r.case.name}\n{r.case.size}" for r in rows]
+    series = {"numloom": [_speedup(r.numpy, r.numloom) for r in rows]}
+    for name in peer_names:
+        series[name] = [_speedup(r.numpy, r.peers.get(name)) for r in rows]
+    fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(rows)), 5))
+    width = 0.8 / len(series)
+    for i, (name, values) in enumerate(series.items()):
+        ax.bar([x + i * width for x in range(len(rows))], values, width, label=name)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_yscale("log")
+    ax.set_ylabel("speedup over NumPy (median)")
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(rows))], labels, fontsize=7)
+    ax.set_title(title, fontsize=9)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"wrote {path}")
+
+
+def _speedup(ref: Timing, timing: Timing | None) -> float:
+    if timing is None or timing.error or not timing.median_ms > 0:
+        return float("nan")
+    return ref.median_ms / timing.median_ms
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m numloom bench",
+        description="Time the seed workloads on NumPy and numloom (and peers) and check results.",
+    )
+    parser.add_argument("--device", choices=["cpu", "cuda"], help="default: numloom's default")
+    parser.add_argument("--only", help="comma-separated workloads, e.g. saxpy,sobel")
+    parser.add_argument("--repeat", type=int, default=5, help="timed calls after the first (5)")
+    parser.add_argument("--sizes", choices=list(SIZES), default="default")
+    parser.add_argument("--append-md", metavar="FILE", help="append the table to a markdown log")
+    parser.add_argument("--plot", metavar="FILE.png", help="bar chart of speedups (matplotlib)")
+    args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parse_args(argv)
+    import numloom
+
+    if args.device:
+        try:
+            numloom.set_device(args.device)
+        except Exception as error:  # DeviceError: no GPU, or no CUDA backend installed
+            print(f"bench: {error}", file=sys.stderr)
+            return 2
+    device = numloom.get_device()  # 'cpu' or 'cuda:N'
+    folder = find_benchmarks_dir()
+    wl = load_module(folder / "workloads.py", "numloom_bench_workloads")
+    only = [name.strip() for name in args.only.split(",")] if args.only else None
+    cases = build_cases(wl, args.sizes, only)
+    device_text = describe_device(device)
+    print(
+        f"numloom bench on {device_text}; numpy {np.__version__}; sizes {args.sizes}; "
+        f"median of {args.repeat} after the first call",
+        flush=True,
+    )
+    peers = load_peers(folder, device)
+    engine = NumloomEngine(numloom, "cpu" if device == "cpu" else "cuda")
+    rows = [bench_case(case, engine, peers, args.repeat) for case in cases]
+    peer_names = [p.name for p in peers if any(r.peers.get(p.name) for r in rows)]
+    lines = table_rows(rows, peer_names)
+    footnotes = notes(rows)
+    print()
+    print(render_text(lines))
+    print(LEGEND)
+    for line in footnotes:
+        print(f"  {line}")
+    if args.append_md:
+        append_markdown(args.append_md, lines, footnotes, device_text, argv)
+    if args.plot:
+        plot(args.plot, rows, peer_names, f"numloom bench, {device_text}")
+    failed = [f"{r.case.name} {r.case.size}" for r in rows if not r.ok]
+    if failed:
+        print(f"numloom FAILED on: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0

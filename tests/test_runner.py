@@ -1,0 +1,194 @@
+"""``python -m numloom script.py`` runs a NumPy script as ``python script.py`` does, on numloom.
+
+Each test writes a small script, runs it with plain Python and through numloom in subprocesses,
+and compares exit status and output. Scripts print plain Python values (``tolist()``,
+``float``), so the comparison is about the runner, not about array printing.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from numloom.runner import NumpyRedirect
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def python(*args: str, cwd: Path, pythonpath: tuple = ()) -> subprocess.CompletedProcess:
+    # the repo goes on PYTHONPATH so the tests also run from a checkout that is not installed
+    path = os.pathsep.join([*map(str, pythonpath), str(REPO), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path, "PYTHONWARNINGS": "ignore"}
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def write(path: Path, source: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(source))
+    return path
+
+
+def plain_and_numloom(tmp_path: Path, source: str, *args: str, **kw):
+    write(tmp_path / "script.py", source)
+    plain = python("script.py", *args, cwd=tmp_path, **kw)
+    loom = python("-m", "numloom", "script.py", *args, cwd=tmp_path, **kw)
+    return plain, loom
+
+
+def assert_same(plain, loom) -> None:
+    assert (loom.returncode, loom.stdout) == (plain.returncode, plain.stdout), loom.stderr
+
+
+def test_argv_and_main_guard(tmp_path):
+    plain, loom = plain_and_numloom(
+        tmp_path,
+        """
+        import sys
+        import numpy as np
+        print(sys.argv, __name__, __file__ == __import__("os").path.abspath(__file__))
+        if __name__ == "__main__":
+            print("main", np.arange(int(sys.argv[1])).tolist())
+        """,
+        "4",
+        "--flag",
+    )
+    assert plain.returncode == 0, plain.stderr
+    assert_same(plain, loom)
+    assert "['script.py', '4', '--flag']" in loom.stdout
+
+
+def test_every_import_form(tmp_path):
+    plain, loom = plain_and_numloom(
+        tmp_path,
+        """
+        import numpy
+        import numpy as np
+        import numpy.linalg
+        import numpy.linalg as la
+        from numpy import arange, float32, linalg
+        from numpy.random import default_rng
+
+        a = arange(12, dtype=float32).reshape(3, 4)
+        print(a.sum(axis=0).tolist(), str(a.dtype))
+        print(round(float(numpy.linalg.norm(np.ones(4))), 6), round(float(la.norm(a)), 4))
+        print(round(float(linalg.norm(np.ones(9))), 6))
+        print(default_rng(0).random(3).shape)
+        """,
+    )
+    assert plain.returncode == 0, plain.stderr
+    assert_same(plain, loom)
+
+
+def test_script_really_gets_numloom(tmp_path):
+    source = """
+        import numpy as np
+        import numpy.linalg
+        from numpy import zeros
+        print(np.__name__, type(zeros(3)).__module__.split(".")[0], numpy.linalg.__name__)
+        """
+    plain, loom = plain_and_numloom(tmp_path, source)
+    assert plain.stdout.split() == ["numpy", "numpy", "numpy.linalg"]
+    assert loom.stdout.split() == ["numloom", "numloom", "numloom.linalg"], loom.stderr
+
+
+def test_libraries_keep_real_numpy(tmp_path):
+    """Only the script's own tree gets numloom; a library, or a venv inside the tree, does not."""
+    project = tmp_path / "project"
+    write(tmp_path / "libs" / "thirdparty.py", "import numpy\nNAME = numpy.__name__\n")
+    venv = project / ".venv" / "lib" / "python3" / "site-packages"
+    write(venv / "vendored.py", "import numpy\nNAME = numpy.__name__\n")
+    write(project / "helper.py", "import numpy as np\nNAME = np.__name__\n")
+    write(
+        project / "script.py",
+        """
+        import thirdparty, vendored, helper
+        import numpy as np
+        print(thirdparty.NAME, vendored.NAME, helper.NAME, np.__name__)
+        """,
+    )
+    loom = python("-m", "numloom", "script.py", cwd=project, pythonpath=(tmp_path / "libs", venv))
+    assert loom.stdout.split() == ["numpy", "numpy", "numloom", "numloom"], loom.stderr
+
+
+def test_exit_status(tmp_path):
+    plain, loom = plain_and_numloom(
+        tmp_path, "import sys\nimport numpy as np\nprint('before')\nsys.exit(3)\n"
+    )
+    assert plain.returncode == 3
+    assert_same(plain, loom)
+    plain, loom = plain_and_numloom(tmp_path, "import sys\nsys.exit('bye')\n")
+    assert (loom.returncode, loom.stderr.strip()) == (1, "bye")
+
+
+def test_uncaught_exception_prints_python_traceback(tmp_path):
+    plain, loom = plain_and_numloom(
+        tmp_path,
+        """
+        import numpy as np
+        def fail():
+            raise ValueError("boom")
+        print("before")
+        fail()
+        """,
+    )
+    assert plain.returncode == 1
+    assert_same(plain, loom)
+    # the same traceback: the user's frames only, no runner frames
+    assert loom.stderr.endswith(plain.stderr), loom.stderr
+    assert "runner.py" not in loom.stderr
+
+
+def test_syntax_error_and_missing_file(tmp_path):
+    plain, loom = plain_and_numloom(tmp_path, "x = (\n")
+    assert (loom.returncode, loom.stderr) == (plain.returncode, plain.stderr)
+    loom = python("-m", "numloom", "missing.py", cwd=tmp_path)
+    assert loom.returncode == 2 and "can't open file" in loom.stderr
+
+
+def test_dash_c_and_help(tmp_path):
+    code = "import sys, numpy as np; print(np.__name__, sys.argv)"
+    loom = python("-m", "numloom", "-c", code, "x", cwd=tmp_path)
+    assert loom.stdout.strip() == "numloom ['-c', 'x']", loom.stderr
+    helped = python("-m", "numloom", "--help", cwd=tmp_path)
+    assert helped.returncode == 0 and "python -m numloom script.py" in helped.stdout
+
+
+@pytest.mark.parametrize(
+    "path, expected",
+    [
+        ("project/script.py", True),
+        ("project/sub/helper.py", True),
+        ("project/.venv/lib/python3.11/site-packages/lib.py", False),
+        ("elsewhere/lib.py", False),
+    ],
+)
+def test_redirect_decides_by_file(tmp_path, path, expected):
+    redirect = NumpyRedirect(str(tmp_path / "project"))
+    assert redirect.is_user_code({"__file__": str(tmp_path / path)}) is expected
+
+
+def test_redirect_leaves_libraries_and_numloom_alone(tmp_path):
+    import numloom
+
+    redirect = NumpyRedirect("/")  # even when the script's tree holds everything
+    assert not redirect.is_user_code({"__file__": os.__file__})
+    assert not redirect.is_user_code({"__file__": numloom.__file__})
+    assert not redirect.is_user_code(None)
+    assert redirect.is_user_code({"__name__": "__main__"})  # code given with -c
+
+
+def test_bench_runs_and_checks(tmp_path):
+    # --device cpu: on a GPU machine the peers' compiles (torch.compile) would take long
+    args = ["bench", "--only", "saxpy", "--repeat", "2", "--sizes", "small", "--device", "cpu"]
+    bench = python("-m", "numloom", *args, cwd=REPO)
+    assert bench.returncode == 0, bench.stdout + bench.stderr
+    rows = [line.split() for line in bench.stdout.splitlines() if line.startswith("saxpy")]
+    assert len(rows) == 1 and "OK" in rows[0], bench.stdout
+    assert "numpy/numloom" in bench.stdout
