@@ -1,18 +1,15 @@
 """The CUDA dialect: the same kernel IR as CUDA C++ for NVRTC.
 
-Every kernel takes its buffers as pointer arguments, its sizes in a by-value struct ``P`` and
-its constants in a by-value block ``Kv`` (kernel arguments live in constant memory, and a CUDA
-graph node updates them in place). Blocks have ``THREADS`` threads. A map kernel is a
-grid-stride loop::
+Every kernel takes its buffers as pointer arguments and its sizes (``p<i>``) and constants
+(``k<offset>``) by value (kernel arguments live in constant memory, and a CUDA graph node
+updates them in place). Blocks have ``THREADS`` threads. A map kernel is a grid-stride loop::
 
     extern "C" __global__ void __launch_bounds__(256) NAME(const float *__restrict__ in0,
-            float *__restrict__ out0, const NLP_NAME P, const NLK_NAME Kv) {
-        const unsigned char *K = Kv.v;
-        const int64_t p0 = P.v[0];
+            float *__restrict__ out0, const int64_t p0, const float k0) {
         for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < p0;
              i += gridDim.x * (int64_t)blockDim.x) {
             const float t0 = (float)in0[i];
-            out0[i] = (float)(expf(t0));
+            out0[i] = (float)(expf(t0 * k0));
         }
     }
 
@@ -34,30 +31,32 @@ from .render import _all_text, _fold, _indent, _is_float, _lets, _start, _store
 THREADS = 256
 
 
+_CONST = re.compile(r"\*\(const (\w+) \*\)\(K \+ (\d+)\)")
+
+
 def _function(k: kir.Kernel, name: str, body: list, extra: tuple = ()) -> list:
-    """One ``__global__`` function: buffers, extra arguments, sizes and constants, body."""
+    """One ``__global__`` function: buffers, extra arguments, then every size (``p<i>``) and
+    constant (``k<offset>``) of the kernel as a by-value argument."""
     args = []
     for b in k.buffers:
         const = "" if b.output else "const "
         args.append(f"{const}{b.ctype} *__restrict__ {b.name}")
     args += list(extra)
-    args += [f"const NLP_{k.name} P", f"const NLK_{k.name} Kv"]
+    args += [f"const int64_t p{i}" for i in range(kernel_params(k))]
+    args += [f"const {ctype} k{off}" for off, ctype in kernel_constants(k)]
     head = [f'extern "C" __global__ void __launch_bounds__({THREADS}) {name}(',
             "        " + ", ".join(args) + ") {"]  # fmt: skip
-    prelude = ["const unsigned char *K = Kv.v;"] + _lets(k.prologue)
-    return head + _indent(_params_of(k) + prelude + body, 1) + ["}"]
+    return head + _indent(_lets(k.prologue) + body, 1) + ["}"]
 
 
-def _params_of(k: kir.Kernel) -> list:
-    used = sorted({int(m) for m in re.findall(r"P\[(\d+)\]", _all_text(k))})
-    return [f"const int64_t p{i} = P.v[{i}];" for i in used]
+def kernel_params(k: kir.Kernel) -> int:
+    """How many size arguments the kernel's functions take (p0, p1, ...)."""
+    return 1 + max((int(m) for m in re.findall(r"P\[(\d+)\]", _all_text(k))), default=-1)
 
 
-def _structs(k: kir.Kernel, n_params: int, n_const: int) -> list:
-    return [
-        f"struct NLP_{k.name} {{ int64_t v[{max(n_params, 1)}]; }};",
-        f"struct __align__(8) NLK_{k.name} {{ unsigned char v[{max(n_const, 8)}]; }};",
-    ]
+def kernel_constants(k: kir.Kernel) -> list:
+    """(offset, C type) of each constant argument, in constant-block order."""
+    return sorted({(int(off), ctype) for ctype, off in _CONST.findall(_all_text(k))})
 
 
 def _grid_loop(var: str, total: str, body: list, per_block: bool = False) -> list:
@@ -273,8 +272,6 @@ def _scatter(k: kir.Kernel) -> list:
 def render_cuda(k: kir.Kernel) -> str:
     """The CUDA C++ source of kernel ``k`` (one or two ``__global__`` functions)."""
     body = {"map": _map, "reduce": _reduce, "row": _row, "scatter": _scatter}[k.kind](k)
-    text = "\n".join(body) + _all_text(k)
-    n_params = 1 + max((int(m) for m in re.findall(r"P\[(\d+)\]", text)), default=0)
-    n_const = max((int(m) for m in re.findall(r"K \+ (\d+)\)", text)), default=0) + 16
-    source = "\n".join(['#include "numloom.h"', *_structs(k, n_params, n_const), "", *body])
-    return re.sub(r"(?<![.\w])P\[(\d+)\]", r"p\1", source) + "\n"
+    source = "\n".join(['#include "numloom.h"', "", *body]) + "\n"
+    source = re.sub(r"(?<![.\w])P\[(\d+)\]", r"p\1", source)
+    return _CONST.sub(r"k\2", source)
