@@ -144,6 +144,16 @@ def evaluate(*arrays) -> None:
 _devices_used: set = set()
 
 
+def to_device(data, device: str):
+    """A BUFFER node holding a copy of host array ``data`` on ``device``."""
+    return _backend(device).to_device(data, device)
+
+
+def to_host(buffer: Buffer):
+    """A host NumPy copy of a device buffer."""
+    return _backend(buffer.device).to_host(buffer)
+
+
 def _backend(device: str):
     from .backends import load
 
