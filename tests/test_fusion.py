@@ -148,7 +148,7 @@ def test_second_run_compiles_nothing_in_a_new_process(tmp_path):
 
 def test_without_a_compiler_numpy_runs_the_plan_and_says_so(tmp_path):
     env = dict(os.environ, NUMLOOM_CC="/nonexistent/cc", CC="/nonexistent/cc",
-               NUMLOOM_CACHE_DIR=str(tmp_path))  # fmt: skip
+               NUMLOOM_CACHE_DIR=str(tmp_path), NUMLOOM_DEVICE="cpu")  # fmt: skip
     code = ("import numloom as nl, numpy\nx = nl.arange(10.0)\n"
             "print(float((nl.sin(x) * 2).sum()), float((nl.sin(x) * 3).sum()))")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
