@@ -282,6 +282,8 @@ def run(roots: list, device: str = "cuda:0") -> dict:
         start = time.perf_counter()
         if step.functions:
             _launch(step, order, values, device)
+        elif step.kernel.kind == "library" and _cupy() is not None:
+            _matmul_cupy(step, order, values, device)
         else:
             _on_host(step, order, values, pos, device)
         if config.DEBUG >= 1:
@@ -390,3 +392,67 @@ def _on_host(step: Step, order: list, values: dict, pos: dict, device: str) -> N
             local[id(n)] = reference.compute(n, srcs)
     for p in step.outputs:
         values[p] = to_device(np.asarray(local[id(order[p])]), device).arg.data
+
+
+# --- matmul --------------------------------------------------------------------------------------
+
+
+def _cupy():
+    try:
+        import cupy
+    except ImportError:
+        return None
+    return cupy
+
+
+def _as_cupy(array: DeviceArray, shape: tuple, strides: tuple):
+    """A CuPy view of device memory numloom owns (no copy)."""
+    cupy = _cupy()
+    memory = cupy.cuda.UnownedMemory(array.ptr, array.nbytes, array)
+    pointer = cupy.cuda.MemoryPointer(memory, 0)
+    return cupy.ndarray(shape, array.dtype, pointer, strides=strides)
+
+
+def _matmul_cupy(step: Step, order: list, values: dict, device: str) -> None:
+    """cuBLAS through CuPy, on numloom's stream, reading and writing numloom's memory."""
+    cupy = _cupy()
+    (out_pos,) = step.outputs
+    root = order[out_pos]
+    a_node, b_node = root.srcs
+    state = _get(device)
+    with cupy.cuda.ExternalStream(int(state.stream.handle)):
+        a = _operand(a_node, order, values, step)
+        b = _operand(b_node, order, values, step)
+        out = DeviceArray(root.shape, root.dtype, device)
+        target = _as_cupy(out, root.shape, tuple(s * root.dtype.itemsize for s in
+                                                 _contiguous(root.shape)))  # fmt: skip
+        cupy.matmul(a, b, out=target)
+    values[out_pos] = out
+
+
+def _contiguous(shape: tuple) -> tuple:
+    from ..dag import contiguous_strides
+
+    return contiguous_strides(shape)
+
+
+def _operand(n, order: list, values: dict, step: Step):
+    """A matmul operand as a CuPy view: a computed array, or a strided view of one (a
+    transpose folds into the cuBLAS call)."""
+    pos = {id(order[p]): p for p in step.inputs}
+    if id(n) in pos:
+        array = values[pos[id(n)]]
+        return _as_cupy(array, n.shape, tuple(s * n.dtype.itemsize for s in
+                                              _contiguous(n.shape)))  # fmt: skip
+    if n.op is Op.VIEW and id(n.srcs[0]) in pos:
+        array = values[pos[id(n.srcs[0])]]
+        v = n.arg
+        base = _as_cupy(array, (array.nbytes // n.dtype.itemsize,), (n.dtype.itemsize,))
+        return cupy_strided(base, v, n.dtype.itemsize)
+    raise NotImplementedError(f"matmul operand {n}")
+
+
+def cupy_strided(base, v, itemsize: int):
+    cupy = _cupy()
+    return cupy.lib.stride_tricks.as_strided(base[v.offset:], v.shape,
+                                             tuple(s * itemsize for s in v.strides))
