@@ -179,8 +179,10 @@ def cast(expr: str, src, dst) -> str:
         return f"({expr} != 0)"
     if dst == np.float16:
         return f"((float)(nl_half)({expr}))"
-    if src.kind == "f" and dst.kind in "iu" and dst.itemsize < 4:
-        return f"(({compute_type(dst)})(int64_t)({expr}))"  # through int64, as x86 NumPy does
+    if src.kind == "f" and dst.kind in "iu":
+        # NaN and out-of-range values convert as on x86, where NumPy runs: through int64 for
+        # small types (the header makes the GPU do the same)
+        return f"nl_f2{compute_type(dst).replace('_t', '')}({expr})"
     return f"(({compute_type(dst)})({expr}))"
 
 
@@ -351,6 +353,8 @@ def const_value(n: Node, part: str):
         return n.arg
     start, _, step = n.arg
     values = np.array([start, start + step], dtype=n.dtype)
+    if n.dtype == np.bool_:  # bool arange: at most [False, True]
+        return values[0] if part == "start" else np.bool_(values[1] != values[0])
     return values[0] if part == "start" else values[1] - values[0]
 
 

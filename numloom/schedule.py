@@ -94,7 +94,7 @@ def schedule_nodes(roots: list, device: str = "cpu") -> Plan:
         inputs = tuple(s for s in n.srcs)
         kernels.append(
             Kernel(
-                name=f"k{len(kernels)}_{_name(n)}",
+                name=f"k{len(kernels)}_{_name(n)}".replace(".", "_"),
                 kind=KIND[n.op],
                 nodes=(n,),
                 inputs=inputs,
@@ -339,7 +339,8 @@ def _plan(order, roots, why, owners, group, device) -> Plan:
         kernels[rep] = Kernel(name="", kind=kind, nodes=tuple(nodes), inputs=inputs,
                               outputs=outputs, reason=reason)  # fmt: skip
     ordered = _kernel_order(list(kernels.values()))
-    named = tuple(replace(k, name=f"k{i}_{_name(k.outputs[-1])}") for i, k in enumerate(ordered))
+    named = tuple(replace(k, name=f"k{i}_{_name(k.outputs[-1])}".replace(".", "_"))
+                  for i, k in enumerate(ordered))  # fmt: skip
     return Plan(outputs=tuple(roots), kernels=named, device=device, order=tuple(order))
 
 

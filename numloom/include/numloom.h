@@ -169,6 +169,34 @@ NL_UNSIGNED(uint16_t, 16)
 NL_UNSIGNED(uint32_t, 32)
 NL_UNSIGNED(uint64_t, 64)
 
+/* Float to integer conversions as NumPy computes them on x86-64. Signed targets: the C cast
+ * (cvttsd2si), where NaN and out-of-range values give the "integer indefinite" INT_MIN of the
+ * width; types below 32 bits go through int64 and wrap. Unsigned 32 and 64 bits: values from
+ * 2**(bits-1) up are shifted down, converted signed and the top bit flipped back, as the
+ * compiler's SSE2 sequence does. A GPU saturates and AVX-512 has unsigned conversions with
+ * other results, so every path spells the x86 result out. */
+NL_FN int64_t nl_f2int64(double x) {
+    return (x != x || x >= 9223372036854775808.0 || x < -9223372036854775808.0)
+        ? (int64_t)(-9223372036854775807LL - 1) : (int64_t)x;
+}
+NL_FN int32_t nl_f2int32(double x) {
+    return (x != x || x >= 2147483648.0 || x < -2147483648.0) ? (int32_t)(-2147483647 - 1)
+                                                              : (int32_t)x;
+}
+NL_FN uint64_t nl_f2uint64(double x) {
+    if (x >= 9223372036854775808.0)
+        return (uint64_t)nl_f2int64(x - 9223372036854775808.0) ^ 9223372036854775808ULL;
+    return (uint64_t)nl_f2int64(x);
+}
+NL_FN uint32_t nl_f2uint32(double x) {
+    if (x >= 2147483648.0) return (uint32_t)nl_f2int32(x - 2147483648.0) ^ 2147483648u;
+    return (uint32_t)nl_f2int32(x);
+}
+NL_FN int8_t nl_f2int8(double x) { return (int8_t)nl_f2int64(x); }
+NL_FN int16_t nl_f2int16(double x) { return (int16_t)nl_f2int64(x); }
+NL_FN uint8_t nl_f2uint8(double x) { return (uint8_t)nl_f2int64(x); }
+NL_FN uint16_t nl_f2uint16(double x) { return (uint16_t)nl_f2int64(x); }
+
 /* Integer max/min (no NaN). */
 #define NL_IMAX(a, b) ((a) >= (b) ? (a) : (b))
 #define NL_IMIN(a, b) ((a) <= (b) ? (a) : (b))
