@@ -390,11 +390,21 @@ def bench_case(case: Case, numloom_engine, peers: list, repeat: int) -> Row:
         if timing is not None and timing.error is None and ref.error is None:
             for problem in compare(case, ref.outputs, timing.outputs, strict_dtype=False):
                 row.notes.append(f"{peer.name} differs from NumPy: {problem}")
+    _progress(row)
     ref.outputs = mine.outputs = ()  # free the arrays: large sizes hold gigabytes
     for timing in row.peers.values():
         if timing is not None:
             timing.outputs = ()
     return row
+
+
+def _progress(row: Row) -> None:
+    """The row's times as soon as they are known (a run cut short still shows them)."""
+    times = [("numpy", row.numpy), ("numloom", row.numloom), *row.peers.items()]
+    text = ", ".join(f"{name} {t.median_ms:.3f} ms" for name, t in times
+                     if t is not None and t.error is None)  # fmt: skip
+    status = "OK" if not row.problems else "FAIL"
+    print(f"    {text} [{status}]", file=sys.stderr, flush=True)
 
 
 # ---------------------------------------------------------------------------------------------
