@@ -200,17 +200,29 @@ def plan(roots: list) -> Plan:
     return program.plan
 
 
-def run(roots: list, device: str = "cpu") -> dict:
-    """Evaluate ``roots``; returns ``{id(root): BUFFER node}``."""
-    order = toposort(roots)
+def program_for(order: list, roots: list, device: str = "cpu") -> Program:
+    """The compiled program evaluating ``roots`` (cached by the DAG's structure)."""
     key = _signature(order, roots)
     program = _programs.get(key)
     if program is None:
         program = _programs[key] = _build(order, roots)
     else:
         count("plan_cache_hits")
+    return program
+
+
+def run(roots: list, device: str = "cpu") -> dict:
+    """Evaluate ``roots``; returns ``{id(root): BUFFER node}``."""
+    order = toposort(roots)
+    return execute(program_for(order, roots), order, roots, device)
+
+
+def execute(program: Program, order: list, roots: list, device: str, leaves=None) -> dict:
+    """Run ``program`` over the DAG ``order``; ``leaves`` replaces the data of some BUFFER
+    positions (``numloom.jit`` replays a traced DAG on new inputs this way)."""
     pos = {id(n): i for i, n in enumerate(order)}
     values = {i: n.arg.data for i, n in enumerate(order) if n.op is Op.BUFFER}
+    values.update(leaves or {})
     blocks: dict = {}  # position -> pool block, for outputs of compiled kernels
     with np.errstate(all="ignore"):
         for step in program.steps:

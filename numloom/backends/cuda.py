@@ -272,12 +272,21 @@ def _function_names(source: str) -> list:
 # --- running -----------------------------------------------------------------------------------
 
 
+def program_for(order: list, roots: list, device: str = "cuda:0") -> Program:
+    return _program(order, roots, device)
+
+
 def run(roots: list, device: str = "cuda:0") -> dict:
     """Evaluate ``roots`` on the device; returns ``{id(root): BUFFER node}``."""
     order = toposort(roots)
-    program = _program(order, roots, device)
+    return execute(_program(order, roots, device), order, roots, device)
+
+
+def execute(program: Program, order: list, roots: list, device: str, leaves=None) -> dict:
+    """Run ``program`` over the DAG ``order``, some BUFFER positions replaced by ``leaves``."""
     pos = {id(n): i for i, n in enumerate(order)}
     values = {i: n.arg.data for i, n in enumerate(order) if n.op is Op.BUFFER}
+    values.update(leaves or {})
     for step in program.steps:
         start = time.perf_counter()
         if step.functions:

@@ -1,0 +1,209 @@
+"""``numloom.jit``: trace a function once per input signature, then replay its plan.
+
+The first call with a given signature (shapes, dtypes, views, devices and the values of the other
+arguments) runs the function normally, building its DAG, and evaluates it. Later calls skip
+Python tracing: the cached program runs again with the new inputs' buffers in place of the
+traced ones, and the function's writes to its inputs are applied to the new inputs.
+
+A function that needs a value during tracing (``float(x)``, printing, a data-dependent shape, a
+NumPy fallback) evaluates in the middle of its trace; such a function is simply called every
+time. Arrays made inside the function from host data (``np.asarray(list)``, random draws) are
+constants of the trace, as in JAX.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from dataclasses import dataclass
+
+from . import config, realize
+from .array import _adopt, ndarray
+from .dag import toposort
+from .realize import Storage
+
+
+@dataclass
+class _Trace:
+    """What replaying a traced call needs."""
+
+    program: object
+    order: list  # the traced DAG, sources first
+    roots: list
+    device: str
+    leaves: tuple  # (argument index, position of its buffer in ``order``)
+    outputs: object  # the result's structure, arrays replaced by _Out
+    writes: tuple  # (argument index, root index): the function wrote into that argument
+
+
+def jit(fn=None, *, static_argnums=()):
+    """Compile ``fn`` once per input signature and replay its plan on later calls."""
+    if fn is None:
+        return functools.partial(jit, static_argnums=static_argnums)
+    traces: dict = {}
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        key = _signature(args, kwargs)
+        trace = traces.get(key) if key is not None else None
+        if trace is not None:
+            return _replay(trace, args)
+        if config.DEBUG >= 1 and key is not None:
+            print(f"numloom.jit: tracing {fn.__name__} for {_describe(args)}", file=sys.stderr)
+        result, trace = _trace(fn, args, kwargs)
+        if trace is not None and key is not None:
+            traces[key] = trace
+        return result
+
+    wrapper.traces = traces
+    return wrapper
+
+
+def _signature(args: tuple, kwargs: dict):
+    """The cache key of a call, or None when an argument cannot be part of one."""
+    parts, storages = [], {}
+    for a in list(args) + sorted(kwargs.items()):
+        if isinstance(a, ndarray):
+            first = storages.setdefault(id(a._storage), len(storages))
+            version = a._storage.version
+            parts.append(("array", a._view, version.shape, a.dtype, a.device, first))
+            continue
+        try:
+            hash(a)
+        except TypeError:
+            return None
+        parts.append(("value", type(a), a))
+    return tuple(parts)
+
+
+def _describe(args: tuple) -> str:
+    return ", ".join(f"{a.dtype}{list(a.shape)}" if isinstance(a, ndarray) else repr(a)
+                     for a in args)  # fmt: skip
+
+
+def _backend(device: str):
+    from .backends import load
+
+    return load(device)
+
+
+def _array_args(args: tuple) -> list:
+    return [(i, a) for i, a in enumerate(args) if isinstance(a, ndarray)]
+
+
+def _trace(fn, args: tuple, kwargs: dict):
+    realize.sync()  # inputs are computed buffers: the trace reads them as leaves
+    arrays = _array_args(args)
+    before = {id(a._storage): a._storage.version for _, a in arrays}
+    evaluated = realize.stats()["plans_evaluated"]
+    result = fn(*args, **kwargs)
+    handles = _flatten(result)
+    if realize.stats()["plans_evaluated"] != evaluated or not handles:
+        return result, None  # it evaluated while tracing: call it every time
+    devices = {h.device for h in handles} | {a.device for _, a in arrays}
+    if len(devices) != 1:
+        return result, None
+    (device,) = devices
+    written = [(i, a) for i, a in arrays if a._storage.version is not before[id(a._storage)]]
+    computed = [h for h in handles if h._storage.pending]
+    roots = list({id(h._storage.version): h._storage.version for h in computed}.values())
+    for _, a in written:
+        if all(a._storage.version is not r for r in roots):
+            roots.append(a._storage.version)
+    if not roots:
+        return result, None  # nothing computed: nothing to replay
+    backend = _backend(device)
+    order = toposort(roots)
+    program = backend.program_for(order, roots, device)
+    pos = {id(n): i for i, n in enumerate(order)}
+    leaves = tuple((i, pos[id(before[id(a._storage)])]) for i, a in arrays
+                   if id(before[id(a._storage)]) in pos)  # fmt: skip
+    trace = _Trace(program, order, roots, device, leaves,
+                   _structure(result, arrays, roots),
+                   tuple((i, _root_index(roots, a._storage.version)) for i, a in written))
+    _apply(trace, args, backend.execute(program, order, roots, device), handles)
+    return result, trace
+
+
+def _flatten(result) -> list:
+    if isinstance(result, ndarray):
+        return [result]
+    if isinstance(result, (tuple, list)):
+        return [h for r in result for h in _flatten(r)]
+    return []
+
+
+@dataclass(frozen=True)
+class _Out:
+    """An array of the result: a view of input ``index`` or of new root ``index``."""
+
+    kind: str  # "input" or "new"
+    index: int
+    view: object
+    readonly: bool
+
+
+@dataclass(frozen=True)
+class _Value:
+    value: object
+
+
+def _root_index(roots: list, version) -> int:
+    return next(k for k, r in enumerate(roots) if r is version)
+
+
+def _structure(result, arrays: list, roots: list):
+    """The result with each array replaced by how to rebuild it on replay."""
+    if isinstance(result, ndarray):
+        for i, a in arrays:
+            if a._storage is result._storage:
+                return _Out("input", i, result._view, result._readonly)
+        if not result._storage.pending:  # an array the function did not compute
+            return _Value(result)
+        index = _root_index(roots, result._storage.version)
+        return _Out("new", index, result._view, result._readonly)
+    if isinstance(result, (tuple, list)):
+        return type(result)(_structure(r, arrays, roots) for r in result)
+    return _Value(result)
+
+
+def _apply(trace: _Trace, args: tuple, results: dict, handles: list) -> None:
+    """After the traced call's evaluation: every storage gets its computed buffer."""
+    by_version = {id(r): results[id(r)] for r in trace.roots}
+    for h in handles:
+        if id(h._storage.version) in by_version:
+            h._storage.version = by_version[id(h._storage.version)]
+            realize._pending.discard(h._storage)
+    for i, k in trace.writes:
+        storage = args[i]._storage
+        storage.version = results[id(trace.roots[k])]
+        realize._pending.discard(storage)
+
+
+def _replay(trace: _Trace, args: tuple):
+    arrays = dict(_array_args(args))
+    for a in arrays.values():
+        if a._storage.pending:
+            realize.evaluate_device(a.device)
+    leaves = {p: arrays[i]._storage.version.arg.data for i, p in trace.leaves}
+    backend = _backend(trace.device)
+    results = backend.execute(trace.program, trace.order, trace.roots, trace.device, leaves)
+    buffers = [results[id(r)] for r in trace.roots]
+    for i, k in trace.writes:
+        arrays[i]._storage.version = buffers[k]
+    storages: dict = {}
+    return _rebuild(trace.outputs, args, buffers, storages, trace.device)
+
+
+def _rebuild(spec, args: tuple, buffers: list, storages: dict, device: str):
+    if isinstance(spec, _Value):
+        return spec.value
+    if isinstance(spec, _Out):
+        if spec.kind == "input":
+            storage = args[spec.index]._storage
+        else:
+            storage = storages.get(spec.index)
+            if storage is None:
+                storage = storages[spec.index] = Storage(buffers[spec.index], device)
+        return _adopt(ndarray.__new__(ndarray), storage, spec.view, spec.readonly)
+    return type(spec)(_rebuild(s, args, buffers, storages, device) for s in spec)
