@@ -252,6 +252,28 @@ class NumloomEngine:
         return self.nl.stats()
 
 
+class NumloomJitEngine(NumloomEngine):
+    """The same unchanged workload wrapped in ``numloom.jit``: replays skip Python tracing."""
+
+    name = "numloom.jit"
+
+    def setup(self, case: Case, inputs: tuple):
+        nl = self.nl
+        args = tuple(nl.asarray(a.copy()) for a in inputs)
+        nl.sync()
+        run = nl.jit(lambda *a: case.run(nl, *a))
+
+        def call():
+            out = run(*args)
+            nl.sync()
+            if self.on_cpu:
+                for x in _as_tuple(out):
+                    np.asarray(x)
+            return out
+
+        return call
+
+
 # ---------------------------------------------------------------------------------------------
 # Timing and checking
 
@@ -684,6 +706,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     peers = load_peers(folder, device)
     engine = NumloomEngine(numloom, "cpu" if device == "cpu" else "cuda")
+    peers.insert(0, NumloomJitEngine(numloom, "cpu" if device == "cpu" else "cuda"))
     rows = [bench_case(case, engine, peers, args.repeat) for case in cases]
     peer_names = [p.name for p in peers if any(r.peers.get(p.name) for r in rows)]
     lines = table_rows(rows, peer_names)
