@@ -6,6 +6,7 @@ is written into them or they are evaluated; ``arange`` is an IOTA node.
 
 from __future__ import annotations
 
+import builtins
 import math
 import operator
 
@@ -19,16 +20,21 @@ from .ufuncs import scalar_node
 _NO_VALUE = _np._NoValue
 
 
+_MAX_DIM = _np.iinfo(_np.intp).max
+
+
 def _shape_arg(shape) -> tuple:
     """``shape`` as a tuple of ints, with NumPy's errors for bad shapes."""
     try:
-        shape = (operator.index(shape),)
+        try:
+            dims = (operator.index(shape),)
+        except TypeError:
+            dims = tuple(operator.index(s) for s in shape)
     except TypeError:
-        shape = tuple(operator.index(s) for s in shape)
-    for s in shape:
-        if s < 0:
-            raise ValueError("negative dimensions are not allowed")
-    return shape
+        dims = None
+    if dims is None or any(not 0 <= s <= _MAX_DIM for s in dims):
+        _np.empty(shape, _np.int8)  # NumPy's error (never allocates: the shape is invalid)
+    return dims
 
 
 def _dtype_arg(dtype, default=float) -> _np.dtype:
@@ -92,19 +98,27 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
 
 
 def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
-    """A numloom array from any array-like (always a new array unless ``copy=False``)."""
+    """A numloom array from any array-like (a new array unless ``copy`` allows sharing)."""
     if isinstance(obj, ndarray):
-        out = obj.astype(dtype) if dtype is not None else (obj.copy() if copy else obj)
+        out = _array_from_numloom(obj, dtype, copy)
     elif isinstance(obj, (list, tuple)) and any(isinstance(x, ndarray) for x in _flat_items(obj)):
-        from .shapes import stack
-
-        out = stack([array(x) for x in obj])
-        out = out.astype(dtype) if dtype is not None else out
-    else:
-        out = asarray(_np.array(obj, dtype=dtype, ndmin=ndmin))
+        out = _array_of_arrays(obj)
+        out = out if dtype is None else out.astype(dtype, copy=False)
+    else:  # NumPy converts (and raises for copy=False where it would have to copy)
+        host = _np.array(obj, dtype=dtype, copy=None if copy else False, ndmin=ndmin)
+        out = asarray(host)  # always a copy of the host data
     if out.ndim < ndmin:
         out = out.reshape((1,) * (ndmin - out.ndim) + out.shape)
     return out
+
+
+_NO_COPY = (
+    "Unable to avoid copy while creating an array as requested.\n"
+    "If using `np.array(obj, copy=False)` replace it with `np.asarray(obj)` to allow a copy "
+    "when needed (no behavior change in NumPy 1.x).\n"
+    "For more details, see https://numpy.org/devdocs/numpy_2_0_migration_guide.html"
+    "#adapting-to-changes-in-the-copy-keyword."
+)
 
 
 def _flat_items(obj):
@@ -113,6 +127,30 @@ def _flat_items(obj):
             yield from _flat_items(x)
         else:
             yield x
+
+
+def _array_from_numloom(a: ndarray, dtype, copy) -> ndarray:
+    if dtype is not None and _np.dtype(dtype) != a.dtype:
+        if copy is False:
+            raise ValueError(_NO_COPY)
+        return a.astype(dtype)
+    return a.copy() if copy else a
+
+
+def _array_of_arrays(items) -> ndarray:
+    """``array([a, b, ...])`` of numloom arrays (or nested lists of them): one lazy CONCAT."""
+    from .views import reshape_array
+
+    parts = [array(x) for x in items]
+    shape = parts[0].shape
+    if any(p.shape != shape for p in parts):
+        from .fallback import to_numpy
+
+        return asarray(_np.array(to_numpy(items)))  # NumPy's error for ragged input
+    dtype = _np.result_type(*(p.dtype for p in parts))
+    srcs = tuple(reshape_array(p.astype(dtype, copy=False), (1,) + shape)._node() for p in parts)
+    n = node(Op.CONCAT, srcs, 0, (len(parts),) + shape, dtype)
+    return result(n, parts[0].device)
 
 
 def asnumpy(a, stream=None, order="C", out=None) -> _np.ndarray:
@@ -134,22 +172,59 @@ def ascontiguousarray(a, dtype=None, *, like=None) -> ndarray:
 
 
 def copy(a, order="K", subok=False) -> ndarray:
-    return asarray(a).copy()
+    """A new array with ``a``'s current values: a new storage whose first version is ``a``'s
+    value node, so later writes to either one leave the other as it is."""
+    a = asarray(a)
+    return result(a._node(), a.device)
 
 
-def arange(start, stop=None, step=None, dtype=None, *, device=None, like=None) -> ndarray:
+def arange(start=_NO_VALUE, stop=None, step=None, dtype=None, *, device=None, like=None):
     """Evenly spaced values in [start, stop), with NumPy's length, dtype and errors."""
+    if start is _NO_VALUE:  # arange(stop=5)
+        if stop is None:
+            raise TypeError("arange() requires stop to be specified.")
+        start, stop = stop, None
     if stop is None:
         start, stop = 0, start
-    if step is None:
-        step = 1
-    # NumPy's arange picks the default int, float or complex type whatever the scalar types.
-    python_values = (v.item() if isinstance(v, _np.generic) else v for v in (start, stop, step))
-    out_dtype = _np.dtype(dtype) if dtype is not None else _np.result_type(*python_values)
-    _np.arange(start, start, step, dtype=out_dtype)  # NumPy's errors (step 0, bad types)
-    length = max(int(math.ceil((stop - start) / step)), 0)
+    step = 1 if step is None else step
+    _np.arange(start, start, step, dtype=dtype)  # NumPy's errors (step 0, bad types)
+    if not isinstance(stop, (int, float, complex, _np.generic)):
+        _np.arange(stop, stop, step, dtype=dtype)
+    out_dtype = _np.dtype(dtype) if dtype is not None else _arange_dtype(start, stop, step)
+    _check_dtype(out_dtype)
+    length = _arange_length(start, stop, step)
+    if out_dtype.kind == "b" and length > 2:
+        _np.arange(start, stop, step, dtype=out_dtype)  # NumPy's error: bools count to 2
     n = node(Op.IOTA, (), (start, stop, step), (length,), out_dtype)
     return result(n, _device_name(device) or get_device())
+
+
+def _arange_dtype(start, stop, step) -> _np.dtype:
+    """NumPy's arange picks the default int, float or complex type whatever the scalar types;
+    Python ints beyond int64 make it use objects (numloom cannot hold those)."""
+    values = [v.item() if isinstance(v, _np.generic) else v for v in (start, stop, step)]
+    if any(type(v) is int and not -(2**63) <= v < 2**63 for v in values):
+        return _np.dtype(object)
+    return _np.result_type(*values)
+
+
+def _arange_length(start, stop, step) -> int:
+    """NumPy's length: ``ceil((stop - start) / step)`` in the scalars' own arithmetic; for
+    complex values the smaller of the real and imaginary parts' lengths."""
+    delta = (stop - start) / step
+    parts = (delta.real, delta.imag) if isinstance(delta, complex) else (delta,)
+    length = None
+    for part in parts:
+        if math.isnan(part):
+            raise ValueError("arange: cannot compute length")
+        if math.isinf(part) or math.ceil(part) > _MAX_DIM:
+            raise ValueError("Maximum allowed size exceeded")
+        n = builtins.max(math.ceil(part), 0)
+        if part == 0 and stop != start and not isinstance(delta, complex):
+            # a step beyond the range: [start] forwards, nothing backwards
+            n = 0 if math.copysign(1.0, part) < 0 else 1
+        length = n if length is None else builtins.min(length, n)
+    return length
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
@@ -173,14 +248,17 @@ def _host(x):
 
 
 def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None) -> ndarray:
-    """Ones on the k-th diagonal: ``where(i - j == -k)`` over two IOTAs."""
+    """Ones on the k-th diagonal: ``where(j - i == k)`` over two IOTAs, NumPy's checks first."""
     from .numpy_api import equal, subtract
 
     M = N if M is None else M
-    dtype = _dtype_arg(dtype)
+    blank = full(_shape_arg((N, M)), 0, _dtype_arg(dtype), device=device)
+    if k >= M:  # NumPy returns before it looks at k
+        return blank
+    k = operator.index(k)
     rows = arange(N, device=device).reshape(N, 1)
     cols = arange(M, device=device).reshape(1, M)
-    return equal(subtract(cols, rows), k).astype(dtype)
+    return equal(subtract(cols, rows), k).astype(blank.dtype)
 
 
 def identity(n, dtype=None, *, like=None) -> ndarray:
@@ -203,7 +281,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
         grids[0] = grids[0].reshape((1, -1) + (1,) * (ndim - 2))
         grids[1] = grids[1].reshape((-1, 1) + (1,) * (ndim - 2))
     if not sparse:
-        grids = list(broadcast_arrays(*grids))
+        grids = broadcast_arrays(*grids)
     if copy:
-        grids = [g.copy() for g in grids]
-    return tuple(grids)
+        grids = tuple(g.copy() for g in grids)
+    return grids  # NumPy's type too: a list only when sparse and not copied

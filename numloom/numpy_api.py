@@ -3,7 +3,10 @@ the other families imported from their modules. ``numloom/__init__.py`` re-expor
 what is not here runs through NumPy (``fallback.py``).
 """
 
-from __future__ import annotations
+from __future__ import annotations  # noqa: I001 (the compact fmt: skip blocks below)
+
+import builtins
+import operator
 
 import numpy as _np
 
@@ -135,15 +138,31 @@ rint = ufunc(_np.rint)
 conjugate = ufunc(_np.conjugate)
 conj = conjugate
 
-UFUNCS_BY_NAME = {
-    uf.__name__: uf for uf in list(globals().values()) if isinstance(uf, ufunc)
-}
+UFUNCS_BY_NAME = {uf.__name__: uf for uf in list(globals().values()) if isinstance(uf, ufunc)}
+
+
+def power_operator(a, exponent, out=None):
+    """``a ** exponent``: NumPy's operator (``fast_scalar_power``) squares any array for the
+    Python int 2 (so ``bool_array ** 2`` is int8, as ``square``), and uses reciprocal or sqrt
+    for float and complex arrays and the Python scalars -1 and 0.5."""
+    if type(exponent) is int and exponent == 2:
+        return square(a, out=out)
+    if a.dtype.kind in "fc":
+        if type(exponent) is int and exponent == -1:
+            return reciprocal(a, out=out)
+        if type(exponent) is float and exponent == 0.5:
+            return sqrt(a, out=out)
+    return power(a, exponent, out=out)
 
 
 def compare(uf: ufunc, a, other):
-    """``a == other`` and friends: objects NumPy cannot compare give all-False (or all-True)."""
-    if other is None or isinstance(other, str):
-        return full_like(a, uf is not_equal, dtype=bool)
+    """``a == other`` and ``a != other``: objects NumPy cannot compare elementwise (None,
+    strings) give all-False (all-True); the ordering comparisons raise NumPy's error."""
+    if uf is equal or uf is not_equal:
+        try:
+            return uf(a, other)
+        except TypeError:
+            return full_like(a, uf is not_equal, dtype=bool)
     return uf(a, other)
 
 
@@ -181,17 +200,34 @@ def _device_of(*values):
 
 
 _clip_ufunc = ufunc(_np._core.umath.clip)
+_NO_VALUE = _np._NoValue
 
 
-def clip(a, a_min=_np._NoValue, a_max=_np._NoValue, out=None, *, min=_np._NoValue,
-         max=_np._NoValue, **kwargs):  # fmt: skip
-    """``minimum(maximum(a, a_min), a_max)`` with NumPy's NaN propagation and dtype rules."""
-    lo = a_min if a_min is not _np._NoValue else min
-    hi = a_max if a_max is not _np._NoValue else max
-    lo = None if lo is _np._NoValue else lo
-    hi = None if hi is _np._NoValue else hi
+def clip(a, a_min=_NO_VALUE, a_max=_NO_VALUE, out=None, *, min=_NO_VALUE,  # noqa: F811
+         max=_NO_VALUE, **kwargs):  # noqa: F811 (NumPy's names)  # fmt: skip
+    """``minimum(maximum(a, a_min), a_max)`` with NumPy's argument checks and dtype rules."""
+    if a_min is _NO_VALUE and a_max is _NO_VALUE:
+        a_min = None if min is _NO_VALUE else min
+        a_max = None if max is _NO_VALUE else max
+    elif a_min is _NO_VALUE:
+        raise TypeError("clip() missing 1 required positional argument: 'a_min'")
+    elif a_max is _NO_VALUE:
+        raise TypeError("clip() missing 1 required positional argument: 'a_max'")
+    elif min is not _NO_VALUE or max is not _NO_VALUE:
+        raise ValueError("Passing `min` or `max` keyword argument when `a_min` and `a_max` are "
+                         "provided is forbidden.")  # fmt: skip
+    return _clip(asarray(a), a_min, a_max, out, **kwargs)
+
+
+def _clip(a, lo=None, hi=None, out=None, **kwargs):
+    """``ndarray.clip``: NumPy's ``_clip``. A Python int bound beyond an integer dtype's range
+    clips nothing (NEP 50: it is never converted); no bounds at all is ``positive``."""
+    if a.dtype.kind in "iu":
+        info = _np.iinfo(a.dtype)
+        lo = None if type(lo) is int and lo <= info.min else lo
+        hi = None if type(hi) is int and hi >= info.max else hi
     if lo is None and hi is None:
-        return asarray(a).copy() if out is None else setitem(out, Ellipsis, a) or out
+        return positive(a, out=out, **kwargs)
     if lo is None:
         return minimum(a, hi, out=out, **kwargs)
     if hi is None:
@@ -217,31 +253,64 @@ def _real_dtype(dtype):
     return _np.dtype(_np.float32 if dtype == _np.complex64 else _np.float64)
 
 
+def _complex(re, im, dtype):
+    """The complex array ``re + im*1j`` of ``dtype``, built without arithmetic (which would
+    turn a NaN or infinite part into NaNs and lose signed zeros)."""
+    srcs = (re._node(), im._node())
+    return result(node(Op.MAP, srcs, "complex", re.shape, dtype), re.device)
+
+
 def angle(z, deg=False):
+    """NumPy's angle: ``arctan2(z.imag, z.real)``; ``arctan2(0, z)`` for real input."""
     z = asarray(z)
     if z.dtype.kind == "c":
         a = arctan2(imag(z), real(z))
     else:
-        a = arctan2(zeros_like(z, dtype=_np.result_type(z.dtype, _np.float16)), z)
-    return a * (180 / _np.pi) if deg else a
+        a = arctan2(0, z)
+    if deg:
+        multiply(a, 180 / _np.pi, out=a)
+    return a
 
 
 def round(a, decimals=0, out=None):
-    """NumPy's round: half to even, scaling by 10**decimals as NumPy does."""
+    """NumPy's ``PyArray_Round``: half to even, scaling by 10**decimals in the array's float
+    dtype (float64 for integers); complex parts are rounded one by one."""
     a = asarray(a)
-    if decimals == 0 or a.dtype.kind == "b":
-        return rint(a, out=out) if a.dtype.kind in "fc" else _copy_to(a, out)
-    if a.dtype.kind in "iu" and decimals >= 0:
+    decimals = operator.index(decimals)
+    if a.dtype.kind == "c":
+        return _round_complex(a, decimals, out)
+    if decimals >= 0 and a.dtype.kind in "iu":
         return _copy_to(a, out)
-    scale = 10.0**abs(decimals)
-    if a.dtype.kind in "iu":
-        return multiply(floor_divide(a + (scale // 2), scale), scale).astype(a.dtype)
-    y = multiply(a, scale) if decimals > 0 else divide(a, scale)
-    y = rint(y)
-    return divide(y, scale, out=out) if decimals > 0 else multiply(y, scale, out=out)
+    if decimals == 0:
+        return rint(a, out=out)
+    scale, undo = (multiply, divide) if decimals >= 0 else (divide, multiply)
+    factor = _power_of_ten(builtins.abs(decimals))
+    work = out if out is not None else empty(a.shape, _np.float64 if a.dtype.kind in "iu"
+                                             else a.dtype)  # fmt: skip
+    scale(a, factor, out=work)
+    rint(work, out=work)
+    undo(work, factor, out=work)
+    if out is None and a.dtype.kind in "iu":
+        return work.astype(a.dtype)
+    return work
 
 
 around = round
+
+
+def _power_of_ten(n: int) -> float:
+    """10.0**n as NumPy computes it (exact table, then repeated multiplication)."""
+    if n < 9:
+        return float(10**n)
+    value = 1e9
+    for _ in range(n - 9):
+        value *= 10.0
+    return value
+
+
+def _round_complex(a, decimals, out):
+    value = _complex(round(real(a), decimals), round(imag(a), decimals), a.dtype)
+    return value if out is None else _copy_to(value, out)
 
 
 def _copy_to(a, out):
@@ -255,14 +324,15 @@ def fix(x, out=None):
     return trunc(x, out=out)
 
 
-def astype(x, dtype, /, *, casting="unsafe", copy=True, device=None):
+def astype(x, dtype, /, *, casting="unsafe", copy=True, device=None):  # noqa: F811 (NumPy's name)
     x = asarray(x)
     dtype = _np.dtype(dtype)
     from .array import _check_dtype
 
     _check_dtype(dtype)
     if not _np.can_cast(x.dtype, dtype, casting):
-        raise TypeError(f"Cannot cast array data from {x.dtype!r} to {dtype!r} according to "
+        what = "scalar" if x.ndim == 0 else "array data"  # NumPy's words for 0-d arrays
+        raise TypeError(f"Cannot cast {what} from {x.dtype!r} to {dtype!r} according to "
                         f"the rule {casting!r}")  # fmt: skip
     if dtype == x.dtype:
         return x.copy() if copy else x
@@ -270,14 +340,18 @@ def astype(x, dtype, /, *, casting="unsafe", copy=True, device=None):
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    a, b = asarray(a), asarray(b)
-    dt = _np.result_type(a.dtype, b.dtype, _np.float16)
-    a, b = a.astype(dt, copy=False), b.astype(dt, copy=False)
-    close = less_equal(absolute(a - b), atol + rtol * absolute(b))
-    both_inf = logical_and(isinf(a), equal(a, b))
-    out = logical_or(logical_and(close, isfinite(b)), both_inf)
+    """NumPy's isclose, step by step: ``b`` is made inexact first (``abs(MIN_INT)``), Python
+    scalars stay weak."""
+    x, y, atol, rtol = (v if isinstance(v, (int, float, complex)) else asarray(v)
+                        for v in (a, b, atol, rtol))  # fmt: skip
+    if isinstance(y, ndarray):
+        y = y.astype(_np.result_type(y.dtype, 1.0), copy=False)
+    elif isinstance(y, int):
+        y = float(y)
+    close = less_equal(absolute(subtract(x, y)), add(atol, multiply(rtol, absolute(y))))
+    out = bitwise_or(bitwise_and(close, isfinite(y)), equal(x, y))
     if equal_nan:
-        out = logical_or(out, logical_and(isnan(a), isnan(b)))
+        out = bitwise_or(out, bitwise_and(isnan(x), isnan(y)))
     return out
 
 
@@ -295,27 +369,40 @@ def array_equal(a1, a2, equal_nan=False) -> bool:
     return bool(all(same))
 
 
-def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
-    x = asarray(x)
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):  # noqa: F811 (NumPy's name)
+    """NumPy's nan_to_num: NaN and infinities of each real part replaced (in place of ``x``
+    when ``copy=False``), each value cast to the part's dtype as ``copyto`` casts it."""
+    x = array(x, copy=copy)
     if x.dtype.kind not in "fc":
-        return x.copy() if copy else x
-    if x.dtype.kind == "c":
-        parts = (nan_to_num(p, nan=nan, posinf=posinf, neginf=neginf) for p in (real(x), imag(x)))
-        re, im = parts
-        return add(re, multiply(im, 1j)).astype(x.dtype)
+        return x
     info = _np.finfo(x.dtype)
-    posinf = info.max if posinf is None else posinf
-    neginf = info.min if neginf is None else neginf
-    kind = x.dtype.type
-    y = where(isnan(x), kind(nan), x)
-    y = where(equal(y, _np.inf), kind(posinf), y)
-    y = where(equal(y, -_np.inf), kind(neginf), y)
-    return y
+    maxf = info.max if posinf is None else posinf
+    minf = info.min if neginf is None else neginf
+    if x.dtype.kind == "c":
+        parts = [_finite(p, nan, maxf, minf) for p in (real(x), imag(x))]
+        value = _complex(parts[0], parts[1], x.dtype)
+    else:
+        value = _finite(x, nan, maxf, minf)
+    setitem(x, Ellipsis, value)
+    return x
+
+
+def _finite(d, nan, maxf, minf):
+    """``d`` with NaN, +inf and -inf replaced; the replacements cast as ``copyto`` does."""
+    fill = {}
+    for name, v in (("nan", nan), ("posinf", maxf), ("neginf", minf)):
+        fill[name] = _np.empty((), d.dtype)
+        _np.copyto(fill[name], v)  # NumPy's casting errors for values of the wrong kind
+    y = where(isnan(d), fill["nan"][()], d)
+    y = where(equal(d, _np.inf), fill["posinf"][()], y)
+    return where(equal(d, -_np.inf), fill["neginf"][()], y)
 
 
 def sinc(x):
-    x = asarray(x)
-    y = multiply(_np.pi, where(equal(x, 0), 1.0e-20, x))
+    """NumPy's sinc: ``sin(y) / y`` for ``y = pi * x``, with zeros replaced by eps."""
+    x = multiply(asarray(x), _np.pi)
+    eps = _np.finfo(x.dtype).eps if x.dtype.kind == "f" else 1e-20
+    y = where(x, x, eps)
     return divide(sin(y), y)
 
 
@@ -363,5 +450,3 @@ def isrealobj(x) -> bool:
 
 def isscalar(element) -> bool:
     return _np.isscalar(element)
-
-

@@ -36,6 +36,14 @@ ELEMENTWISE_UFUNCS = (
     "conjugate",
 )  # fmt: skip
 
+
+def _complex_from_parts(re: np.ndarray, im: np.ndarray) -> np.ndarray:
+    """``re + im*1j`` set part by part: arithmetic would turn infinite parts into NaNs."""
+    out = np.empty(np.broadcast_shapes(re.shape, im.shape), np.result_type(re, im, np.complex64))
+    out.real, out.imag = re, im
+    return out
+
+
 # name -> NumPy callable computing it from inputs that already have the loop's dtypes.
 NUMPY_UFUNCS = {name: getattr(np, name) for name in ELEMENTWISE_UFUNCS}
 NUMPY_UFUNCS.update(
@@ -50,7 +58,9 @@ NUMPY_UFUNCS.update(
         "modf.1": lambda x: np.modf(x)[1],
         "divmod.0": np.floor_divide,
         "divmod.1": np.remainder,
+        "complex": _complex_from_parts,
     }
 )
+
 
 COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})

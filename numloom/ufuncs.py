@@ -3,20 +3,27 @@
 Each call checks its operands exactly as NumPy would (raising NumPy's exception and message at
 the user's call) and returns a lazy array. Dtype resolution runs once per combination of operand
 dtypes: NumPy itself resolves the loop, on 0-d stand-ins, so promotion (NEP 50, weak Python
-scalars) and casting errors are NumPy's by construction.
+scalars) and casting errors are NumPy's by construction. Errors that depend on a scalar's value
+(``uint8_array + 300``, ``int_array ** -1``) are NumPy's too: NumPy runs again on the values.
 """
 
 from __future__ import annotations
 
+import builtins
+import math
+import warnings
+
 import numpy as _np
 
-from .array import ndarray, operand, result
+from .array import _SUPPORTED_KINDS, _check_dtype, asarray, ndarray, result
 from .dag import Node, Op, node
 from .ufunc_table import COMPARISONS
-from .views import broadcast_node, broadcast_shapes
+from .views import broadcast_node, broadcast_shapes, reshape_array
 
 _PY_SCALARS = (bool, int, float, complex)
 _NO_VALUE = _np._NoValue
+_NOT_GIVEN = object()  # ``out`` not passed at all: NumPy warns about ``where`` without it
+_INT64 = _np.iinfo(_np.int64)
 
 
 class ufunc:
@@ -37,49 +44,146 @@ class ufunc:
     def __repr__(self) -> str:
         return f"<numloom ufunc '{self.__name__}'>"
 
-    def __call__(self, *args, out=None, where=True, casting="same_kind", dtype=None, **kwargs):
-        if len(args) > self.nin:
-            if out is not None:
-                raise TypeError("cannot specify 'out' as both a positional and keyword argument")
-            args, out = args[: self.nin], args[self.nin :]
-        if len(args) != self.nin:
-            raise TypeError(
-                f"{self.__name__}() takes from {self.nin} to {self.nargs} positional arguments "
-                f"but {len(args)} were given"
-            )
+    def __call__(self, *args, out=_NOT_GIVEN, where=True, casting="same_kind", dtype=None,
+                 signature=None, **kwargs):  # fmt: skip
+        args, out = _split_positional_out(self, args, out)
         _check_kwargs(self.__name__, kwargs)
-        return apply(self, args, out, where, casting, dtype)
+        if where is not True and out is _NOT_GIVEN:
+            warnings.warn(
+                "'where' used without 'out', expect unitialized memory in output. "
+                "If this is intentional, use out=None.",
+                UserWarning,
+                stacklevel=2,
+            )
+        out = None if out is _NOT_GIVEN else out
+        return apply(self, args, out, where, casting, dtype, signature)
 
     def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
                where=True):  # fmt: skip
         from .reductions import ufunc_reduce
 
+        _check_method_arity(self, "reduce")
         return ufunc_reduce(self, array, axis, dtype, out, keepdims, initial, where)
 
     def accumulate(self, array, axis=0, dtype=None, out=None):
         from .reductions import ufunc_accumulate
 
-        return ufunc_accumulate(self, array, axis, dtype, out)
+        _check_method_arity(self, "accumulate")
+        array = asarray(array)
+        return ufunc_accumulate(self, array, _accumulate_axis(array, axis), dtype, out)
 
     def outer(self, A, B, /, **kwargs):
-        a, b = operand(A), operand(B)
-        if isinstance(a, ndarray) and isinstance(b, ndarray):
-            from .views import reshape_array
+        if self.nin != 2:
+            raise ValueError("outer product only supported for binary functions")
+        a, b = asarray(A), asarray(B)  # NumPy makes Python scalars arrays here: they are strong
+        return self(reshape_array(a, a.shape + (1,) * b.ndim), b, **kwargs)
 
-            a = reshape_array(a, a.shape + (1,) * b.ndim)
-        return self(a, b, **kwargs)
+    def at(self, a, indices, b=None, /):
+        """NumPy's unbuffered in-place ``ufunc.at``, run on the host and written back into ``a``."""
+        from . import fallback
+        from .indexing import setitem
 
-    def at(self, a, indices, b=None):
-        from .fallback import call_numpy
+        extra = () if b is None else (fallback.to_numpy(b),)
+        if not isinstance(a, ndarray):
+            return self._np.at(a, fallback.to_numpy(indices), *extra)
+        fallback._warn_once(f"{self.__name__}.at")
+        host = a.get()
+        self._np.at(host, fallback.to_numpy(indices), *extra)
+        setitem(a, Ellipsis, host)
 
-        return call_numpy(f"{self.__name__}.at", getattr(self._np, "at"), a, indices, b)
+
+def _split_positional_out(uf: ufunc, args: tuple, out) -> tuple:
+    """``uf(x, y, out0, ...)``: the inputs, and ``out`` from the keyword or the extra args."""
+    given = len(args)
+    if not uf.nin <= given <= uf.nargs:
+        verb = "was" if given == 1 else "were"
+        raise TypeError(f"{uf.__name__}() takes from {uf.nin} to {uf.nargs} positional "
+                        f"arguments but {given} {verb} given")  # fmt: skip
+    if given == uf.nin:
+        return args, out
+    if out is not _NOT_GIVEN:
+        raise TypeError("cannot specify 'out' as both a positional and keyword argument")
+    extra = args[uf.nin :]
+    return args[: uf.nin], extra + (None,) * (uf.nout - len(extra))
 
 
 def _check_kwargs(name: str, kwargs: dict) -> None:
-    for key, value in kwargs.items():
-        if key in ("order", "subok") or (key == "signature" and value is None):
-            continue
-        raise TypeError(f"{name}() got an unexpected keyword argument '{key}'")
+    for key in kwargs:
+        if key not in ("order", "subok"):
+            raise TypeError(f"{name}() got an unexpected keyword argument '{key}'")
+
+
+def _check_method_arity(uf: ufunc, method: str) -> None:
+    if uf.nin != 2:
+        raise ValueError(f"{method} only supported for binary functions")
+    if uf.nout != 1:
+        raise ValueError(f"{method} only supported for functions returning a single value")
+
+
+def _accumulate_axis(array: ndarray, axis):
+    """NumPy's checks on accumulate's axis: one axis of an array that is not 0-d."""
+    if array.ndim == 0:
+        raise TypeError("cannot accumulate on a scalar")
+    if isinstance(axis, tuple) and len(axis) == 1:
+        axis = axis[0]
+    if axis is None and array.ndim == 1:
+        axis = 0
+    if axis is None or isinstance(axis, tuple):
+        raise ValueError("accumulate does not allow multiple axes")
+    return axis
+
+
+# --- operands ------------------------------------------------------------------------------
+
+
+def _as_input(x):
+    """An input as numloom keeps it: arrays, Python scalars (weak) and NumPy scalars (strong).
+
+    Anything else becomes a numloom array; data numloom cannot hold (strings, objects) is kept
+    as it is, for NumPy to raise its own error about it.
+    """
+    if isinstance(x, ndarray) or type(x) in _PY_SCALARS:
+        return x
+    if isinstance(x, _np.generic) and x.dtype.kind in _SUPPORTED_KINDS:
+        return x
+    host = _np.asarray(x)  # subclasses of Python scalars (IntEnum) are strong, as in NumPy
+    return asarray(host) if host.dtype.kind in _SUPPORTED_KINDS else x
+
+
+def _is_supported(x) -> bool:
+    if isinstance(x, _np.generic):
+        return x.dtype.kind in _SUPPORTED_KINDS
+    return isinstance(x, ndarray) or type(x) in _PY_SCALARS
+
+
+def _out_arrays(out, nout: int) -> tuple:
+    """``out`` as one entry per output: None, or the array (numloom or NumPy) to write."""
+    if out is None:
+        return (None,) * nout
+    if not isinstance(out, tuple):
+        if nout > 1:
+            raise TypeError("'out' must be a tuple of arrays")
+        out = (out,)
+    if len(out) != nout:
+        raise ValueError("The 'out' tuple must have exactly one entry per ufunc output")
+    for o in out:
+        if o is not None and not isinstance(o, (ndarray, _np.ndarray)):
+            raise TypeError("return arrays must be of ArrayType")
+        if (isinstance(o, ndarray) and o._readonly) or (
+            isinstance(o, _np.ndarray) and not o.flags.writeable
+        ):
+            raise ValueError("output array is read-only")
+    return out
+
+
+def _as_mask(where):
+    """``where=`` as a numloom array: arrays keep their dtype (NumPy checks it casts safely to
+    bool); lists and scalars are converted to bool as NumPy converts them."""
+    if isinstance(where, ndarray):
+        return where
+    if isinstance(where, _np.ndarray):
+        return asarray(where)
+    return asarray(_np.asarray(where, dtype=bool))
 
 
 # --- dtype resolution ----------------------------------------------------------------------
@@ -89,62 +193,130 @@ _resolved: dict = {}
 
 def _type_key(x):
     """What decides the loop: a dtype, or a Python scalar type (weak, NEP 50)."""
-    if isinstance(x, ndarray):
+    if isinstance(x, (ndarray, _np.ndarray, _np.generic)):
         return x.dtype
     if type(x) is bool:
         return _np.dtype(bool)
-    if isinstance(x, _PY_SCALARS):
+    if type(x) in _PY_SCALARS:
         return type(x)
-    return x.dtype  # NumPy scalar: strong
+    return None  # data NumPy has to look at (lists of objects, strings): never cached
 
 
 def _stand_in(x, key):
+    """A 0-d NumPy value with x's dtype; Python scalars and unsupported data as they are."""
     if isinstance(key, _np.dtype):
-        return _np.zeros((), key)
-    return x  # Python scalar: its value matters (out-of-bounds integers raise)
+        return x if isinstance(x, _np.generic) else _np.zeros((), key)
+    return x
 
 
-def resolve(uf: ufunc, inputs: tuple, out_dtypes: tuple, dtype, casting: str) -> tuple:
-    """Loop dtypes ``(in..., out...)`` for this call; raises NumPy's error for a bad call."""
+def _signature(uf: ufunc, dtype, signature):
+    """``dtype=`` is NumPy's shorthand for a signature fixing every output's dtype."""
+    if dtype is not None:
+        return (None,) * uf.nin + (_np.dtype(dtype),) * uf.nout
+    if isinstance(signature, (tuple, list)):
+        return tuple(None if s is None else _np.dtype(s) for s in signature)
+    return signature
+
+
+class _Call:
+    """What besides the inputs decides a call's loop: outputs, mask, casting, dtype, signature."""
+
+    def __init__(self, uf, out_dtypes, mask, casting, dtype, signature):
+        self.uf, self.out_dtypes, self.casting = uf, out_dtypes, casting
+        self.mask_dtype = None if mask is None else mask.dtype
+        self.mask_shape = None if mask is None else (1,) * builtins.min(mask.ndim, 1)
+        self.dtype, self.signature = dtype, signature
+
+    def key(self, keys: tuple) -> tuple:
+        dtype = None if self.dtype is None else _np.dtype(self.dtype)
+        sig = _signature(self.uf, None, self.signature)
+        return (self.uf.__name__, keys, self.out_dtypes, self.mask_dtype, self.casting, dtype, sig)
+
+    def run_numpy(self, stand_ins) -> None:
+        """Call NumPy's ufunc on 0-d stand-ins: it raises NumPy's error for a bad call."""
+        kwargs = {"casting": self.casting}
+        if self.dtype is not None:
+            kwargs["dtype"] = self.dtype
+        if self.signature is not None:
+            kwargs["signature"] = self.signature
+        if any(d is not None for d in self.out_dtypes):
+            # 1-element outputs: a mask of shape (1,) broadcasts into them
+            kwargs["out"] = tuple(None if d is None else _np.zeros(1, d) for d in self.out_dtypes)
+        if self.mask_dtype is not None:
+            # NumPy's message names 0-d masks "scalar" and others "array data"
+            kwargs["where"] = _np.ones(self.mask_shape, self.mask_dtype)
+        with _np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.uf._np(*stand_ins, **kwargs)
+
+    def loop(self, keys: tuple) -> tuple:
+        slots = tuple(keys) + self.out_dtypes
+        sig = _signature(self.uf, self.dtype, self.signature)
+        kwargs = {"casting": self.casting} if sig is None else {"casting": self.casting,
+                                                                 "signature": sig}  # fmt: skip
+        return tuple(self.uf._np.resolve_dtypes(slots, **kwargs))
+
+
+def resolve(call: _Call, inputs: tuple) -> tuple:
+    """``(loop, inputs)``: the loop dtypes ``(in..., out...)`` and the inputs to feed it.
+
+    Raises NumPy's error for a bad call. Inputs change only for comparisons with Python ints
+    outside the loop's range, whose answer NumPy knows from the sign alone (see below).
+    """
     keys = tuple(_type_key(x) for x in inputs)
-    cache_key = (uf.__name__, keys, out_dtypes, dtype, casting)
+    # ``is``: a dtype equals None (np.dtype(None) is float64)
+    cache_key = None if any(k is None for k in keys) else call.key(keys)
     loop = _resolved.get(cache_key)
     if loop is None:
-        loop = _resolve_slow(uf, inputs, keys, out_dtypes, dtype, casting)
-        _resolved[cache_key] = loop
-    for x, key, loop_dtype in zip(inputs, keys, loop):
-        if key is int and loop_dtype.kind in "iu":
-            loop = _fit_python_int(uf, x, loop, loop_dtype)
-    return loop
+        call.run_numpy([_stand_in(x, k) for x, k in zip(inputs, keys)])
+        for x in inputs:
+            if not _is_supported(x):
+                _check_dtype(_np.asarray(x).dtype)  # NumPy accepted it; numloom cannot hold it
+        loop = call.loop(keys)
+        if cache_key is not None:
+            _resolved[cache_key] = loop
+    if _value_matters(call.uf, inputs, loop):
+        call.run_numpy([x if _is_scalar(x) else _stand_in(x, k) for x, k in zip(inputs, keys)])
+        if call.uf.__name__ in COMPARISONS:
+            return _compare_out_of_range(call, inputs, loop)
+    return loop, inputs
 
 
-def _resolve_slow(uf, inputs, keys, out_dtypes, dtype, casting) -> tuple:
-    stand_ins = [_stand_in(x, k) for x, k in zip(inputs, keys)]
-    outs = tuple(_np.zeros((), d) for d in out_dtypes) if out_dtypes else None
-    kwargs = {"casting": casting}
-    if dtype is not None:
-        kwargs["dtype"] = dtype
-    if outs:
-        kwargs["out"] = outs if len(outs) > 1 else outs[0]
-    with _np.errstate(all="ignore"):
-        uf._np(*stand_ins, **kwargs)  # raises NumPy's exception for a bad call
-    slots = list(keys) + [None] * uf.nout
-    if dtype is not None:
-        slots[uf.nin] = _np.dtype(dtype)
-    return tuple(uf._np.resolve_dtypes(tuple(slots), casting=casting))
+def _is_scalar(x) -> bool:
+    return type(x) in _PY_SCALARS or isinstance(x, _np.generic)
 
 
-def _fit_python_int(uf, value: int, loop: tuple, loop_dtype) -> tuple:
-    info = _np.iinfo(loop_dtype)
-    if info.min <= value <= info.max:
-        return loop
-    if uf.__name__ in COMPARISONS:
-        # NumPy compares out-of-range Python ints exactly: widen the loop.
-        wide = _np.dtype(_np.int64) if -(2**63) <= value < 2**63 else _np.dtype(_np.float64)
-        if any(d.kind == "u" and d.itemsize == 8 for d in loop[: uf.nin]):
-            wide = _np.dtype(_np.float64)
-        return (wide,) * uf.nin + loop[uf.nin :]
-    raise OverflowError(f"Python integer {value} out of bounds for {loop_dtype}")
+def _value_matters(uf: ufunc, inputs: tuple, loop: tuple) -> bool:
+    """Whether a scalar's value can make NumPy raise (or compare specially) for this loop."""
+    for x, dtype in zip(inputs, loop):
+        if type(x) is int and not _fits(x, dtype):
+            return True
+    if uf.__name__ == "power" and loop[1].kind in "iu":
+        exponent = inputs[1]
+        return _is_scalar(exponent) and not isinstance(exponent, complex) and exponent < 0
+    return False
+
+
+def _fits(value: int, dtype) -> bool:
+    if dtype.kind in "iu":
+        info = _np.iinfo(dtype)
+        return info.min <= value <= info.max
+    return _INT64.min <= value <= _INT64.max
+
+
+def _compare_out_of_range(call: _Call, inputs: tuple, loop: tuple) -> tuple:
+    """NumPy compares a Python int outside an integer loop's range exactly: the answer follows
+    from its sign (``int8_array < 1000`` is all True). An infinity of that sign gives the same
+    answers in a float64 loop, which every integer converts to without changing its order."""
+    fixed = tuple(
+        (math.inf if x > 0 else -math.inf)
+        if type(x) is int and d.kind in "iu" and not _fits(x, d)
+        else x
+        for x, d in zip(inputs, loop)
+    )
+    if fixed == inputs:
+        return loop, inputs
+    return resolve(call, fixed)
 
 
 # --- building the nodes --------------------------------------------------------------------
@@ -153,7 +325,10 @@ def _fit_python_int(uf, value: int, loop: tuple, loop_dtype) -> tuple:
 def scalar_node(value, dtype) -> Node:
     """A 0-d constant of ``dtype`` holding a Python or NumPy scalar, converted as NumPy does."""
     with _np.errstate(all="ignore"):
-        v = _np.asarray(value).astype(dtype)[()]
+        if type(value) is int and _np.dtype(dtype).kind in "fc":
+            v = _np.array(value, dtype=dtype)[()]  # as NumPy packs it: 2**1000 is inf, no error
+        else:
+            v = _np.asarray(value).astype(dtype)[()]
     return node(Op.CONST, (), v, (), dtype)
 
 
@@ -169,75 +344,78 @@ def as_loop_node(x, dtype, shape) -> Node:
 
 
 def _shape(x) -> tuple:
-    return x.shape if isinstance(x, ndarray) else ()
+    return x.shape if isinstance(x, (ndarray, _np.ndarray)) else ()
 
 
-def _raise_broadcast_error(uf, inputs, outs):
-    """Let NumPy raise its own broadcasting error, on zero-stride stand-ins (no memory used)."""
-    stand_ins = [_np.broadcast_to(_np.zeros((), x.dtype), x.shape) if isinstance(x, ndarray)
-                 else x for x in inputs]  # fmt: skip
-    out_stand_ins = tuple(
-        _np.lib.stride_tricks.as_strided(_np.zeros(1, o.dtype), o.shape, (0,) * o.ndim)
-        for o in outs
-    )
-    kwargs = {"out": out_stand_ins} if out_stand_ins else {}
+def _zero_strided(x):
+    """A NumPy stand-in with x's shape and dtype that takes no memory."""
+    return _np.lib.stride_tricks.as_strided(_np.zeros(1, x.dtype), x.shape, (0,) * x.ndim)
+
+
+def _broadcast_shape(uf, inputs, outs, mask) -> tuple:
+    """The call's shape; for operands that do not broadcast, NumPy's own error."""
+    out_shapes = [o.shape for o in outs if o is not None]
+    mask_shapes = [] if mask is None else [mask.shape]
+    shape = broadcast_shapes(*[_shape(x) for x in inputs], *out_shapes, *mask_shapes)
+    if shape is not None and all(s == shape for s in out_shapes):
+        return shape
+    stand_ins = [_zero_strided(x) if isinstance(x, ndarray) else x for x in inputs]
+    kwargs = {"out": tuple(None if o is None else _zero_strided(o) for o in outs)}
+    if mask is not None:
+        kwargs["where"] = _zero_strided(mask)
     with _np.errstate(all="ignore"):
         uf._np(*stand_ins, **kwargs)
     raise AssertionError("numloom and NumPy disagree about broadcasting")  # pragma: no cover
 
 
-def _normalize_out(out, nout: int) -> tuple:
-    if out is None:
-        return ()
-    if not isinstance(out, tuple):
-        out = (out,)
-    if len(out) != nout:
-        raise ValueError(f"The 'out' tuple must have exactly {nout} entries: one per ufunc output")
-    if all(o is None for o in out):
-        return ()
-    return out
+def _device_of(values) -> str | None:
+    for v in values:
+        if isinstance(v, ndarray):
+            return v.device
+    return None
 
 
-def apply(uf: ufunc, args: tuple, out, where, casting: str, dtype):
+def apply(uf: ufunc, args: tuple, out, where, casting: str, dtype, signature=None):
     """Record ``uf(*args)`` and return its lazy result(s), written into ``out`` if given."""
-    inputs = tuple(operand(a) for a in args)
-    outs = _normalize_out(out, uf.nout)
-    out_arrays = tuple(operand(o, for_output=True) for o in outs)
-    out_dtypes = tuple(o.dtype for o in out_arrays)
-    loop = resolve(uf, inputs, out_dtypes, None if dtype is None else _np.dtype(dtype), casting)
-    shape = broadcast_shapes(*[_shape(x) for x in inputs], *[o.shape for o in out_arrays])
-    if shape is None or any(o.shape != shape for o in out_arrays):
-        _raise_broadcast_error(uf, inputs, out_arrays)
+    inputs = tuple(_as_input(a) for a in args)
+    targets = _out_arrays(out, uf.nout)
+    outs = tuple(None if t is None else asarray(t) for t in targets)
+    mask = None if where is True else _as_mask(where)
+    out_dtypes = tuple(None if o is None else o.dtype for o in outs)
+    call = _Call(uf, out_dtypes, mask, casting, dtype, signature)
+    loop, inputs = resolve(call, inputs)
+    shape = _broadcast_shape(uf, inputs, outs, mask)
     srcs = tuple(as_loop_node(x, d, shape) for x, d in zip(inputs, loop))
-    name = uf.__name__
-    if uf.nout == 1:
-        nodes = (node(Op.MAP, srcs, name, shape, loop[uf.nin]),)
-    else:
-        nodes = tuple(
-            node(Op.MAP, srcs, f"{name}.{k}", shape, loop[uf.nin + k]) for k in range(uf.nout)
-        )
-    if where is not True:
-        nodes = _apply_where(where, nodes, out_arrays, shape)
-    if out_arrays:
-        for o, n, target in zip(out_arrays, nodes, outs):
-            o._assign(n)
-            if target is not o:  # a host NumPy array given as out: copy the result back
-                target[...] = o.get()
-        results = tuple(outs)
-    else:
-        results = tuple(result(n) for n in nodes)
+    names = [uf.__name__] if uf.nout == 1 else [f"{uf.__name__}.{k}" for k in range(uf.nout)]
+    nodes = [node(Op.MAP, srcs, name, shape, loop[uf.nin + k]) for k, name in enumerate(names)]
+    if mask is not None:
+        nodes = _apply_where(mask, nodes, outs, shape)
+    device = _device_of(inputs + outs)
+    results = tuple(_deliver(n, o, t, device) for n, o, t in zip(nodes, outs, targets))
     return results[0] if uf.nout == 1 else results
 
 
-def _apply_where(where, nodes, out_arrays, shape):
-    mask = as_loop_node(operand(where), _np.dtype(bool), shape)
+def _deliver(n: Node, o, target, device):
+    """The output: a new array, or ``n`` written into ``out`` (copied back to a NumPy out)."""
+    if o is None:
+        return result(n, device)
+    o._assign(n)
+    if target is not o:
+        target[...] = o.get()
+    return target
+
+
+def _apply_where(mask, nodes, outs, shape):
+    """Where the mask is False an output keeps its old value (zeros when no ``out`` is given:
+    NumPy leaves that memory uninitialized)."""
+    keep = as_loop_node(mask, _np.dtype(bool), shape)
     kept = []
-    for k, n in enumerate(nodes):
-        if out_arrays:  # where the mask is False, out keeps its value: select in out's dtype
-            old = out_arrays[k]._node()
+    for n, o in zip(nodes, outs):
+        if o is not None:  # select in out's dtype, as NumPy casts before it writes
+            old = o._node()
             if n.dtype != old.dtype:
                 n = node(Op.CAST, (n,), None, n.shape, old.dtype)
         else:
             old = scalar_node(0, n.dtype)
-        kept.append(node(Op.MAP, (mask, n, broadcast_node(old, shape)), "where", shape, n.dtype))
-    return tuple(kept)
+        kept.append(node(Op.MAP, (keep, n, broadcast_node(old, shape)), "where", shape, n.dtype))
+    return kept
