@@ -40,7 +40,9 @@ class ndarray:
     def shape(self, value) -> None:
         from .views import reshape_view
 
-        new_shape = _normalize_shape(value, self.size)
+        from .shapes import _contiguous_stand_in
+
+        new_shape = _np.reshape(_contiguous_stand_in(self.shape), value).shape  # NumPy's errors
         view = reshape_view(self._view, new_shape)
         if view is None:
             raise AttributeError(
@@ -71,6 +73,8 @@ class ndarray:
 
     @property
     def strides(self) -> tuple:
+        if self.size == 0:  # NumPy 2 gives empty arrays zero strides
+            return (0,) * self.ndim
         return tuple(s * self.dtype.itemsize for s in self._view.strides)
 
     @property
@@ -179,7 +183,7 @@ class ndarray:
         return complex(self._scalar("complex"))
 
     def __index__(self) -> int:
-        if self.dtype.kind not in "iub" or self.ndim != 0:
+        if self.dtype.kind not in "iu" or self.ndim != 0:
             raise TypeError("only integer scalar arrays can be converted to a scalar index")
         return int(self.get())
 
@@ -195,10 +199,9 @@ class ndarray:
         return bool(self.get().reshape(()))
 
     def _scalar(self, kind: str):
-        if self.size != 1 or self.ndim != 0 and kind != "float":
-            if self.ndim != 0:
-                raise TypeError(f"only length-1 arrays can be converted to Python scalars")
-        return self.get().reshape(()).item() if self.size == 1 else self.get()
+        if self.ndim != 0:
+            raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
+        return self.get()[()].item()
 
     def __repr__(self) -> str:
         return repr(self.get())
@@ -213,8 +216,7 @@ class ndarray:
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d array")
-        for i in range(self.shape[0]):
-            yield self[i]
+        return (self[i] for i in range(self.shape[0]))
 
     def __reduce__(self):
         return (asarray, (self.get(),))
@@ -334,8 +336,8 @@ class ndarray:
     def swapaxes(self, axis1, axis2): return _api.swapaxes(self, axis1, axis2)
     def squeeze(self, axis=None): return _api.squeeze(self, axis)
     def view(self, dtype=None, type=None): return _api.view(self, dtype)
-    def conj(self): return _api.conjugate(self)
-    def conjugate(self): return _api.conjugate(self)
+    def conj(self): return _api.conjugate(self) if self.dtype.kind == "c" else self
+    def conjugate(self): return _api.conjugate(self) if self.dtype.kind == "c" else self
     def clip(self, min=None, max=None, out=None, **kw): return _api.clip(self, min, max, out, **kw)
     def round(self, decimals=0, out=None): return _api.round(self, decimals, out)
     def nonzero(self): return _api.nonzero(self)
@@ -407,6 +409,10 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None) -> 
     """``a`` as a numloom array: numloom arrays are returned as they are (or cast)."""
     if isinstance(a, ndarray):
         if dtype is not None and _np.dtype(dtype) != a.dtype:
+            if copy is False:
+                from .creation import _NO_COPY
+
+                raise ValueError(_NO_COPY)
             return a.astype(dtype)
         return a.copy() if copy else a
     host = _np.asarray(a, dtype=dtype)

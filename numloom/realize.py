@@ -190,6 +190,9 @@ def _evaluate(storages: list, device: str) -> None:
             if remaining:
                 _evaluate(remaining, device)
             raise failure.error from None
+        except Exception as error:
+            _isolate(storages, device, error)
+            raise
         if config.DEBUG >= 1:
             took = (time.perf_counter() - start) * 1e3
             print(f"numloom: evaluated {len(roots)} arrays on {device} in {took:.3f} ms",
@@ -205,6 +208,24 @@ def _evaluate(storages: list, device: str) -> None:
 def plan_for(roots: list, device: str):
     """The plan the device's backend would run for ``roots``."""
     return _backend(device).plan(roots)
+
+
+def _isolate(storages: list, device: str, error: BaseException) -> None:
+    """After an unexpected failure of a whole plan: evaluate each array on its own, so the
+    ones that do not fail get their values; the ones that do keep the error and raise it
+    again when used. Later syncs do not retry them."""
+    global _flushing
+    _flushing = False
+    if len(storages) > 1:
+        for s in storages:
+            try:
+                _evaluate([s], device)
+            except Exception:  # noqa: BLE001 (recorded on the storage below)
+                pass
+    for s in storages:
+        if s.pending:
+            s.error = error
+            _pending.discard(s)
 
 
 def _quarantine(storages: list, failure: DataError) -> None:

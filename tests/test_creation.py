@@ -723,54 +723,24 @@ def test_compiled_astype(source, target, monkeypatch):
 # --- bugs in files of other engineers (strict xfail: remove the mark with the fix) ------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="array.py ndarray._scalar: NumPy 2 converts only 0-d arrays with float()/int()/"
-    "complex() (TypeError 'only 0-dimensional arrays can be converted to Python scalars'); "
-    "numloom converts any size-1 array. Fix: raise that TypeError whenever ndim != 0",
-)
 @pytest.mark.parametrize("convert", [float, int, complex])
 @pytest.mark.parametrize("shape", [(1, 1), (1,), (2,)])
 def test_python_scalar_conversion_of_arrays_with_dimensions(convert, shape):
     check(lambda xp: convert(xp.ones(shape)))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="array.py ndarray.__index__ accepts bool arrays; NumPy's operator.index needs an "
-    "integer 0-d array (TypeError 'only integer scalar arrays can be converted to a scalar "
-    "index'). Fix: test dtype.kind in 'iu', not 'iub'",
-)
 def test_index_of_a_bool_array():
     check(lambda xp: [10, 20][xp.asarray(True)])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="array.py asarray ignores copy=False when a cast is needed (NumPy raises ValueError "
-    "'Unable to avoid copy while creating an array as requested.'); fix: raise it when dtype "
-    "differs and copy is False (creation._NO_COPY has NumPy's full message)",
-)
 def test_asarray_copy_false_with_a_cast():
     check(lambda xp: xp.asarray(xp.arange(3), dtype="float32", copy=False))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="array.py ndarray.shape setter does not check the size: NumPy raises ValueError "
-    "'cannot reshape array of size 6 into shape (4,)'. Fix: validate through shapes.reshape's "
-    "stand-in first",
-)
 def test_shape_setter_checks_the_size():
     check(lambda xp: (lambda a: setattr(a, "shape", (4,)) or a)(xp.arange(6)))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="array.py ndarray.__iter__ is a generator, so iter() of a 0-d array raises only at "
-    "the first next(); NumPy raises TypeError at iter(). Fix: check ndim, then return a "
-    "generator from a helper",
-)
 def test_iter_of_a_0d_array_raises_at_once():
     check(lambda xp: iter(xp.asarray(1)) and None)
 
@@ -792,19 +762,9 @@ def test_ravel_of_a_strided_array_is_a_copy():
     run()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="array.py ndarray.conj() calls the conjugate ufunc (bool -> int8); NumPy's method "
-    "returns the array itself for non-complex dtypes. Fix: return self unless complex",
-)
 def test_conj_of_a_bool_array():
     check(lambda xp: xp.asarray([True, False]).conj())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="dag.contiguous_strides: NumPy 2 gives zero-size arrays zero strides "
-    "(np.zeros((0, 3)).strides == (0, 0)); numloom reports C strides (3, 1)",
-)
 def test_strides_of_empty_arrays():
     check(lambda xp: xp.zeros((0, 3), dtype=bool).strides)

@@ -1031,13 +1031,6 @@ def test_compiled_integer_array_to_negative_array_powers_raises(monkeypatch):
     numpy_compare()(lambda xp: xp.power(xp.asarray(base), xp.asarray(exponents)))()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="realize._evaluate handles DataError only: any other exception from a backend leaves "
-    "every storage of the plan pending, so each later sync raises it again and live arrays that "
-    "did not fail are never computed. Fix: treat any exception like a DataError whose node is "
-    "unknown (quarantine the plan's storages, re-raise once)",
-)
 def test_an_evaluation_error_does_not_poison_later_syncs(monkeypatch):
     def fail(*parts):
         raise RuntimeError("a kernel failed")

@@ -192,17 +192,12 @@ def _add_frees(steps: list, keep: set) -> None:
 
 def plan(roots: list) -> Plan:
     """The plan (with kernel sources) that evaluating ``roots`` runs."""
-    order = toposort(roots)
-    key = _signature(order, roots)
-    program = _programs.get(key)
-    if program is None:
-        program = _programs[key] = _build(order, roots)
-    return program.plan
+    return program_for(toposort(roots), roots).plan
 
 
 def program_for(order: list, roots: list, device: str = "cpu") -> Program:
     """The compiled program evaluating ``roots`` (cached by the DAG's structure)."""
-    key = _signature(order, roots)
+    key = (_compiler_ready(), _signature(order, roots))
     program = _programs.get(key)
     if program is None:
         program = _programs[key] = _build(order, roots)
