@@ -165,6 +165,24 @@ def _angle(x: str, dt, num: str, den: str) -> str:
     return f"({x} * (({t}){num} / ({t}){den}))"
 
 
+_COMPARE = {"equal": "==", "not_equal": "!=", "less": "<", "less_equal": "<=", "greater": ">",
+            "greater_equal": ">="}  # fmt: skip
+
+
+def _mixed_comparison(n: Node, args: list):
+    """A comparison of a signed with an unsigned integer: exact (C would convert the signed one
+    to unsigned, so -1 > 2**64 - 1), as NumPy's mixed comparison loops are."""
+    op = _COMPARE.get(n.arg)
+    if op is None:
+        return None
+    kinds = [s.dtype.kind for s in n.srcs]
+    if kinds == ["i", "u"]:
+        return f"(nl_cmp_su((int64_t){args[0]}, (uint64_t){args[1]}) {op} 0)"
+    if kinds == ["u", "i"]:
+        return f"(0 {op} nl_cmp_su((int64_t){args[1]}, (uint64_t){args[0]}))"
+    return None
+
+
 def _unsupported(what):
     raise Unsupported(what)
 
@@ -295,7 +313,7 @@ class _Lowerer:
                 raise Unsupported(f"no C snippet for {n.arg}")
             loop = n.srcs[0].dtype if n.arg not in ("where",) else n.srcs[1].dtype
             args = [self.value(s, idx) for s in n.srcs]
-            expr = snippet(args, loop)
+            expr = _mixed_comparison(n, args) or snippet(args, loop)
             if n.dtype == np.float16:
                 expr = f"nl_round_half({expr})"
             return self.let(compute_type(n.dtype), expr)
@@ -344,7 +362,8 @@ class _Lowerer:
         first = self.const(n, n.dtype, "start")
         delta = self.const(n, n.dtype, "delta")
         i = idx[1] if idx[0] == "flat" else idx[1][0]
-        return self.let(compute_type(n.dtype), f"({compute_type(n.dtype)})({first} + {i} * {delta})")
+        value = f"({compute_type(n.dtype)})({first} + {i} * {delta})"
+        return self.let(compute_type(n.dtype), f"({i} == 0 ? {first} : {value})")
 
 
 def const_value(n: Node, part: str):

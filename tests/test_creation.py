@@ -8,6 +8,7 @@ generated C for the creation nodes (IOTA, broadcast constants, casts).
 
 from __future__ import annotations
 
+import os
 import copy as copy_module
 import warnings
 
@@ -21,7 +22,7 @@ from numloom import realize
 
 @pytest.fixture(autouse=True)
 def reference_executor(monkeypatch):
-    monkeypatch.setenv("NUMLOOM_BACKEND", "numpy")
+    monkeypatch.setenv("NUMLOOM_BACKEND", os.environ.get("NUMLOOM_TEST_BACKEND", "compiled"))
     yield
     try:  # an evaluation error leaves its arrays pending: one failure must not fail the rest
         numloom.sync()

@@ -4,6 +4,7 @@ and kind (weak, NEP 50) on either side of an array."""
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import hypothesis.extra.numpy as hnp
@@ -25,7 +26,7 @@ BINARY = ("add", "subtract", "multiply", "true_divide", "floor_divide", "remaind
 def reference_executor():
     """Exact and compile-free (see test_ufuncs.py); module scope, as hypothesis asks."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("NUMLOOM_BACKEND", "numpy")
+        patch.setenv("NUMLOOM_BACKEND", os.environ.get("NUMLOOM_TEST_BACKEND", "compiled"))
         yield
 
 

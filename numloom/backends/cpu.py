@@ -70,7 +70,8 @@ class Pool:
 
     def array(self, shape: tuple, dtype) -> tuple:
         """A new array and the block behind it (reused when one of its size is free)."""
-        nbytes = max(int(np.prod(shape)) * np.dtype(dtype).itemsize, 1)
+        itemsize = np.dtype(dtype).itemsize
+        nbytes = max(int(np.prod(shape)) * itemsize, itemsize)  # empty arrays get one item
         blocks = self.free.get(nbytes)
         if blocks:
             block = blocks.pop()

@@ -45,7 +45,7 @@ NL_SIMD_MATH(expm1) NL_SIMD_MATH(log) NL_SIMD_MATH(log2) NL_SIMD_MATH(log10)
 NL_SIMD_MATH(log1p) NL_SIMD_MATH(asin) NL_SIMD_MATH(acos) NL_SIMD_MATH(atan)
 NL_SIMD_MATH(sinh) NL_SIMD_MATH(cosh) NL_SIMD_MATH(tanh) NL_SIMD_MATH(asinh)
 NL_SIMD_MATH(acosh) NL_SIMD_MATH(atanh) NL_SIMD_MATH(cbrt)
-NL_SIMD_MATH2(pow) NL_SIMD_MATH2(atan2) NL_SIMD_MATH2(hypot)
+NL_SIMD_MATH2(atan2) NL_SIMD_MATH2(hypot)
 #endif
 #endif
 
@@ -196,6 +196,11 @@ NL_FN int8_t nl_f2int8(double x) { return (int8_t)nl_f2int64(x); }
 NL_FN int16_t nl_f2int16(double x) { return (int16_t)nl_f2int64(x); }
 NL_FN uint8_t nl_f2uint8(double x) { return (uint8_t)nl_f2int64(x); }
 NL_FN uint16_t nl_f2uint16(double x) { return (uint16_t)nl_f2int64(x); }
+
+/* Exact comparison of a signed and an unsigned 64-bit integer (NumPy's mixed loops): <0, 0, >0. */
+NL_FN int nl_cmp_su(int64_t a, uint64_t b) {
+    return a < 0 ? -1 : ((uint64_t)a < b ? -1 : ((uint64_t)a > b ? 1 : 0));
+}
 
 /* Integer max/min (no NaN). */
 #define NL_IMAX(a, b) ((a) >= (b) ? (a) : (b))
