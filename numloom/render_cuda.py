@@ -108,19 +108,8 @@ def _block_reduce(r: kir.Reduction, result: str) -> list:
     and writes it to shared ``result`` (which every thread may read after the barrier)."""
     nan_fix = ["if (s_nan[0]) s_acc[0] = NAN;"] if r.kind in ("max", "min") and _is_float(r) else []
     value = "s_arg[0]" if r.kind in ("argmax", "argmin") else "s_acc[0]"
-    return [
-        "{",
-        "    const int t = threadIdx.x;",
-        "    s_acc[t] = acc; s_arg[t] = arg; s_nan[t] = nan;",
-        "    __syncthreads();",
-        f"    for (int s = {THREADS // 2}; s > 0; s >>= 1) {{",
-        f"        if (t < s) {{ {' '.join(_combine(r))} }}",
-        "        __syncthreads();",
-        "    }",
-        *_indent(["if (t == 0) {", *_indent(nan_fix + [f"{result} = {value};"], 1), "}"], 1),
-        "    __syncthreads();",
-        "}",
-    ]
+    publish = ["if (threadIdx.x == 0) {", *_indent(nan_fix + [f"{result} = {value};"], 1), "}"]
+    return _block_tree(r) + publish + ["__syncthreads();"]
 
 
 def _shared(r: kir.Reduction) -> list:
@@ -193,6 +182,7 @@ def _full_reduce(k: kir.Kernel, r: kir.Reduction) -> list:
 
 
 def _block_tree(r: kir.Reduction) -> list:
+    """Every thread's (acc, arg, nan) combined into slot 0 of shared memory, in a fixed order."""
     return [
         "{",
         "    const int t = threadIdx.x;",
