@@ -128,7 +128,11 @@ class Node:
         return len(self.shape)
 
 
-_interned: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+# key -> weak reference to the node. A plain dict of weak references (dead ones swept now and
+# then) costs a fraction of a WeakValueDictionary on the tracing path.
+_interned: dict = {}
+_SWEEP_EVERY = 1 << 14
+_inserts = 0
 
 
 def _arg_key(op: Op, arg, dtype):
@@ -136,7 +140,7 @@ def _arg_key(op: Op, arg, dtype):
         return id(arg)
     if op is Op.CONST:
         # 0.0 and -0.0 compare equal and NaN never does: key constants by their bytes.
-        return _np.asarray(arg, dtype=dtype).tobytes()
+        return arg.tobytes() if isinstance(arg, _np.generic) else _np.asarray(arg, dtype).tobytes()
     return arg
 
 
@@ -145,18 +149,32 @@ def node(op: Op, srcs: tuple, arg, shape: tuple, dtype, where=None) -> Node:
 
     ``where`` is the user's (file, line) to blame for data-dependent errors of this node.
     """
-    dtype = _np.dtype(dtype)
-    shape = tuple(int(s) for s in shape)
+    global _inserts
+    if not isinstance(dtype, _np.dtype):
+        dtype = _np.dtype(dtype)
+    shape = tuple(shape) if all(type(s) is int for s in shape) else tuple(int(s) for s in shape)
     # Sources are alive while an interned node holds them, so their ids are stable keys.
-    key = (op, _arg_key(op, arg, dtype), dtype, shape, tuple(id(s) for s in srcs))
-    found = _interned.get(key)
-    if found is not None:
-        return found
+    key = (op.value, _arg_key(op, arg, dtype), dtype, shape, tuple(map(id, srcs)))
+    ref = _interned.get(key)
+    if ref is not None:
+        found = ref()
+        if found is not None:
+            return found
     n = Node.__new__(Node)
     n.op, n.srcs, n.arg, n.shape, n.dtype, n.where = op, tuple(srcs), arg, shape, dtype, where
-    n.depth = 1 + max((s.depth for s in srcs), default=-1) if op is not Op.BUFFER else 0
-    _interned[key] = n
+    n.depth = 1 + max([s.depth for s in srcs], default=-1) if op is not Op.BUFFER else 0
+    _interned[key] = weakref.ref(n)
+    _inserts += 1
+    if _inserts % _SWEEP_EVERY == 0:
+        _sweep()
     return n
+
+
+def _sweep() -> None:
+    """Forget keys whose nodes have died."""
+    dead = [k for k, r in _interned.items() if r() is None]
+    for k in dead:
+        del _interned[k]
 
 
 def toposort(roots) -> list:

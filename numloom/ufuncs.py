@@ -324,8 +324,11 @@ def _compare_out_of_range(call: _Call, inputs: tuple, loop: tuple) -> tuple:
 
 def scalar_node(value, dtype) -> Node:
     """A 0-d constant of ``dtype`` holding a Python or NumPy scalar, converted as NumPy does."""
+    dtype = _np.dtype(dtype)
+    if type(value) is float and dtype.kind == "f" and dtype.itemsize >= 4:
+        return node(Op.CONST, (), dtype.type(value), (), dtype)  # a Python float rounds as NumPy
     with _np.errstate(all="ignore"):
-        if type(value) is int and _np.dtype(dtype).kind in "fc":
+        if type(value) is int and dtype.kind in "fc":
             v = _np.array(value, dtype=dtype)[()]  # as NumPy packs it: 2**1000 is inf, no error
         else:
             v = _np.asarray(value).astype(dtype)[()]
