@@ -73,7 +73,7 @@ class Kernel:
     """One kernel: loops, per-point statements, and their stores or reduction."""
 
     name: str
-    kind: str  # "map", "reduce" or "row"
+    kind: str  # "map", "reduce", "row", "scatter" or "scan"
     buffers: tuple
     outer: tuple  # loop extents (C expressions) of the kept / mapped dimensions
     inner: tuple = ()  # reduction loop extents

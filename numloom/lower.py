@@ -385,6 +385,8 @@ def lower(kernel: Kernel) -> Lowered:
     reduces = [n for n in kernel.nodes if n.op is Op.REDUCE]
     if kernel.outputs[-1].op is Op.SCATTER:
         ir = _lower_scatter(low, kernel)
+    elif kernel.outputs[-1].op is Op.SCAN and len(kernel.outputs) == 1:
+        ir = _lower_scan(low, kernel)
     elif kernel.kind == "reduce" and reduces == list(kernel.outputs):
         ir = _lower_reduce(low, kernel)
     elif reduces:
@@ -600,3 +602,23 @@ def _outside(low: _Lowerer, c: str, axis: int, span: tuple) -> str:
         return f"({c} < {s} || {c} >= {s} + {n})"
     st = low.param(("box", axis, "step"), step)
     return f"({c} < {s} || {c} >= {s} + {n} * {st} || ({c} - {s}) % {st} != 0)"
+
+
+def _lower_scan(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
+    """A cumulative sum or product fused with its producers: each line along the scanned axis
+    is one sequential loop (in the output's dtype, as NumPy accumulates), lines in parallel."""
+    (root,) = kernel.outputs
+    kind, axis = root.arg
+    src = root.srcs[0]
+    kept = [d for d in range(src.ndim) if d != axis]
+    outer = tuple(low.param(("shape", d), src.shape[d]) for d in kept)
+    inner = (low.param(("rshape", axis), src.shape[axis]),)
+    coords = tuple("r0" if d == axis else f"i{kept.index(d)}" for d in range(src.ndim))
+    value = low.value(src, ("coords", coords))
+    index = low.linear(coords, root.shape, "out")
+    fold = "sum" if kind == "cumsum" else "prod"
+    reduction = kir.Reduction(fold, compute_type(root.dtype), value, "0",
+                              kir.Store("out0", index, "acc"))  # fmt: skip
+    return kir.Kernel(name=kernel.name, kind="scan", buffers=_buffers(kernel), outer=outer,
+                      inner=inner, prologue=tuple(low.prologue), body=tuple(low.body),
+                      reduction=reduction)  # fmt: skip

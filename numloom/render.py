@@ -114,7 +114,7 @@ def render(k: kir.Kernel, dialect: Dialect = C) -> str:
     body = [dialect.signature.format(name=k.name) + " {"]
     inner = _buffers(k, dialect) + _params(k) + _lets(k.prologue)
     render_kind = {"map": _render_map, "reduce": _render_reduce, "row": _render_row,
-                   "scatter": _render_scatter}  # fmt: skip
+                   "scatter": _render_scatter, "scan": _render_scan}  # fmt: skip
     inner += render_kind[k.kind](k)
     text = "\n".join(body + _indent(inner, 1) + ["}"])
     return dialect.prelude + re.sub(r"(?<!= )P\[(\d+)\]", r"p\1", text) + "\n"
@@ -332,3 +332,15 @@ def _copy_around(k: kir.Kernel, copy: kir.Phase) -> list:
     if not last:
         return ["{", *_indent(row, 1), "}"]
     return _loops(k.outer[:last], "i", row, parallel=True, simd=False, work=(width,))
+
+def _render_scan(k: kir.Kernel) -> list:
+    """Per line: a running fold along the scanned axis, stored at every step."""
+    r = k.reduction
+    step = "+=" if r.kind == "sum" else "*="
+    line = [f"{r.acc_type} acc = {_INIT[r.kind]};",
+            f"for (int64_t r0 = 0; r0 < {k.inner[0]}; r0++) {{",
+            *_indent(_lets(k.body) + [f"acc {step} {r.value};", _store(k, r.out)], 1),
+            "}"]  # fmt: skip
+    if not k.outer:
+        return ["{", *_indent(line, 1), "}"]
+    return _loops(k.outer, "i", line, parallel=True, simd=False, work=k.inner)

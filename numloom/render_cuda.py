@@ -259,9 +259,25 @@ def _scatter(k: kir.Kernel) -> list:
     return first + [""] + second
 
 
+def _scan(k: kir.Kernel) -> list:
+    """A thread per line along the scanned axis, folding sequentially (NumPy's order)."""
+    r = k.reduction
+    step = "+=" if r.kind == "sum" else "*="
+    init = "0" if r.kind == "sum" else "1"
+    line = [f"{r.acc_type} acc = {init};",
+            f"for (int64_t r0 = 0; r0 < {k.inner[0]}; r0++) {{",
+            *_indent(_lets(k.body) + [f"acc {step} {r.value};", _store(k, r.out)], 1), "}"]
+    if not k.outer:
+        return _function(k, k.name, ["if (blockIdx.x == 0 && threadIdx.x == 0) {",
+                                     *_indent(line, 1), "}"])  # fmt: skip
+    body = _unravel("o", k.outer, "i") + line
+    return _function(k, k.name, _grid_loop("o", _product(k.outer), body))
+
+
 def render_cuda(k: kir.Kernel) -> str:
     """The CUDA C++ source of kernel ``k`` (one or two ``__global__`` functions)."""
-    body = {"map": _map, "reduce": _reduce, "row": _row, "scatter": _scatter}[k.kind](k)
+    body = {"map": _map, "reduce": _reduce, "row": _row, "scatter": _scatter,
+            "scan": _scan}[k.kind](k)  # fmt: skip
     source = "\n".join(['#include "numloom.h"', "", *body]) + "\n"
     source = re.sub(r"(?<![.\w])P\[(\d+)\]", r"p\1", source)
     return _CONST.sub(r"k\2", source)

@@ -359,6 +359,8 @@ def _launch(step: Step, order: list, values: dict, device: str) -> None:
         go("KERNEL", _grid(outer, THREADS, device))
     elif ir.kind == "row":
         go("KERNEL", _grid(outer, 1, device))
+    elif ir.kind == "scan":
+        go("KERNEL", _grid(outer, THREADS, device))
     elif ir.kind == "scatter":
         go("KERNEL_copy", _grid(outer, THREADS, device))
         go("KERNEL_write", _grid(inner, THREADS, device))
