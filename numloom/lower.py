@@ -324,6 +324,8 @@ class _Lowerer:
             return self.view(n, idx)
         if op is Op.IOTA:
             return self.iota(n, idx)
+        if op is Op.CONCAT:
+            return self.concat(n, idx)
         raise Unsupported(f"{op.name} inside a compiled kernel")
 
     def coords(self, idx, shape: tuple, key) -> tuple:
@@ -356,6 +358,26 @@ class _Lowerer:
             raise Unsupported("a strided view of a computed value")
         coords = self.coords(idx, v.shape, ("view", id(n)))
         return self.value(src, ("coords", tuple("0" if k is None else coords[k] for k in mapping)))
+
+    def concat(self, n: Node, idx) -> str:
+        """A select between the pieces along the joined axis; each piece is read at coordinates
+        clamped into its own extent, so every load stays in bounds."""
+        axis = n.arg
+        coords = self.coords(idx, n.shape, ("concat", id(n)))
+        c = coords[axis]
+        values, bounds, offset = [], [], 0
+        for k, src in enumerate(n.srcs):
+            start = self.param(("concat", id(n), k, "start"), offset)
+            last = self.param(("concat", id(n), k, "last"), src.shape[axis] - 1)
+            local = self.let("int64_t", f"NL_IMIN(NL_IMAX({c} - {start}, (int64_t)0), {last})")
+            piece = coords[:axis] + (local,) + coords[axis + 1 :]
+            values.append(self.value(src, ("coords", piece)))
+            offset += src.shape[axis]
+            bounds.append(self.param(("concat", id(n), k, "end"), offset))
+        expr = values[-1]
+        for value, end in zip(reversed(values[:-1]), reversed(bounds[:-1])):
+            expr = f"({c} < {end} ? {value} : {expr})"
+        return self.let(compute_type(n.dtype), expr)
 
     def iota(self, n: Node, idx) -> str:
         """``start + i * delta`` as NumPy's arange fills (delta = (start + step) - start)."""
@@ -415,7 +437,7 @@ def _all_contiguous(kernel: Kernel, shape: tuple) -> bool:
     """Every read is at the output's own flat index: the loops can run as one flat loop."""
     for n in kernel.nodes:
         if n.op is Op.VIEW and not (n.arg.is_contiguous() and n.arg.shape == shape):
-            if not (n.srcs[0].op is Op.CONST):
+            if n.srcs[0].op is not Op.CONST:
                 return False
         if n.op in (Op.SCATTER, Op.IOTA) and len(shape) > 1:
             return False

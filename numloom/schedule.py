@@ -31,7 +31,7 @@ KIND = {
     Op.GATHER: "map",
     Op.SCATTER: "copy",
     Op.SCATTER_AT: "copy",
-    Op.CONCAT: "copy",
+    Op.CONCAT: "map",
 }
 FREE = frozenset({Op.BUFFER, Op.CONST, Op.VIEW})
 
@@ -114,7 +114,6 @@ _MATERIALIZE_OP = {
     Op.MATMUL: "matmul runs in BLAS",
     Op.SCATTER: "a write makes a new version of its storage",
     Op.SCATTER_AT: "a write makes a new version of its storage",
-    Op.CONCAT: "concatenate writes its pieces into one buffer",
 }
 
 
@@ -164,7 +163,9 @@ def _materialized(order: list, roots: list) -> dict:
             for s in n.srcs:
                 if s.op not in LEAVES_OR_VIEWS:
                     why.setdefault(id(s), "an operand of matmul (BLAS reads memory)")
-        if n.op in (Op.GATHER, Op.SCATTER_AT, Op.CONCAT):
+        if n.op is Op.CONCAT and len(n.srcs) > FUSED_PIECES:
+            why.setdefault(id(n), "a concatenation of many pieces is written piece by piece")
+        if n.op in (Op.GATHER, Op.SCATTER_AT) or (n.op is Op.CONCAT and id(n) in why):
             for s in n.srcs[:1] if n.op is Op.GATHER else n.srcs:
                 if s.op not in LEAVES_OR_VIEWS:
                     why.setdefault(id(s), f"read by {n.op.value} at computed positions")
@@ -176,6 +177,9 @@ def _materialized(order: list, roots: list) -> dict:
 
 
 LEAVES_OR_VIEWS = frozenset({Op.BUFFER, Op.CONST})
+# A concatenation of at most this many pieces fuses as a select between them (each element
+# evaluates every piece at clamped coordinates); more pieces are written one by one.
+FUSED_PIECES = 4
 
 
 def trailing_axes(n: Node) -> bool:
