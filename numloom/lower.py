@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -215,6 +215,7 @@ class Lowered:
     params: tuple  # values of P[0], P[1], ... (sizes, strides, offsets)
     consts: tuple  # (node, part) pairs whose values fill the constant block, in order
     const_layout: tuple  # (offset, dtype) of each entry of the constant block
+    checks: tuple = ()  # (gather node, index k) of each error slot in the ``err`` buffer
 
 
 class _Lowerer:
@@ -232,6 +233,7 @@ class _Lowerer:
         self.body: list = []
         self.memo: dict = {}
         self.row_locals: dict = {}  # a row kernel's reductions computed so far: node id -> name
+        self.checks: list = []  # (gather node, index k): one error slot each
 
     # -- arguments and locals --
 
@@ -326,6 +328,8 @@ class _Lowerer:
             return self.iota(n, idx)
         if op is Op.CONCAT:
             return self.concat(n, idx)
+        if op is Op.GATHER:
+            return self.gather(n, idx)
         raise Unsupported(f"{op.name} inside a compiled kernel")
 
     def coords(self, idx, shape: tuple, key) -> tuple:
@@ -379,6 +383,23 @@ class _Lowerer:
             expr = f"({c} < {end} ? {value} : {expr})"
         return self.let(compute_type(n.dtype), expr)
 
+    def gather(self, n: Node, idx) -> str:
+        """An indirect load: the index arrays, computed at the output's coordinates, pick the
+        source's coordinates. Negative indices wrap; an index out of bounds is recorded in the
+        kernel's error slots (the backend raises NumPy's IndexError) and reads element 0."""
+        a0, src, indices = n.arg, n.srcs[0], n.srcs[1:]
+        coords = self.coords(idx, n.shape, ("gather", id(n)))
+        picked = coords[a0 : a0 + indices[0].ndim]
+        src_coords = list(coords[:a0])
+        for j, ind in enumerate(indices):
+            value = self.value(ind, ("coords", picked))
+            size = self.param(("gather", id(n), j), src.shape[a0 + j])
+            slot = len(self.checks)
+            self.checks.append((n, j))
+            src_coords.append(self.let("int64_t", f"nl_index({value}, {size}, err + {2 * slot})"))
+        src_coords += coords[a0 + indices[0].ndim :]
+        return self.value(src, ("coords", tuple(src_coords)))
+
     def iota(self, n: Node, idx) -> str:
         """``start + i * delta`` as NumPy's arange fills (delta = (start + step) - start)."""
         first = self.const(n, n.dtype, "start")
@@ -417,8 +438,11 @@ def lower(kernel: Kernel) -> Lowered:
         ir = _lower_map(low, kernel)
     else:
         raise Unsupported(f"{kernel.kind} kernels")
+    if low.checks:  # the error slots of indirect loads: one more output buffer
+        ir = replace(ir, buffers=ir.buffers + (kir.Buffer("err", "int64_t", True),))
     generated.setdefault(str(ir), ir)
-    return Lowered(ir, tuple(low.params), tuple(low.consts), tuple(low.const_layout))
+    return Lowered(ir, tuple(low.params), tuple(low.consts), tuple(low.const_layout),
+                   tuple(low.checks))
 
 
 # Every kernel IR lowered in this process (keyed by its text): the compile-only CUDA tests

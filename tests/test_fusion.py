@@ -230,3 +230,25 @@ def test_blackscholes_holds_no_intermediate_in_memory():
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert peak < 1.3 * 5 * n * 4
+
+
+def test_gathers_scans_and_joins_fuse_into_their_kernels():
+    host = RNG.random((6, 5))
+    a = nl.asarray(host)
+    idx = numpy.array([5, -1, 0, 2])
+    n, (g, s, c) = kernels_for(lambda: (a[nl.asarray(idx)] * 2 + 1, nl.cumsum(a * 3, axis=1),
+                                        nl.concatenate([a, a * 2], axis=1) - 1))  # fmt: skip
+    assert n == 3
+    numpy.testing.assert_array_equal(g.get(), host[idx] * 2 + 1)
+    numpy.testing.assert_array_equal(s.get(), numpy.cumsum(host * 3, axis=1))
+    numpy.testing.assert_array_equal(c.get(), numpy.concatenate([host, host * 2], axis=1) - 1)
+
+
+def test_an_out_of_bounds_index_in_a_compiled_gather_raises_at_the_sync():
+    a = nl.asarray(numpy.arange(8.0))
+    bad = nl.arange(3) * 4  # 8 is out of bounds
+    c = a[bad] + 1
+    fine = a * 2
+    with pytest.raises(IndexError, match="index 8 is out of bounds for axis 0 with size 8"):
+        c.get()
+    numpy.testing.assert_array_equal(fine.get(), numpy.arange(8.0) * 2)

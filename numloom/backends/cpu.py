@@ -53,6 +53,7 @@ class Step:
     params: np.ndarray  # int64 sizes, strides, offsets
     consts: tuple  # (position, part) of each constant-block entry
     layout: tuple  # (offset, dtype) of each constant-block entry
+    checks: tuple = ()  # (position of a gather, index k) of each error slot
     frees: tuple = ()  # positions no later step reads: released after this one
 
 
@@ -143,6 +144,7 @@ def _build(order: list, roots: list) -> Program:
             params=np.array(lowered.params if lowered else (), dtype=np.int64),
             consts=tuple((pos[id(n)], part) for n, part in lowered.consts) if lowered else (),
             layout=lowered.const_layout if lowered else (),
+            checks=tuple((pos[id(n)], j) for n, j in lowered.checks) if lowered else (),
         ))  # fmt: skip
     _add_frees(steps, {pos[id(r)] for r in roots})
     program = Program(replace(plan, kernels=tuple(kernels)), tuple(steps))
@@ -258,13 +260,26 @@ def _launch(step: Step, order: list, values: dict, blocks: dict) -> None:
     for p in step.outputs:
         out, blocks[p] = POOL.array(order[p].shape, order[p].dtype)
         outs.append(out)
-    pointers = (ctypes.c_void_p * (len(arrays) + len(outs)))(
-        *[a.ctypes.data for a in arrays + outs]
+    errors = [np.zeros(2 * len(step.checks), np.int64)] if step.checks else []
+    pointers = (ctypes.c_void_p * (len(arrays) + len(outs) + len(errors)))(
+        *[a.ctypes.data for a in arrays + outs + errors]
     )
     block = _constants(step, order)
     step.fn(pointers, step.params.ctypes.data, block.ctypes.data)
+    if errors:
+        raise_index_errors(step.checks, errors[0], order)
     for p, a in zip(step.outputs, outs):
         values[p] = a
+
+
+def raise_index_errors(checks: tuple, slots: np.ndarray, order: list) -> None:
+    """NumPy's IndexError for the first index a kernel found out of bounds."""
+    for slot, (p, j) in enumerate(checks):
+        if slots[2 * slot]:
+            gather = order[p]
+            axis = gather.arg + j
+            raise reference.index_error(gather, int(slots[2 * slot + 1]),
+                                        gather.srcs[0].shape[axis], axis)  # fmt: skip
 
 
 def _constants(step: Step, order: list) -> np.ndarray:

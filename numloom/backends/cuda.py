@@ -181,6 +181,7 @@ class Step:
     params: tuple
     consts: tuple
     layout: tuple
+    checks: tuple = ()  # (position of a gather, index k) of each error slot
 
 
 @dataclass
@@ -228,6 +229,7 @@ def _build(order: list, roots: list, device: str) -> Program:
             params=tuple(lowered.params) if lowered else (),
             consts=tuple((pos[id(n)], part) for n, part in lowered.consts) if lowered else (),
             layout=tuple(lowered.const_layout) if lowered else (),
+            checks=tuple((pos[id(n)], j) for n, j in lowered.checks) if lowered else (),
         ))  # fmt: skip
     program = Program(replace(plan, kernels=tuple(kernels)), tuple(steps))
     if config.DEBUG >= 2:
@@ -344,6 +346,10 @@ def _launch(step: Step, order: list, values: dict, device: str) -> None:
     state = _get(device)
     outs = [DeviceArray(order[p].shape, order[p].dtype, device) for p in step.outputs]
     ptrs, sizes, consts = _arguments(step, order, values, outs)
+    errors = None
+    if step.checks:  # error slots of indirect loads, zeroed on the device
+        errors = to_device(np.zeros(2 * len(step.checks), np.int64), device).arg.data
+        ptrs.append(np.uint64(errors.ptr))
     ir = step.ir
     outer = math.prod(_extent(e, step.params) for e in ir.outer) if ir.outer else 1
     inner = math.prod(_extent(e, step.params) for e in ir.inner) if ir.inner else 1
@@ -379,6 +385,10 @@ def _launch(step: Step, order: list, values: dict, device: str) -> None:
         go("KERNEL_final", 1, scratch + (np.int64(parts),))
     for p, o in zip(step.outputs, outs):
         values[p] = o
+    if errors is not None:
+        from .cpu import raise_index_errors
+
+        raise_index_errors(step.checks, to_host(Buffer(errors, device)), order)
 
 
 _ACC_DTYPE = {

@@ -37,11 +37,15 @@ def check_indices(n: Node, idx: np.ndarray, size: int, axis: int) -> None:
         return
     lo, hi = idx.min(), idx.max()
     if lo < -size or hi >= size:
-        bad = int(hi if hi >= size else lo)
-        error = IndexError(f"index {bad} is out of bounds for axis {axis} with size {size}")
-        if n.where is not None:
-            error.add_note(f"raised by the indexing at {n.where[0]}:{n.where[1]}")
-        raise DataError(n, error)
+        raise index_error(n, int(hi if hi >= size else lo), size, axis)
+
+
+def index_error(n: Node, bad: int, size: int, axis: int) -> DataError:
+    """NumPy's IndexError for index ``bad``, pointing at the user's line that made node ``n``."""
+    error = IndexError(f"index {bad} is out of bounds for axis {axis} with size {size}")
+    if n.where is not None:
+        error.add_note(f"raised by the indexing at {n.where[0]}:{n.where[1]}")
+    return DataError(n, error)
 
 
 def compute(n: Node, srcs: list):

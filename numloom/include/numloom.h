@@ -197,6 +197,18 @@ NL_FN int16_t nl_f2int16(double x) { return (int16_t)nl_f2int64(x); }
 NL_FN uint8_t nl_f2uint8(double x) { return (uint8_t)nl_f2int64(x); }
 NL_FN uint16_t nl_f2uint16(double x) { return (uint16_t)nl_f2int64(x); }
 
+/* An index into an axis of ``n`` elements, wrapped when negative; out of bounds, it is
+ * recorded in ``err`` (flag, index) for the backend to raise NumPy's IndexError, and 0 is read. */
+NL_FN int64_t nl_index(int64_t i, int64_t n, int64_t *err) {
+    const int64_t j = i < 0 ? i + n : i;
+    if (j < 0 || j >= n) {
+        err[0] = 1;
+        err[1] = i;
+        return 0;
+    }
+    return j;
+}
+
 /* Exact comparison of a signed and an unsigned 64-bit integer (NumPy's mixed loops): <0, 0, >0. */
 NL_FN int nl_cmp_su(int64_t a, uint64_t b) {
     return a < 0 ? -1 : ((uint64_t)a < b ? -1 : ((uint64_t)a > b ? 1 : 0));
