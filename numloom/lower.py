@@ -198,8 +198,8 @@ def cast(expr: str, src, dst) -> str:
     if dst == np.float16:
         return f"((float)(nl_half)({expr}))"
     if src.kind == "f" and dst.kind in "iu":
-        # NaN and out-of-range values convert as on x86, where NumPy runs: through int64 for
-        # small types (the header makes the GPU do the same)
+        # NaN and out-of-range values convert as on x86, where NumPy runs: through int32 for
+        # small types (the header spells it out for every device)
         return f"nl_f2{compute_type(dst).replace('_t', '')}({expr})"
     return f"(({compute_type(dst)})({expr}))"
 
@@ -234,6 +234,7 @@ class _Lowerer:
         self.memo: dict = {}
         self.row_locals: dict = {}  # a row kernel's reductions computed so far: node id -> name
         self.checks: list = []  # (gather node, index k): one error slot each
+        self.locals = 0
 
     # -- arguments and locals --
 
@@ -244,7 +245,9 @@ class _Lowerer:
         return self.param_keys[key]
 
     def let(self, ctype: str, expr: str, invariant: bool = False) -> str:
-        name = f"{'c' if invariant else 't'}{len(self.prologue) + len(self.body)}"
+        # Names come from a counter: a kernel's passes start new bodies, names never repeat.
+        self.locals += 1
+        name = f"{'c' if invariant else 't'}{self.locals}"
         (self.prologue if invariant else self.body).append(kir.Let(name, ctype, expr))
         return name
 

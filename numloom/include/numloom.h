@@ -171,7 +171,7 @@ NL_UNSIGNED(uint64_t, 64)
 
 /* Float to integer conversions as NumPy computes them on x86-64. Signed targets: the C cast
  * (cvttsd2si), where NaN and out-of-range values give the "integer indefinite" INT_MIN of the
- * width; types below 32 bits go through int64 and wrap. Unsigned 32 and 64 bits: values from
+ * width; types below 32 bits go through int32 and wrap. Unsigned 32 and 64 bits: values from
  * 2**(bits-1) up are shifted down, converted signed and the top bit flipped back, as the
  * compiler's SSE2 sequence does. A GPU saturates and AVX-512 has unsigned conversions with
  * other results, so every path spells the x86 result out. */
@@ -192,10 +192,10 @@ NL_FN uint32_t nl_f2uint32(double x) {
     if (x >= 2147483648.0) return (uint32_t)nl_f2int32(x - 2147483648.0) ^ 2147483648u;
     return (uint32_t)nl_f2int32(x);
 }
-NL_FN int8_t nl_f2int8(double x) { return (int8_t)nl_f2int64(x); }
-NL_FN int16_t nl_f2int16(double x) { return (int16_t)nl_f2int64(x); }
-NL_FN uint8_t nl_f2uint8(double x) { return (uint8_t)nl_f2int64(x); }
-NL_FN uint16_t nl_f2uint16(double x) { return (uint16_t)nl_f2int64(x); }
+NL_FN int8_t nl_f2int8(double x) { return (int8_t)nl_f2int32(x); }
+NL_FN int16_t nl_f2int16(double x) { return (int16_t)nl_f2int32(x); }
+NL_FN uint8_t nl_f2uint8(double x) { return (uint8_t)nl_f2int32(x); }
+NL_FN uint16_t nl_f2uint16(double x) { return (uint16_t)nl_f2int32(x); }
 
 /* An index into an axis of ``n`` elements, wrapped when negative; out of bounds, it is
  * recorded in ``err`` (flag, index) for the backend to raise NumPy's IndexError, and 0 is read. */
