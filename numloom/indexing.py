@@ -8,14 +8,19 @@ no memory: its errors are NumPy's, and for basic indexing the stand-in's result 
 
 from __future__ import annotations
 
-import operator
 import sys
 
 import numpy as _np
 
 from .array import asarray, ndarray, operand, result
 from .dag import Op, View, node
-from .views import broadcast_node, broadcast_shapes, numpy_view, transpose_view
+from .views import (
+    broadcast_node,
+    broadcast_shapes,
+    numpy_view,
+    transpose_view,
+    warn_if_first_write,
+)
 
 
 def shape_str(shape: tuple) -> str:
@@ -24,9 +29,20 @@ def shape_str(shape: tuple) -> str:
 
 
 def _is_advanced(k) -> bool:
-    return isinstance(k, (ndarray, _np.ndarray, list)) or (
-        isinstance(k, (bool, _np.bool_))
-    )
+    """NumPy's rule: arrays, sequences (tuples inside the key too) and booleans index by value
+    (a copy); integers, slices, None and Ellipsis index by view."""
+    return isinstance(k, (ndarray, _np.ndarray, list, tuple, range, bool, _np.bool_))
+
+
+class _BoolScalar:
+    """A boolean scalar index (``True``, a 0-d boolean array): NumPy adds a new axis of length
+    1 and picks index ``[0]`` (True) or ``[]`` (False) along it, as an advanced index."""
+
+    def __init__(self, value: bool):
+        self.value = bool(value)
+
+    def index(self) -> _np.ndarray:
+        return _np.zeros(int(self.value), _np.intp)
 
 
 def _normalize_key(key) -> tuple:
@@ -68,44 +84,58 @@ def _validate(a: ndarray, key: tuple) -> tuple:
 
 
 def _expand(key: tuple, ndim: int) -> list:
-    """The key with Ellipsis replaced by full slices and bool arrays by their nonzero()."""
+    """The key with Ellipsis replaced by full slices, bool arrays by their nonzero() and bool
+    scalars by ``_BoolScalar``."""
     out = []
     for k in key:
-        if isinstance(k, list):
+        if isinstance(k, (list, tuple, range)):
             k = _np.asarray(k)
-        if isinstance(k, (ndarray, _np.ndarray)) and k.dtype == bool:
+        if isinstance(k, (bool, _np.bool_)) or _is_bool_array(k) and k.ndim == 0:
+            out.append(_BoolScalar(k.get() if isinstance(k, ndarray) else k))
+        elif _is_bool_array(k):
             host = k.get() if isinstance(k, ndarray) else k
             out.extend(asarray(i.astype(_np.intp)) for i in _np.nonzero(host))
-        elif isinstance(k, (bool, _np.bool_)):
-            raise IndexError("numloom does not support a scalar boolean index; use a mask array")
         else:
             out.append(k)
-    used = sum(1 for k in out if k is not None and k is not Ellipsis)
+    used = sum(1 for k in out if k is not None and k is not Ellipsis
+               and not isinstance(k, _BoolScalar))  # fmt: skip
     ellipsis = [i for i, k in enumerate(out) if k is Ellipsis]
     at = ellipsis[0] if ellipsis else len(out)
     out[at : at + 1] = [slice(None)] * (ndim - used)
     return out
 
 
-def _advanced_getitem(a: ndarray, key: tuple):
-    _validate(a, key)
-    entries = _expand(key, a.ndim)
-    # Keep every advanced axis whole in the basic view; remember where it ended up.
-    basic, advanced, dim = [], [], 0
-    for k in entries:
+def _is_bool_array(k) -> bool:
+    return isinstance(k, (ndarray, _np.ndarray)) and k.dtype == bool
+
+
+def _split(entries: list) -> tuple:
+    """The basic key that keeps every advanced axis whole, and for each advanced index the
+    axis it has in that view, the axis of ``a`` it indexes (None for a new one) and the index."""
+    basic, advanced, axis = [], [], 0
+    for dim, k in enumerate(entries):
         if k is None:
             basic.append(None)
-            dim += 1
+        elif isinstance(k, _BoolScalar):
+            basic.append(None)
+            advanced.append((dim, None, k.index()))
         elif isinstance(k, slice):
             basic.append(k)
-            dim += 1
+            axis += 1
         else:
             basic.append(slice(None))
-            advanced.append((dim, k))
-            dim += 1
-    src = numpy_view(a, _np.ndarray.__getitem__, tuple(basic))._node()
-    dims = [d for d, _ in advanced]
-    indices = [_index_node(k, a.device) for _, k in advanced]
+            advanced.append((dim, axis, k))
+            axis += 1
+    return tuple(basic), advanced
+
+
+def _advanced_getitem(a: ndarray, key: tuple):
+    _validate(a, key)
+    basic, advanced = _split(_expand(key, a.ndim))
+    src = numpy_view(a, _np.ndarray.__getitem__, basic)._node()
+    dims = [d for d, _, _ in advanced]
+    where = _user_line()
+    indices = [_index_node(k, a.device, axis, a.shape, where) for _, axis, k in advanced]
     shape = broadcast_shapes(*[i.shape for i in indices])
     if dims != list(range(dims[0], dims[0] + len(dims))):
         order = dims + [d for d in range(src.ndim) if d not in dims]
@@ -116,18 +146,32 @@ def _advanced_getitem(a: ndarray, key: tuple):
         a0 = dims[0]
     out_shape = src.shape[:a0] + shape + src.shape[a0 + len(dims) :]
     idx = tuple(broadcast_node(i, shape) for i in indices)
-    return result(node(Op.GATHER, (src,) + idx, a0, out_shape, src.dtype, where=_user_line()),
-                  a.device)  # fmt: skip
+    return result(node(Op.GATHER, (src,) + idx, a0, out_shape, src.dtype, where=where), a.device)
 
 
-def _index_node(k, device):
+def _index_node(k, device, axis, shape: tuple, where):
+    """The index as an intp node; a pending one (not checked at the call) bounds-checked."""
     if isinstance(k, ndarray):
         n = k._node()
     else:
         n = asarray(_np.asarray(k), device=device)._node()
     if n.dtype != _np.intp:
         n = node(Op.CAST, (n,), None, n.shape, _np.intp)
+    if isinstance(k, ndarray) and k._storage.pending and axis is not None:
+        n = _checked(n, axis, shape[axis], where)
     return n
+
+
+def _checked(n, axis: int, size: int, where):
+    """``n`` normalized to ``[0, size)`` by a GATHER from ``arange(size)`` seen as shape
+    ``(1,) * axis + (size,)``: its bounds check, when it runs, names ``axis`` of the indexed
+    array as NumPy does (the main GATHER's own axes are those of a transposed or expanded view).
+    """
+    lead = (1,) * axis
+    iota = node(Op.IOTA, (), (0, size, 1), (size,), _np.intp)
+    src = node(Op.VIEW, (iota,), View.contiguous(lead + (size,)), lead + (size,), _np.intp)
+    picked = node(Op.GATHER, (src, n), axis, lead + n.shape, _np.intp, where=where)
+    return node(Op.VIEW, (picked,), View.contiguous(n.shape), n.shape, _np.intp)
 
 
 def _user_line():
@@ -145,27 +189,74 @@ def _user_line():
 def setitem(a: ndarray, key, value) -> None:
     if a._readonly:
         raise ValueError("assignment destination is read-only")
+    warn_if_first_write(a)
     key = _normalize_key(key)
-    value = _value_operand(value, a.dtype)
-    if not any(_is_advanced(k) for k in key):
+    advanced = any(_is_advanced(k) for k in key)
+    if _is_element_key(a, key):
+        value = _element_value(value, a.dtype)
+    value = _value_operand(value, a.dtype, advanced)
+    if not advanced:
         view = numpy_view(a, _np.ndarray.__getitem__, _view_key(key))._view
         a._write(view, _value_node(value, view.shape, a.dtype, "input"))
         return
-    if _is_full_mask(a, key) and _size(value) == 1:
+    full_mask = _is_full_mask(a, key)
+    if full_mask:
+        _check_mask_value_ndim(value)
+    if full_mask and _size(value) == 1:
         mask = _mask_node(key[0])
         kept = node(Op.MAP, (mask, _value_node(value, a.shape, a.dtype, "input"), a._node()),
                     "where", a.shape, a.dtype)  # fmt: skip
         a._write(a._view, kept)
         return
     positions = getitem(_positions(a), key)._node()
-    a._write_at(positions, _value_node(value, positions.shape, a.dtype, "indexing"))
+    if full_mask and _size(value) != positions.size:
+        raise ValueError(f"NumPy boolean array indexing assignment cannot assign {_size(value)} "
+                         f"input values to the {positions.size} output values where the mask "
+                         f"is true")  # fmt: skip
+    values = _value_node(value, positions.shape, a.dtype, "indexing")
+    if positions.size:  # an empty selection writes nothing (and makes no new version)
+        a._write_at(positions, values)
 
 
-def _value_operand(value, dtype):
-    """The value to store; Python and NumPy scalars converted (and checked) as NumPy does."""
+def _is_element_key(a: ndarray, key: tuple) -> bool:
+    """Whether ``key`` is an integer for every axis: NumPy then stores one element."""
+    if len(key) != a.ndim:
+        return False
+    for k in key:
+        if isinstance(k, (bool, _np.bool_, ndarray, _np.ndarray)) or not hasattr(k, "__index__"):
+            return False
+    return True
+
+
+def _element_value(value, dtype):
+    """The value of one element: a scalar as NumPy converts it (an array or list of any
+    dimension raises NumPy's error, whatever its size)."""
+    if isinstance(value, ndarray):
+        if value.ndim:
+            raise ValueError("setting an array element with a sequence.")
+        return value
+    holder = _np.zeros(1, dtype)
+    holder[0] = value
+    return holder[0]
+
+
+def _check_mask_value_ndim(value) -> None:
+    """NumPy's rule for ``a[mask] = value`` with a mask of a's shape: value is 0-d or 1-d."""
+    ndim = value.ndim if isinstance(value, ndarray) else 0
+    if ndim > 1:
+        raise TypeError(f"NumPy boolean array indexing assignment requires a 0 or 1-dimensional "
+                        f"input, input has {ndim} dimensions")  # fmt: skip
+
+
+def _value_operand(value, dtype, advanced: bool):
+    """The value to store, converted as NumPy does: a Python scalar checked into ``dtype`` (NaN
+    or overflow into integers raise); a NumPy scalar too for a basic key, while an advanced
+    key casts it as an array (unsafely, as any array value)."""
     if isinstance(value, ndarray):
         return value
-    if isinstance(value, (bool, int, float, complex, _np.generic)):
+    if isinstance(value, _np.generic) and advanced:
+        return asarray(value)
+    if isinstance(value, (bool, int, float, complex, str, bytes, _np.generic)):
         holder = _np.zeros(1, dtype)
         holder[0] = value  # NumPy's conversion and errors (NaN or overflow into integers)
         return holder[0]
@@ -198,12 +289,15 @@ def _value_node(value, shape: tuple, dtype, what: str):
 
 
 def _is_full_mask(a: ndarray, key: tuple) -> bool:
+    """NumPy's single boolean index: one mask of a's shape (a list of bools is one too)."""
     (k,) = key if len(key) == 1 else (None,)
-    return isinstance(k, (ndarray, _np.ndarray)) and k.dtype == bool and k.shape == a.shape
+    if isinstance(k, list):
+        k = _np.asarray(k)
+    return _is_bool_array(k) and k.ndim > 0 and k.shape == a.shape
 
 
 def _mask_node(k):
-    return k._node() if isinstance(k, ndarray) else asarray(k)._node()
+    return k._node() if isinstance(k, ndarray) else asarray(_np.asarray(k))._node()
 
 
 def _positions(a: ndarray) -> ndarray:

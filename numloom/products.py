@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import numpy as _np
 
-from .array import asarray, operand, result
+from .array import asarray, ndarray, operand, result
 from .dag import Op, node
-from .shapes import diagonal, reshape, transpose
+from .reductions import deliver
+from .shapes import broadcast_to, diagonal, reshape, transpose
 from .views import broadcast_node, broadcast_shapes, reshape_array
 
 
@@ -20,13 +21,16 @@ def _stand_in(shape: tuple, dtype):
 
 def matmul(x1, x2, /, out=None, *, casting="same_kind", dtype=None, **kwargs):
     """``x1 @ x2`` with NumPy's broadcasting, 1-D promotion, dtypes and errors."""
+    if any(k not in ("order", "subok") for k in kwargs):  # axes=, axis=, signature=...
+        from .fallback import call_numpy
+
+        return call_numpy("matmul", _np.matmul, x1, x2, out=out, casting=casting, dtype=dtype,
+                          **kwargs)  # fmt: skip
     a, b = asarray(operand(x1)), asarray(operand(x2))
-    loop = _np.matmul.resolve_dtypes((a.dtype, b.dtype, None if dtype is None else
-                                      _np.dtype(dtype)))  # fmt: skip
-    out_dtype = loop[2]
     shape = _matmul_shape(a.shape, b.shape)
     if shape is None:
         _np.matmul(_stand_in(a.shape, a.dtype), _stand_in(b.shape, b.dtype))  # NumPy's error
+    loop = _matmul_loop(a, b, out, casting, dtype)
     an, bn = a._node(), b._node()
     if a.ndim == 1:
         an = reshape_array(a, (1,) + a.shape)._node()
@@ -35,15 +39,35 @@ def matmul(x1, x2, /, out=None, *, casting="same_kind", dtype=None, **kwargs):
     batch = broadcast_shapes(an.shape[:-2], bn.shape[:-2])
     an = broadcast_node(_cast(an, loop[0]), batch + an.shape[-2:])
     bn = broadcast_node(_cast(bn, loop[1]), batch + bn.shape[-2:])
-    n = node(Op.MATMUL, (an, bn), None, batch + (an.shape[-2], bn.shape[-1]), out_dtype)
+    n = node(Op.MATMUL, (an, bn), None, batch + (an.shape[-2], bn.shape[-1]), loop[2])
     r = reshape_array(result(n, a.device), shape)
-    if out is not None:
-        if not _np.can_cast(out_dtype, out.dtype, casting):
-            _np.matmul(_np.zeros((1, 1), a.dtype), _np.zeros((1, 1), b.dtype),
-                       out=_np.zeros((1, 1), out.dtype), casting=casting)  # fmt: skip
-        out._assign(r._node())
-        return out
-    return r
+    if out is None:
+        return r
+    _check_matmul_out(a, b, shape, out)
+    return deliver(broadcast_to(r, out.shape) if out.shape != shape else r, out)
+
+
+def _matmul_loop(a, b, out, casting: str, dtype) -> tuple:
+    """NumPy's loop dtypes for matmul, and its casting errors, from a call on 1x1 stand-ins."""
+    probe_out = None if out is None else _np.zeros((1, 1), out.dtype)
+    _np.matmul(_np.zeros((1, 1), a.dtype), _np.zeros((1, 1), b.dtype), out=probe_out,
+               casting=casting, dtype=dtype)  # fmt: skip
+    if dtype is None:
+        return _np.matmul.resolve_dtypes((a.dtype, b.dtype, None), casting=casting)
+    return _np.matmul.resolve_dtypes((a.dtype, b.dtype, None), casting=casting,
+                                     signature=(None, None, _np.dtype(dtype)))  # fmt: skip
+
+
+def _check_matmul_out(a, b, shape: tuple, out) -> None:
+    """NumPy's gufunc rule for ``out``: the result's core dimensions, with loop dimensions the
+    result broadcasts to (NumPy writes the same product into each); else NumPy's error."""
+    core = len(_matmul_shape(a.shape[-2:], b.shape[-2:]))  # 0, 1 or 2 result axes
+    fits = len(out.shape) >= len(shape) and broadcast_shapes(out.shape, shape) == out.shape
+    if fits and out.shape[len(out.shape) - core :] == shape[len(shape) - core :]:
+        return
+    _np.matmul(_stand_in(a.shape, a.dtype), _stand_in(b.shape, b.dtype),
+               out=_stand_in(out.shape, out.dtype), casting="unsafe")  # fmt: skip
+    raise ValueError(f"matmul: output of shape {out.shape} for a result of shape {shape}")
 
 
 def _cast(n, dtype):
@@ -75,25 +99,46 @@ def dot(a, b, out=None):
 
     a, b = asarray(operand(a)), asarray(operand(b))
     if a.ndim == 0 or b.ndim == 0:
-        return multiply(a, b, out=out)
-    if b.ndim <= 2:
-        if a.shape[-1] != b.shape[0]:
-            _np.dot(_stand_in(a.shape, a.dtype), _stand_in(b.shape, b.dtype))  # NumPy's error
-        return matmul(a, b, out=out)
-    r = tensordot(a, b, axes=([a.ndim - 1], [b.ndim - 2]))
-    if out is not None:
-        out._assign(r._node())
-        return out
-    return r
+        r = multiply(a, b)
+    elif a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
+        _np.dot(_stand_in(a.shape, a.dtype), _stand_in(b.shape, b.dtype))  # NumPy's error
+    elif b.ndim <= 2:
+        r = matmul(a, b)
+    else:
+        r = tensordot(a, b, axes=([a.ndim - 1], [b.ndim - 2]))
+    if out is None:
+        return r
+    _check_dot_out(out, r.shape, r.dtype)
+    deliver(r, out)
+    # NumPy returns a 0-d out as a scalar: here a new 0-d handle on it (a NumPy one's scalar).
+    return out[()] if out.ndim == 0 else out
+
+
+def _check_dot_out(out, shape: tuple, dtype) -> None:
+    """NumPy's rule for dot's ``out``: exactly the result's dtype and shape, C-contiguous and
+    writeable (dot writes it directly; it never casts)."""
+    if isinstance(out, ndarray):
+        c_array = out._view.is_contiguous() and not out._readonly
+    else:
+        c_array = out.flags.c_contiguous and out.flags.writeable
+    if out.ndim != len(shape) or out.dtype != dtype or not c_array:
+        raise ValueError("output array is not acceptable (must have the right datatype, number "
+                         "of dimensions, and be a C-Array)")  # fmt: skip
+    if tuple(out.shape) != tuple(shape):
+        raise ValueError("output array has wrong dimensions")
 
 
 def vdot(a, b, /):
+    """NumPy's vdot: both flattened, the first conjugated (complex only), then summed."""
     from .numpy_api import conjugate
 
     a, b = asarray(a), asarray(b)
     if a.size != b.size:
-        _np.vdot(_np.zeros(a.size, a.dtype), _np.zeros(b.size, b.dtype))  # NumPy's error
-    return matmul(conjugate(reshape(a, (-1,))), reshape(b, (-1,)))
+        _np.vdot(_stand_in(a.shape, a.dtype), _stand_in(b.shape, b.dtype))  # NumPy's error
+    flat_a, flat_b = reshape(a, (-1,)), reshape(b, (-1,))
+    if flat_a.dtype.kind == "c":
+        flat_a = conjugate(flat_a)
+    return matmul(flat_a, flat_b)
 
 
 def inner(a, b, /):
@@ -116,21 +161,16 @@ def outer(a, b, out=None):
 
 def tensordot(a, b, axes=2):
     """NumPy's tensordot: move the summed axes together, reshape to matrices, matmul."""
+    axes_a, axes_b = _tensordot_axes(axes)
     a, b = asarray(a), asarray(b)
-    try:
-        axes_a, axes_b = axes
-        axes_a = [axes_a] if isinstance(axes_a, int) else list(axes_a)
-        axes_b = [axes_b] if isinstance(axes_b, int) else list(axes_b)
-    except TypeError:
-        axes_a = list(range(-axes, 0))
-        axes_b = list(range(0, axes))
-    axes_a = [x % a.ndim if a.ndim else x for x in axes_a]
-    axes_b = [x % b.ndim if b.ndim else x for x in axes_b]
-    if len(axes_a) != len(axes_b) or any(
-        a.shape[i] != b.shape[j] for i, j in zip(axes_a, axes_b)
-    ):
-        _np.tensordot(_stand_in(a.shape, a.dtype), _stand_in(b.shape, b.dtype), axes)
+    # NumPy's checks, in its order (an axis out of range raises its IndexError here).
+    if len(axes_a) != len(axes_b):
         raise ValueError("shape-mismatch for sum")
+    for k in range(len(axes_a)):
+        if a.shape[axes_a[k]] != b.shape[axes_b[k]]:
+            raise ValueError("shape-mismatch for sum")
+        axes_a[k] += a.ndim if axes_a[k] < 0 else 0
+        axes_b[k] += b.ndim if axes_b[k] < 0 else 0
     free_a = [k for k in range(a.ndim) if k not in axes_a]
     free_b = [k for k in range(b.ndim) if k not in axes_b]
     n_sum = int(_np.prod([a.shape[k] for k in axes_a], dtype=_np.int64))
@@ -140,10 +180,28 @@ def tensordot(a, b, axes=2):
     return reshape(matmul(at, bt), shape)
 
 
+def _tensordot_axes(axes) -> tuple:
+    """NumPy's reading of tensordot's ``axes``: N (the last N of a, the first N of b), or a
+    pair of axis lists (or single axes)."""
+    try:
+        iter(axes)
+    except Exception:
+        return list(range(-axes, 0)), list(range(0, axes))
+    axes_a, axes_b = axes
+    axes_a = list(axes_a) if _is_sequence(axes_a) else [axes_a]
+    axes_b = list(axes_b) if _is_sequence(axes_b) else [axes_b]
+    return axes_a, axes_b
+
+
+def _is_sequence(x) -> bool:
+    try:
+        len(x)
+    except TypeError:
+        return False
+    return True
+
+
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     from .reductions import sum
 
     return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)
-
-
-

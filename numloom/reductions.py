@@ -9,12 +9,14 @@ Dtypes and errors come from NumPy run on a stand-in of at most one element per a
 from __future__ import annotations
 
 import builtins
+import warnings
 
 import numpy as _np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from .array import asarray, ndarray, result
-from .dag import Op, node, prod as _size_of
+from .dag import Op, node
+from .dag import prod as _size_of
 from .views import reshape_array
 
 _NO_VALUE = _np._NoValue
@@ -27,20 +29,59 @@ def _stand_in(a: ndarray):
 
 
 def _axes(axis, ndim: int) -> tuple:
-    if axis is None:
+    """The reduced axes, sorted. A 0-d array has none, whatever axis NumPy accepted for it
+    (0, -1 or an empty tuple: the caller's NumPy probe has already raised for the others)."""
+    if axis is None or ndim == 0:
         return tuple(range(ndim))
     return tuple(sorted(normalize_axis_tuple(axis, ndim)))
+
+
+def _reduced_shape(shape: tuple, axes: tuple, keepdims: bool) -> tuple:
+    if keepdims:
+        return tuple(1 if k in axes else s for k, s in enumerate(shape))
+    return tuple(s for k, s in enumerate(shape) if k not in axes)
+
+
+def _zero_strided(shape: tuple, dtype):
+    """A stand-in of any shape without memory, for NumPy's checks that run before its loop."""
+    return _np.lib.stride_tricks.as_strided(_np.zeros(1, dtype), shape, (0,) * len(shape))
+
+
+def _check_out(np_fn, a: ndarray, axis, keepdims: bool, out, **kwargs) -> None:
+    """NumPy's errors for an ``out`` of the wrong shape or dtype, or a read-only one."""
+    if out is None:
+        return
+    shape = _reduced_shape(a.shape, _axes(axis, a.ndim), keepdims)
+    kwargs["keepdims"] = keepdims
+    if tuple(out.shape) != shape:
+        np_fn(_zero_strided(a.shape, a.dtype), axis=axis,
+              out=_zero_strided(out.shape, out.dtype), **kwargs)  # fmt: skip
+        raise ValueError(f"output array of shape {out.shape} for a result of shape {shape}")
+    probe = _np.zeros(tuple(builtins.min(s, 1) for s in shape), out.dtype)
+    probe.flags.writeable = not (isinstance(out, ndarray) and out._readonly)
+    np_fn(_stand_in(a), axis=axis, out=probe, **kwargs)
+
+
+def deliver(r: ndarray, out):
+    """``r``, or ``r`` written into ``out`` (cast unsafely, as NumPy's reductions, scans and
+    products do once their checks pass; a NumPy ``out`` is filled from the host)."""
+    if out is None:
+        return r
+    if isinstance(out, ndarray):
+        if out._readonly:
+            raise ValueError("output array is read-only")
+        out._assign(r._node())
+    else:
+        out[...] = r.get()
+    return out
 
 
 def _finish(n, a: ndarray, axes: tuple, keepdims: bool, out):
     """Wrap a reduced node as an array; restore reduced axes as 1s for keepdims; fill out."""
     r = result(n, a.device)
     if keepdims:
-        r = reshape_array(r, tuple(1 if k in axes else s for k, s in enumerate(a.shape)))
-    if out is not None:
-        out._assign(r._node())
-        return out
-    return r
+        r = reshape_array(r, _reduced_shape(a.shape, axes, keepdims))
+    return deliver(r, out)
 
 
 def _reduce(kind: str, a, axis, dtype, out, keepdims, where, np_fn, initial=_NO_VALUE):
@@ -50,8 +91,16 @@ def _reduce(kind: str, a, axis, dtype, out, keepdims, where, np_fn, initial=_NO_
     if dtype is not None:
         kwargs["dtype"] = dtype
     probe = np_fn(_stand_in(a), axis=axis, **kwargs)
+    _check_out(np_fn, a, axis, keepdims, out, **kwargs)
+    if where is not True:
+        _check_where(np_fn, a, axis, where, kwargs)
     out_dtype = _np.asarray(probe).dtype
     axes = _axes(axis, a.ndim)
+    if initial is not _NO_VALUE and _count(a, axes) == 0:
+        return _finish(_filled(initial, _reduced_shape(a.shape, axes, False), out_dtype), a,
+                       axes, keepdims, out)  # fmt: skip
+    if out_dtype.kind == "b" and kind in ("sum", "prod"):
+        kind = _BOOL_KINDS[kind]  # NumPy's add and multiply on bools are or and and
     src = a._node()
     if kind in ("any", "all") and src.dtype != bool:
         src = node(Op.CAST, (src,), None, src.shape, bool)
@@ -59,13 +108,34 @@ def _reduce(kind: str, a, axis, dtype, out, keepdims, where, np_fn, initial=_NO_
         src = node(Op.CAST, (src,), None, src.shape, out_dtype)
     if where is not True:
         src = _masked(src, where, kind, initial)
-    shape = tuple(s for k, s in enumerate(a.shape) if k not in axes)
-    n = node(Op.REDUCE, (src,), (kind, axes), shape, src.dtype)
+    # Over no axes a reduction is its elementwise part (cast, mask, initial): no REDUCE node.
+    n = node(Op.REDUCE, (src,), (kind, axes), _reduced_shape(a.shape, axes, False),
+             src.dtype) if axes else src  # fmt: skip
     if initial is not _NO_VALUE:
         n = _with_initial(kind, n, initial)
     if n.dtype != out_dtype:
         n = node(Op.CAST, (n,), None, n.shape, out_dtype)
     return _finish(n, a, axes, keepdims, out)
+
+
+_BOOL_KINDS = {"sum": "any", "prod": "all"}
+
+
+def _check_where(np_fn, a: ndarray, axis, where, kwargs) -> None:
+    """NumPy's error for a ``where`` mask that does not broadcast to a's shape."""
+    from .views import broadcast_shapes
+
+    shape = _np.shape(where)
+    if broadcast_shapes(shape, a.shape) != a.shape:
+        np_fn(_zero_strided(a.shape, a.dtype), axis=axis, where=_zero_strided(shape, bool),
+              **kwargs)  # fmt: skip
+
+
+def _filled(value, shape: tuple, dtype):
+    """``value`` broadcast to ``shape``: a reduction over nothing is its ``initial``."""
+    from .views import broadcast_node
+
+    return broadcast_node(node(Op.CONST, (), _np.asarray(value, dtype)[()], (), dtype), shape)
 
 
 def _masked(src, where, kind, initial):
@@ -76,18 +146,20 @@ def _masked(src, where, kind, initial):
     if initial is not _NO_VALUE:
         identity = initial
     if identity is None:
-        raise ValueError(f"reduction operation '{kind}' does not have an identity, so to use "
+        name = {"max": "maximum", "min": "minimum"}[kind]
+        raise ValueError(f"reduction operation '{name}' does not have an identity, so to use "
                          f"a where mask one has to specify 'initial'")  # fmt: skip
     picked = select(where, result(src), src.dtype.type(identity))
     return picked._node()
 
 
 def _with_initial(kind, n, initial):
-    from .ufuncs import apply
     from .numpy_api import UFUNCS_BY_NAME
+    from .ufuncs import apply
 
-    name = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum"}[kind]
-    combined = apply(UFUNCS_BY_NAME[name], (result(n), n.dtype.type(initial)), None, True,
+    names = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",
+             "any": "logical_or", "all": "logical_and"}  # fmt: skip
+    combined = apply(UFUNCS_BY_NAME[names[kind]], (result(n), n.dtype.type(initial)), None, True,
                      "same_kind", None)  # fmt: skip
     return combined._node()
 
@@ -123,22 +195,16 @@ def all(a, axis=None, out=None, keepdims=False, *, where=True):
 def _arg_reduce(kind: str, a, axis, out, keepdims, np_fn):
     a = asarray(a)
     np_fn(_stand_in(a), axis=axis)  # NumPy's errors (empty sequences, bad axis)
-    if axis is None:
+    _check_out(np_fn, a, axis, keepdims, out)
+    if axis is None or a.ndim == 0:
         flat = reshape_array(a, (a.size,))
         n = node(Op.REDUCE, (flat._node(),), (kind, (0,)), (), _np.intp)
-        r = result(n, a.device)
-        if keepdims:
-            r = reshape_array(r, (1,) * a.ndim)
+        axes = tuple(range(a.ndim))
     else:
         axes = _axes(axis, a.ndim)
-        shape = tuple(s for k, s in enumerate(a.shape) if k not in axes)
-        r = result(node(Op.REDUCE, (a._node(),), (kind, axes), shape, _np.intp), a.device)
-        if keepdims:
-            r = reshape_array(r, tuple(1 if k in axes else s for k, s in enumerate(a.shape)))
-    if out is not None:
-        out._assign(r._node())
-        return out
-    return r
+        shape = _reduced_shape(a.shape, axes, False)
+        n = node(Op.REDUCE, (a._node(),), (kind, axes), shape, _np.intp)
+    return _finish(n, a, axes, keepdims, out)
 
 
 def argmax(a, axis=None, out=None, *, keepdims=False):
@@ -153,109 +219,162 @@ def _count(a: ndarray, axes: tuple) -> int:
     return _size_of(a.shape[k] for k in axes)
 
 
-def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
-    """NumPy's mean: a sum in float64 for integers (float32 for float16), divided by the count."""
+def _count_items(a: ndarray, axis, keepdims: bool, where):
+    """NumPy's ``_count_reduce_items``: an intp scalar, or with a ``where`` mask an intp array
+    of the number of selected items of each result."""
+    if where is True:
+        return _np.intp(_count(a, _axes(axis, a.ndim)))
+    from .shapes import broadcast_to
+
+    return sum(broadcast_to(asarray(where), a.shape), axis, _np.intp, None, keepdims)
+
+
+def _divide_by_count(total, count, out, dtype=None, keepdims_shape=None):
+    """NumPy's ``true_divide(total, count, out=total, casting='unsafe')``: the division runs in
+    the loop NumPy picks for (total's dtype, count's), then is cast back to total's dtype (and
+    to ``dtype``; a 0-d result goes there directly, as NumPy's scalar path does)."""
     from .numpy_api import divide
 
+    if isinstance(count, ndarray) and keepdims_shape is not None:
+        count = reshape_array(count, keepdims_shape)
+    if out is not None:
+        return divide(total, count, out=total, casting="unsafe")
+    r = divide(total, count)
+    if dtype is not None and total.ndim == 0:
+        return r.astype(dtype)
+    r = r.astype(total.dtype)
+    return r if dtype is None else r.astype(dtype)
+
+
+def _warn_if_few(count, ddof, where, message: str) -> None:
+    """NumPy's RuntimeWarning when ``count <= ddof`` (only where the count is known at the
+    call: a ``where`` mask makes it data)."""
+    if where is True and ddof >= count:
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """NumPy's ``_mean``: a sum in float64 for integers (float32 for float16), divided by the
+    count in the sum's dtype (or into ``out``)."""
     a = asarray(a)
     _np.mean(_stand_in(a), axis=axis, dtype=dtype)  # NumPy's errors
+    count = _count_items(a, axis, keepdims, where)
+    _warn_if_few(count, 0, where, "Mean of empty slice")
     is_float16 = dtype is None and a.dtype == _np.float16
     if dtype is None and a.dtype.kind in _INTEGERS_AND_BOOL:
         dtype = _np.float64
     elif is_float16:
         dtype = _np.float32
-    total = sum(a, axis, dtype, None, keepdims, where=where)
-    count = _count(a, _axes(axis, a.ndim)) if where is True else _where_count(a, axis, where,
-                                                                               keepdims)  # fmt: skip
-    r = divide(total, count, casting="unsafe", dtype=total.dtype)
-    if is_float16:
-        r = r.astype(_np.float16)
-    if out is not None:
-        out._assign(r._node())
-        return out
-    return r
-
-
-def _where_count(a, axis, where, keepdims):
-    from .numpy_api import broadcast_to
-
-    return sum(broadcast_to(asarray(where), a.shape), axis, _np.intp, None, keepdims)
+    total = sum(a, axis, dtype, out, keepdims, where=where)
+    return _divide_by_count(total, count, out, _np.float16 if is_float16 else None)
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
         correction=_NO_VALUE):  # fmt: skip
-    """NumPy's two-pass variance: mean, squared deviations, sum, divide by count - ddof."""
-    from .numpy_api import conjugate, divide, multiply, real, subtract
+    """NumPy's ``_var``: the mean, the sum of squared deviations from it, divided by
+    ``max(count - ddof, 0)``."""
+    from .numpy_api import maximum
 
     a = asarray(a)
-    if correction is not _NO_VALUE:
-        ddof = correction
+    ddof = _ddof(ddof, correction)
     _np.var(_stand_in(a), axis=axis, dtype=dtype)  # NumPy's errors
+    count = _count_items(a, axis, keepdims, where)
+    _warn_if_few(count, ddof, where, "Degrees of freedom <= 0 for slice")
     if dtype is None and a.dtype.kind in _INTEGERS_AND_BOOL:
         dtype = _np.float64
-    count = _count(a, _axes(axis, a.ndim))
-    arrmean = sum(a, axis, dtype, None, True, where=where)
-    arrmean = divide(arrmean, count, casting="unsafe", dtype=arrmean.dtype)
-    x = subtract(a, arrmean)
-    if a.dtype.kind in "fiu":
-        x = multiply(x, x)
-    elif a.dtype.kind == "c":
-        x = real(multiply(x, conjugate(x)))
-    else:
-        x = multiply(x, x)
-    total = sum(x, axis, dtype, None, keepdims, where=where)
-    r = divide(total, builtins.max(count - ddof, 0), casting="unsafe", dtype=total.dtype)
-    if out is not None:
-        out._assign(r._node())
-        return out
-    return r
+    if mean is None:
+        mean = sum(a, axis, dtype, None, True, where=where)
+        mean = _divide_by_count(mean, count, None, keepdims_shape=mean.shape)
+    total = sum(_squared_deviations(a, mean), axis, dtype, out, keepdims, where=where)
+    return _divide_by_count(total, maximum(count - ddof, 0), out)
+
+
+def _ddof(ddof, correction):
+    if correction is _NO_VALUE:
+        return ddof
+    if ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    return correction
+
+
+def _squared_deviations(a: ndarray, mean):
+    """``|a - mean|**2`` as NumPy's ``_var`` computes it (re**2 + im**2 for complex)."""
+    from .numpy_api import add, conjugate, imag, multiply, real, square, subtract
+
+    x = subtract(a, mean)
+    if a.dtype.kind in "iuf":
+        return square(x)
+    if x.dtype.kind == "c":
+        return add(square(real(x)), square(imag(x)))
+    return real(multiply(x, conjugate(x)))
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
         correction=_NO_VALUE):  # fmt: skip
+    """NumPy's ``_std``: the square root of var, in var's result (so an integer ``out`` or
+    ``dtype`` raises NumPy's casting error, except for a 0-d result, which NumPy casts)."""
     from .numpy_api import sqrt
 
-    r = sqrt(var(a, axis, dtype, None, ddof, keepdims, where=where, correction=correction))
-    if out is not None:
-        out._assign(r._node())
-        return out
-    return r
+    r = var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction)
+    if out is None and r.ndim == 0:
+        return sqrt(r).astype(r.dtype)
+    return sqrt(r, out=r)
 
 
 def count_nonzero(a, axis=None, *, keepdims=False):
-    """Count of non-zero values; with ``axis=None`` a Python int, as NumPy returns."""
+    """Count of non-zero values, an intp array (0-d for ``axis=None``: NumPy's ``np.intp``)."""
     a = asarray(a)
-    counted = sum(a.astype(bool), axis, _np.intp, None, keepdims)
-    if axis is None and not keepdims:
-        return int(counted)
-    return counted
+    return sum(a.astype(bool), axis, _np.intp, None, keepdims)
 
 
 def ptp(a, axis=None, out=None, keepdims=False):
+    """NumPy's ``_ptp``: the max goes into ``out`` first, so the subtraction reads it there."""
     from .numpy_api import subtract
 
-    return subtract(max(a, axis, None, keepdims), min(a, axis, None, keepdims), out=out)
+    return subtract(max(a, axis, out, keepdims), min(a, axis, None, keepdims), out=out)
 
 
-def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
-    from .numpy_api import broadcast_to, divide, multiply, result_type
+def average(a, axis=None, weights=None, returned=False, *, keepdims=_NO_VALUE):
+    """NumPy's average: the mean, or ``sum(a * w) / sum(w)`` in the weights' result dtype."""
+    from .numpy_api import any as any_
+    from .numpy_api import broadcast_to, divide, equal, multiply
 
     a = asarray(a)
+    if axis is not None:
+        axis = normalize_axis_tuple(axis, a.ndim, argname="axis")
+    kwargs = {} if keepdims is _NO_VALUE else {"keepdims": keepdims}
     if weights is None:
-        avg = mean(a, axis, keepdims=keepdims)
-        scale = _count(a, _axes(axis, a.ndim))
-        return (avg, avg.dtype.type(scale)) if returned else avg
-    w = asarray(weights)
-    dtype = result_type(a.dtype, w.dtype, _np.float64 if a.dtype.kind in "biu" else a.dtype)
-    if w.shape != a.shape:
-        if axis is None or w.ndim != 1 or w.shape[0] != a.shape[axis]:
-            _np.average(_stand_in(a), axis, _np.zeros(w.shape))  # NumPy's error
-        shape = [1] * a.ndim
-        shape[axis] = w.shape[0]
-        w = broadcast_to(reshape_array(w, tuple(shape)), a.shape)
-    scl = sum(w, axis, dtype, None, keepdims)
-    avg = divide(sum(multiply(a, w), axis, dtype, None, keepdims), scl)
-    return (avg, scl) if returned else avg
+        avg = mean(a, axis, **kwargs)
+        scl = avg.dtype.type(a.size / avg.size)
+    else:
+        w = _weights(asarray(weights), a, axis)
+        extra = ["f8"] if a.dtype.kind in _INTEGERS_AND_BOOL else []
+        dtype = _np.result_type(a.dtype, w.dtype, *extra)
+        scl = sum(w, axis, dtype, **kwargs)
+        if any_(equal(scl, 0.0)):  # a sync: NumPy checks the data here
+            raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+        avg = divide(sum(multiply(a, w, dtype=dtype), axis, **kwargs), scl)
+    if not returned:
+        return avg
+    if _np.shape(scl) != avg.shape:
+        scl = broadcast_to(scl, avg.shape).copy()
+    return avg, scl
+
+
+def _weights(w: ndarray, a: ndarray, axis):
+    """NumPy's ``_weights_are_valid``: weights of a's shape, or of its ``axis`` lengths made
+    to broadcast along those axes."""
+    from .shapes import transpose
+
+    if w.shape == a.shape:
+        return w
+    if axis is None:
+        raise TypeError("Axis must be specified when shapes of a and weights differ.")
+    if w.shape != tuple(a.shape[ax] for ax in axis):
+        raise ValueError("Shape of weights must be consistent with shape of a along specified "
+                         "axis.")  # fmt: skip
+    w = transpose(w, tuple(int(k) for k in _np.argsort(axis)))
+    return reshape_array(w, tuple(s if k in axis else 1 for k, s in enumerate(a.shape)))
 
 
 # --- scans -----------------------------------------------------------------------------------
@@ -264,7 +383,10 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
 def _scan(kind: str, a, axis, dtype, out, np_fn):
     a = asarray(a)
     probe = np_fn(_stand_in(a), axis=axis, dtype=dtype)
-    if axis is None:
+    if out is not None and tuple(out.shape) != _scan_shape(a, axis):
+        np_fn(_zero_strided(a.shape, a.dtype), axis=axis, dtype=dtype,
+              out=_zero_strided(out.shape, out.dtype))  # fmt: skip
+    if axis is None or a.ndim == 0:  # NumPy scans a 0-d array as one of shape (1,)
         a = reshape_array(a, (a.size,))
         axis = 0
     (axis,) = normalize_axis_tuple(axis, a.ndim)
@@ -272,10 +394,11 @@ def _scan(kind: str, a, axis, dtype, out, np_fn):
     if src.dtype != probe.dtype:
         src = node(Op.CAST, (src,), None, src.shape, probe.dtype)
     r = result(node(Op.SCAN, (src,), (kind, axis), src.shape, src.dtype), a.device)
-    if out is not None:
-        out._assign(r._node())
-        return out
-    return r
+    return deliver(r, out)
+
+
+def _scan_shape(a: ndarray, axis) -> tuple:
+    return (a.size,) if axis is None or a.ndim == 0 else a.shape
 
 
 def cumsum(a, axis=None, dtype=None, out=None):

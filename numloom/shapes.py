@@ -10,7 +10,13 @@ import numpy as _np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from .array import asarray, share
-from .views import broadcast_shapes, broadcast_view, numpy_view, reshape_array
+from .views import (
+    broadcast_shapes,
+    broadcast_view,
+    numpy_view,
+    reshape_array,
+    warn_on_first_write,
+)
 
 
 def _contiguous_stand_in(shape: tuple):
@@ -21,18 +27,51 @@ def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
     """``a`` with a new shape: a view where NumPy gives one, else a copy."""
     a = asarray(a)
     shape = newshape if shape is None else shape
-    if order not in ("C", "A", None):
-        raise NotImplementedError("numloom reshapes in C order only")
     # NumPy resolves -1 and raises its errors; a zero-stride stand-in never copies.
-    new_shape = _np.reshape(_contiguous_stand_in(a.shape), shape).shape
-    out = reshape_array(a, new_shape)
+    new_shape = _np.reshape(_contiguous_stand_in(a.shape), shape, order=order).shape
+    if _fortran_order(a, order):
+        # F order is C order on reversed axes: NumPy's own identity (its reshape does this).
+        out = transpose(reshape_array(transpose(a), new_shape[::-1]))
+    else:
+        out = reshape_array(a, new_shape)
     if copy is False and out._storage is not a._storage:
         raise ValueError("Unable to avoid creating a copy while reshaping.")
     return out.copy() if copy else out
 
 
+def _fortran_order(a, order) -> bool:
+    """Whether ``order`` reads ``a`` in Fortran order ('A': when a is F- but not C-contiguous)."""
+    if order in ("F", "f"):
+        return True
+    if order in ("A", "a"):
+        return not a._view.is_contiguous() and transpose(a)._view.is_contiguous()
+    return False
+
+
 def ravel(a, order="C"):
-    return reshape(a, (-1,), order=order)
+    """NumPy's ravel: a view when ``a`` is contiguous in the order asked for, else a copy
+    (even where reshape could make a strided view, as NumPy's PyArray_Ravel)."""
+    a = asarray(a)
+    _np.ravel(_contiguous_stand_in(a.shape), order=order)  # NumPy's error for a bad order
+    if order in ("K", "k"):
+        a = transpose(a, _memory_axes(a._view))
+    elif _fortran_order(a, order):
+        a = transpose(a)
+    flat = reshape_array(a, (a.size,))
+    if a._view.is_contiguous() or flat._storage is not a._storage:
+        return flat
+    return flat.copy()
+
+
+def _memory_axes(view) -> tuple:
+    """The axes in the order memory runs (larger absolute stride first), as NumPy's 'K' order
+    reads them; axes of length 1 or stride 0 keep their places (they say nothing of memory)."""
+    axes = list(range(len(view.shape)))
+    placed = [k for k in axes if view.shape[k] != 1 and view.strides[k] != 0]
+    ordered = sorted(placed, key=lambda k: -abs(view.strides[k]))
+    for at, k in zip(placed, ordered):
+        axes[at] = k
+    return tuple(axes)
 
 
 def transpose(a, axes=None):
@@ -84,14 +123,18 @@ def broadcast_to(array, shape, subok=False):
 
 
 def broadcast_arrays(*args, subok=False):
+    """NumPy 2's broadcast_arrays: writeable views that warn on their first write (NumPy says
+    they will become read-only); the arrays themselves when all shapes already agree."""
     arrays = [asarray(a) for a in args]
     shape = broadcast_shapes(*[a.shape for a in arrays])
     if shape is None:
         _np.broadcast_arrays(*[_contiguous_stand_in(a.shape) for a in arrays])
-    return tuple(
-        a if a.shape == shape else share(a, broadcast_view(a._view, shape), readonly=True)
-        for a in arrays
-    )
+    if all(a.shape == shape for a in arrays):
+        return tuple(arrays)
+    views = tuple(share(a, broadcast_view(a._view, shape)) for a in arrays)
+    for v in views:
+        warn_on_first_write(v)
+    return views
 
 
 def view(a, dtype=None):
@@ -101,4 +144,3 @@ def view(a, dtype=None):
     raise NotImplementedError(
         f"numloom cannot reinterpret {a.dtype} data as {_np.dtype(dtype)}; use astype to convert"
     )
-

@@ -7,6 +7,9 @@ a storage, exactly where NumPy returns a view.
 
 from __future__ import annotations
 
+import warnings
+import weakref
+
 import numpy as _np
 
 from .dag import Node, Op, View, contiguous_strides, node, prod
@@ -109,9 +112,54 @@ def numpy_view(a, fn, *args, **kwargs):
     base = _np.zeros(1, _np.int8)
     stand_in = _np.lib.stride_tricks.as_strided(base, a._view.shape, a._view.strides)
     picked = fn(stand_in, *args, **kwargs)
+    if isinstance(picked, _np.generic):
+        # An integer for every axis gives NumPy's scalar, not a view: the same call on a
+        # stand-in with one more (trailing, unindexed) axis gives the element as a view.
+        picked = fn(stand_in[..., None], *args, **kwargs)[..., 0]
+    if not _is_view_of(picked, stand_in):
+        raise ValueError(f"numpy_view: {fn!r} made a copy, not a view (a view is read back)")
     shift = picked.__array_interface__["data"][0] - base.__array_interface__["data"][0]
     view = View(picked.shape, picked.strides, a._view.offset + shift)
-    return share(a, view, readonly=a._readonly or not picked.flags.writeable)
+    out = share(a, view, readonly=a._readonly or not picked.flags.writeable)
+    if _warns_on_write(a):
+        warn_on_first_write(out)
+    return out
+
+
+def _is_view_of(picked, stand_in) -> bool:
+    """Whether ``picked`` is a view of ``stand_in`` (its address then says where it starts):
+    a copy's address is unrelated memory, which read back would be a garbage offset."""
+    owner = picked
+    while owner is not None:
+        if owner is stand_in:
+            return True
+        owner = getattr(owner, "base", None)
+    return False
+
+
+# id(handle) -> weakref: the handles that warn on their first write, as NumPy flags the arrays
+# broadcast_arrays returns (and the views taken of them).
+_WARN_ON_WRITE: dict = {}
+
+
+def warn_on_first_write(a) -> None:
+    key = id(a)
+    _WARN_ON_WRITE[key] = weakref.ref(a, lambda _: _WARN_ON_WRITE.pop(key, None))
+
+
+def _warns_on_write(a) -> bool:
+    ref = _WARN_ON_WRITE.get(id(a))
+    return ref is not None and ref() is a
+
+
+def warn_if_first_write(a) -> None:
+    """NumPy's DeprecationWarning on the first write through a broadcast_arrays result."""
+    if _warns_on_write(a):
+        del _WARN_ON_WRITE[id(a)]
+        warnings.warn("Numpy has detected that you (may be) writing to an array with\n"
+                      "overlapping memory from np.broadcast_arrays. If this is intentional\n"
+                      "set the WRITEABLE flag True or make a copy immediately before writing.",
+                      DeprecationWarning, stacklevel=4)  # fmt: skip
 
 
 def reshape_array(a, shape: tuple):

@@ -746,12 +746,6 @@ def test_iter_of_a_0d_array_raises_at_once():
     check(lambda xp: iter(xp.asarray(1)) and None)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="shapes.ravel is reshape(-1): NumPy's ravel (order C) copies whenever the array is "
-    "not C-contiguous, even where reshape could make a strided view (PyArray_Ravel). Fix: "
-    "copy unless a._view.is_contiguous()",
-)
 def test_ravel_of_a_strided_array_is_a_copy():
     @numpy_compare()
     def run(xp):
