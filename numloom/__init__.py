@@ -28,7 +28,7 @@ from . import device as device_module  # noqa: F401
 from .device import DeviceError, device, get_device, set_device  # noqa: F401
 from .explain import explain  # noqa: F401
 from .jit import jit  # noqa: F401
-from .fallback import NumloomFallbackWarning, module_getattr
+from .fallback import NumloomFallbackWarning, module_getattr  # noqa: F401
 from .numpy_api import *  # noqa: F403
 from .numpy_api import UFUNCS_BY_NAME  # noqa: F401
 from .realize import evaluate, stats, sync  # noqa: F401

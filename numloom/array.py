@@ -38,9 +38,8 @@ class ndarray:
 
     @shape.setter
     def shape(self, value) -> None:
-        from .views import reshape_view
-
         from .shapes import _contiguous_stand_in
+        from .views import reshape_view
 
         new_shape = _np.reshape(_contiguous_stand_in(self.shape), value).shape  # NumPy's errors
         view = reshape_view(self._view, new_shape)
@@ -189,12 +188,16 @@ class ndarray:
 
     def __bool__(self) -> bool:
         if self.size != 1:
-            raise ValueError(
-                f"The truth value of an array with more than one element is ambiguous. "
-                f"Use a.any() or a.all()"
-            ) if self.size > 1 else ValueError(
-                "The truth value of an empty array is ambiguous. Use `array.size > 0` to check "
-                "that an array is not empty."
+            raise (
+                ValueError(
+                    "The truth value of an array with more than one element is ambiguous. "
+                    "Use a.any() or a.all()"
+                )
+                if self.size > 1
+                else ValueError(
+                    "The truth value of an empty array is ambiguous. Use `array.size > 0` to check "
+                    "that an array is not empty."
+                )
             )
         return bool(self.get().reshape(()))
 
@@ -251,7 +254,6 @@ class ndarray:
 
     def __dlpack__(self, **kwargs):
         return self.get().__dlpack__(**kwargs)
-
 
     # fmt: off
     # --- operators -------------------------------------------------------------------------------

@@ -432,6 +432,45 @@ def compile_cuda(source: str, arch: str, *, name_hint: str = "kernel") -> bytes:
     return code
 
 
+def check_cuda_sources(
+    sources: list[str], arch: str, *, ptx: bool = False, batch: int = 48
+) -> list[str | None]:
+    """Compile many CUDA sources (each ``#include "numloom.h"`` and then its kernels, whose
+    symbols must differ between sources) and return, for each, None or NVRTC's log.
+
+    For checking, not for running: sources go to NVRTC in batches of ``batch`` (the headers are
+    parsed once per batch, not once per kernel) on one thread per core; a batch that fails is
+    split in halves until the failing sources stand alone. ``ptx=True`` stops at PTX
+    (``compute_XX``), skipping the assembler. Nothing is cached.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    target, nvrtc_arch = cuda_target(arch)
+    if ptx or target == "ptx":
+        target, nvrtc_arch = "ptx", nvrtc_arch.replace("sm_", "compute_")
+    options = cuda_options(nvrtc_arch)
+    prelude = '#include "numloom.h"\n'
+    bodies = [s.replace(prelude, "", 1) for s in sources]
+    logs: list[str | None] = [None] * len(sources)
+
+    def check(indices: list[int]) -> None:
+        source = prelude + "\n".join(bodies[i] for i in indices)
+        code, log = _nvrtc_bindings(source, target, options, "check")
+        if code is not None:
+            return
+        if len(indices) == 1:
+            logs[indices[0]] = log
+            return
+        half = len(indices) // 2
+        check(indices[:half])
+        check(indices[half:])
+
+    chunks = [list(range(i, min(i + batch, len(sources)))) for i in range(0, len(sources), batch)]
+    with ThreadPoolExecutor(max(1, os.cpu_count() or 1)) as pool:
+        list(pool.map(check, chunks))
+    return logs
+
+
 def _build_cuda(source: str, target: str, options: list[str], name: str) -> bytes:
     if config.DEBUG >= 4:
         print(f"numloom: CUDA source of {name!r}:\n{numbered(source)}", file=sys.stderr)

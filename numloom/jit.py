@@ -118,9 +118,15 @@ def _trace(fn, args: tuple, kwargs: dict):
     pos = {id(n): i for i, n in enumerate(order)}
     leaves = tuple((i, pos[id(before[id(a._storage)])]) for i, a in arrays
                    if id(before[id(a._storage)]) in pos)  # fmt: skip
-    trace = _Trace(program, order, roots, device, leaves,
-                   _structure(result, arrays, roots),
-                   tuple((i, _root_index(roots, a._storage.version)) for i, a in written))
+    trace = _Trace(
+        program,
+        order,
+        roots,
+        device,
+        leaves,
+        _structure(result, arrays, roots),
+        tuple((i, _root_index(roots, a._storage.version)) for i, a in written),
+    )
     _apply(trace, args, backend.execute(program, order, roots, device), handles)
     return result, trace
 

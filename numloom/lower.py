@@ -354,8 +354,10 @@ class _Lowerer:
                 flat = f"{idx[1]} + {off}" if off else idx[1]
             else:
                 coords = self.coords(idx, v.shape, ("view", id(n)))
-                terms = [self.term(c, s, ("view", id(n), "s", k), size)
-                         for k, (c, s, size) in enumerate(zip(coords, v.strides, v.shape))]
+                terms = [
+                    self.term(c, s, ("view", id(n), "s", k), size)
+                    for k, (c, s, size) in enumerate(zip(coords, v.strides, v.shape))
+                ]
                 if v.offset:
                     terms.append(self.param(("view", id(n), "off"), v.offset))
                 flat = " + ".join(t for t in terms if t) or "0"
@@ -443,13 +445,14 @@ def lower(kernel: Kernel) -> Lowered:
         raise Unsupported(f"{kernel.kind} kernels")
     if low.checks:  # the error slots of indirect loads: one more output buffer
         ir = replace(ir, buffers=ir.buffers + (kir.Buffer("err", "int64_t", True),))
-    generated.setdefault(str(ir), ir)
-    return Lowered(ir, tuple(low.params), tuple(low.consts), tuple(low.const_layout),
-                   tuple(low.checks))
+    generated.setdefault(str(replace(ir, name="")), ir)
+    return Lowered(
+        ir, tuple(low.params), tuple(low.consts), tuple(low.const_layout), tuple(low.checks)
+    )
 
 
-# Every kernel IR lowered in this process (keyed by its text): the compile-only CUDA tests
-# render each of them for the GPU.
+# Every kernel IR lowered in this process (keyed by its text, names aside): the compile-only
+# CUDA tests render each of them for the GPU.
 generated: dict = {}
 
 
@@ -468,8 +471,10 @@ def _all_contiguous(kernel: Kernel, shape: tuple) -> bool:
                 return False
         if n.op in (Op.SCATTER, Op.IOTA) and len(shape) > 1:
             return False
-        if n.shape != shape and n.op is not Op.CONST and not (
-            n.op is Op.VIEW and n.srcs[0].op is Op.CONST
+        if (
+            n.shape != shape
+            and n.op is not Op.CONST
+            and not (n.op is Op.VIEW and n.srcs[0].op is Op.CONST)
         ):
             return False
     return all(s.shape == shape for s in kernel.inputs)
@@ -536,7 +541,7 @@ def _lower_row(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
            for r in reduces):  # fmt: skip
         raise Unsupported("reductions over different rows")
     outer = tuple(low.param(("shape", d), n) for d, n in enumerate(rows))
-    inner = tuple(low.param(("rshape", d), n) for d, n in enumerate(src_shape[len(rows):]))
+    inner = tuple(low.param(("rshape", d), n) for d, n in enumerate(src_shape[len(rows) :]))
     row_coords = tuple(f"i{k}" for k in range(len(rows)))
     point = ("coords", row_coords + tuple(f"r{k}" for k in range(n_inner)))
     row_flat = low.linear(row_coords, rows, "rows") if rows else "0"

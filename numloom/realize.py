@@ -195,8 +195,10 @@ def _evaluate(storages: list, device: str) -> None:
             raise
         if config.DEBUG >= 1:
             took = (time.perf_counter() - start) * 1e3
-            print(f"numloom: evaluated {len(roots)} arrays on {device} in {took:.3f} ms",
-                  file=sys.stderr)
+            print(
+                f"numloom: evaluated {len(roots)} arrays on {device} in {took:.3f} ms",
+                file=sys.stderr,
+            )
         count("plans_evaluated")
         for s in storages:
             s.version = results[id(s.version)]

@@ -81,8 +81,9 @@ def _store(k: kir.Kernel, s: kir.Store) -> str:
     return f"if ({s.when}) {store}" if s.when else store
 
 
-def _loops(extents: tuple, var: str, body: list, parallel: bool, simd, first: int = 0,
-           work: tuple = ()):
+def _loops(
+    extents: tuple, var: str, body: list, parallel: bool, simd, first: int = 0, work: tuple = ()
+):
     """Nested for-loops over ``extents`` with loop variables var<first>, var<first+1>, ...
 
     ``simd`` marks the innermost loop: False, True, or the clauses to add (a reduction).
@@ -149,7 +150,7 @@ def _init(r: kir.Reduction) -> str:
                 "uint16_t": 16, "uint32_t": 32, "uint64_t": 64, "bool": 1}[r.acc_type]  # fmt: skip
         unsigned = r.acc_type.startswith("u") or r.acc_type == "bool"
         lo = "0" if unsigned else f"(-{2 ** (bits - 1) - 1}LL - 1)"
-        hi = f"{2 ** bits - 1}ULL" if unsigned else f"{2 ** (bits - 1) - 1}LL"
+        hi = f"{2**bits - 1}ULL" if unsigned else f"{2 ** (bits - 1) - 1}LL"
         return f"({r.acc_type})({lo if r.kind in ('max', 'argmax') else hi})"
     return f"-{big}" if r.kind in ("max", "argmax") else big
 
@@ -250,16 +251,23 @@ def _render_full_reduce(k: kir.Kernel, r: kir.Reduction, store: str) -> list:
         f"#pragma omp parallel num_threads(omp_get_max_threads() < 256 ? "
         f"omp_get_max_threads() : 256) if ({' * '.join(k.inner)} > {PARALLEL_MIN})",
         "{",
-        *_indent(_start(r) + outer_loop + _finish(r) + [
-            "part[omp_get_thread_num()] = acc; argp[omp_get_thread_num()] = arg;",
-            "#pragma omp single",
-            "teams = omp_get_num_threads();",
-        ], 1),
+        *_indent(
+            _start(r)
+            + outer_loop
+            + _finish(r)
+            + [
+                "part[omp_get_thread_num()] = acc; argp[omp_get_thread_num()] = arg;",
+                "#pragma omp single",
+                "teams = omp_get_num_threads();",
+            ],
+            1,
+        ),
         "}",
         *_start(r),
         "for (int t = 0; t < teams; t++) {",
-        *_indent((["if (argp[t] < 0) continue;"] if r.kind in ("argmax", "argmin") else [])
-                 + combine, 1),
+        *_indent(
+            (["if (argp[t] < 0) continue;"] if r.kind in ("argmax", "argmin") else []) + combine, 1
+        ),
         "}",
         store,
     ]
@@ -325,13 +333,18 @@ def _copy_around(k: kir.Kernel, copy: kir.Phase) -> list:
         f"const int64_t lo = missed ? {width} : {start};",
         f"const int64_t hi = missed ? {width} : {start} + {count};",
         "#pragma omp simd",
-        f"for (int64_t i{last} = 0; i{last} < lo; i{last}++) {{", *_indent(point, 1), "}",
+        f"for (int64_t i{last} = 0; i{last} < lo; i{last}++) {{",
+        *_indent(point, 1),
+        "}",
         "#pragma omp simd",
-        f"for (int64_t i{last} = hi; i{last} < {width}; i{last}++) {{", *_indent(point, 1), "}",
+        f"for (int64_t i{last} = hi; i{last} < {width}; i{last}++) {{",
+        *_indent(point, 1),
+        "}",
     ]
     if not last:
         return ["{", *_indent(row, 1), "}"]
     return _loops(k.outer[:last], "i", row, parallel=True, simd=False, work=(width,))
+
 
 def _render_scan(k: kir.Kernel) -> list:
     """Per line: a running fold along the scanned axis, stored at every step."""

@@ -162,12 +162,15 @@ def _full_reduce(k: kir.Kernel, r: kir.Reduction) -> list:
     point = _unravel("g", k.inner, "r") + _lets(k.body) + _fold(r, "acc", "arg", r.value,
                                                                   r.index)  # fmt: skip
     loop = _grid_loop("g", _product(k.inner), point)
-    store_part = ["if (threadIdx.x == 0) { part[blockIdx.x] = s_acc[0]; "
-                  "part_arg[blockIdx.x] = s_arg[0]; part_nan[blockIdx.x] = s_nan[0]; }"]
+    store_part = [
+        "if (threadIdx.x == 0) { part[blockIdx.x] = s_acc[0]; "
+        "part_arg[blockIdx.x] = s_arg[0]; part_nan[blockIdx.x] = s_nan[0]; }"
+    ]
     # the per-block tree without the NaN finish: the final pass applies it
     tree = _block_tree(r)
-    part = _function(k, k.name + "_part", _shared(r) + _start(r) + loop + tree + store_part,
-                     partial_args)
+    part = _function(
+        k, k.name + "_part", _shared(r) + _start(r) + loop + tree + store_part, partial_args
+    )
     final_args = (f"const {r.acc_type} *__restrict__ part", "const int64_t *__restrict__ part_arg",
                   "const bool *__restrict__ part_nan", "const int64_t parts")  # fmt: skip
     gather = ["for (int64_t g = threadIdx.x; g < parts; g += blockDim.x) {",
@@ -264,9 +267,12 @@ def _scan(k: kir.Kernel) -> list:
     r = k.reduction
     step = "+=" if r.kind == "sum" else "*="
     init = "0" if r.kind == "sum" else "1"
-    line = [f"{r.acc_type} acc = {init};",
-            f"for (int64_t r0 = 0; r0 < {k.inner[0]}; r0++) {{",
-            *_indent(_lets(k.body) + [f"acc {step} {r.value};", _store(k, r.out)], 1), "}"]
+    line = [
+        f"{r.acc_type} acc = {init};",
+        f"for (int64_t r0 = 0; r0 < {k.inner[0]}; r0++) {{",
+        *_indent(_lets(k.body) + [f"acc {step} {r.value};", _store(k, r.out)], 1),
+        "}",
+    ]
     if not k.outer:
         return _function(k, k.name, ["if (blockIdx.x == 0 && threadIdx.x == 0) {",
                                      *_indent(line, 1), "}"])  # fmt: skip

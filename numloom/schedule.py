@@ -67,7 +67,9 @@ class Plan:
     order: tuple = field(default=(), repr=False)  # every node, sources first
 
     def __str__(self) -> str:
-        head = f"plan on {self.device}: {len(self.kernels)} kernel(s), {len(self.outputs)} output(s)"
+        head = (
+            f"plan on {self.device}: {len(self.kernels)} kernel(s), {len(self.outputs)} output(s)"
+        )
         return "\n".join([head] + [str(k) for k in self.kernels])
 
 
@@ -215,8 +217,15 @@ def _row_uses_ok(r: Node, consumers: dict) -> bool:
             seen.add(id(u))
             if _broadcasts_rows(u, n, src_shape):
                 broadcast = True
-            elif u.op in (Op.MAP, Op.CAST) and u.size == rows or (
-                u.op is Op.VIEW and u.size == rows and u.arg.is_contiguous() and not u.arg.offset
+            elif (
+                u.op in (Op.MAP, Op.CAST)
+                and u.size == rows
+                or (
+                    u.op is Op.VIEW
+                    and u.size == rows
+                    and u.arg.is_contiguous()
+                    and not u.arg.offset
+                )
             ):
                 stack.append(u)
             else:

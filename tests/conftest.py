@@ -52,11 +52,14 @@ def assert_same(got, want, rtol=0.0, atol=0.0, check_dtype=True, path="result"):
         if not isinstance(want, _Raised):
             raise AssertionError(f"{path}: numloom raised but NumPy did not") from got.error
         if not isinstance(got, _Raised):
-            raise AssertionError(f"{path}: NumPy raised {want.type.__name__}: {want.message} "
-                                 f"but numloom returned {got!r}")
+            raise AssertionError(
+                f"{path}: NumPy raised {want.type.__name__}: {want.message} "
+                f"but numloom returned {got!r}"
+            )
         assert issubclass(got.type, want.type) or got.type.__name__ == want.type.__name__, (
             f"{path}: numloom raised {got.type.__name__} ({got.message}), "
-            f"NumPy {want.type.__name__} ({want.message})")
+            f"NumPy {want.type.__name__} ({want.message})"
+        )
         assert got.message == want.message, f"{path}: message {got.message!r} != {want.message!r}"
         return
     if isinstance(want, (tuple, list)):
@@ -67,13 +70,16 @@ def assert_same(got, want, rtol=0.0, atol=0.0, check_dtype=True, path="result"):
     if isinstance(want, (numpy.ndarray, numpy.generic)):
         got_arr, want_arr = numpy.asarray(got), numpy.asarray(want)
         if check_dtype:
-            assert got_arr.dtype == want_arr.dtype, f"{path}: dtype {got_arr.dtype} != {want_arr.dtype}"
+            assert got_arr.dtype == want_arr.dtype, (
+                f"{path}: dtype {got_arr.dtype} != {want_arr.dtype}"
+            )
         assert got_arr.shape == want_arr.shape, f"{path}: shape {got_arr.shape} != {want_arr.shape}"
         if rtol == 0 and atol == 0:
             numpy.testing.assert_array_equal(got_arr, want_arr, err_msg=path, strict=False)
         else:
-            numpy.testing.assert_allclose(got_arr, want_arr, rtol=rtol, atol=atol, err_msg=path,
-                                          equal_nan=True)
+            numpy.testing.assert_allclose(
+                got_arr, want_arr, rtol=rtol, atol=atol, err_msg=path, equal_nan=True
+            )
         return
     if isinstance(want, float) and want != want:
         assert got != got, f"{path}: {got!r} != nan"

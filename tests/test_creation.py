@@ -8,8 +8,8 @@ generated C for the creation nodes (IOTA, broadcast constants, casts).
 
 from __future__ import annotations
 
-import os
 import copy as copy_module
+import os
 import warnings
 
 import numpy

@@ -1,13 +1,15 @@
 """The compile-only CUDA tier: every kernel the test suite generated also compiles as CUDA C++
-with NVRTC, for sm_80 and sm_90, on a machine without a GPU."""
+with NVRTC, for sm_90 (to a cubin) and sm_80 (to PTX), on a machine without a GPU."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 
 import numloom as nl
 from numloom import lower
-from numloom.compiler import compile_cuda, nvrtc_available
+from numloom.compiler import check_cuda_sources, nvrtc_available
 from numloom.render import CUDA, render
 
 needs_nvrtc = pytest.mark.skipif(not nvrtc_available(), reason="NVRTC is not installed: "
@@ -16,18 +18,27 @@ needs_nvrtc = pytest.mark.skipif(not nvrtc_available(), reason="NVRTC is not ins
 
 @needs_nvrtc
 @pytest.mark.last
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
-def test_every_generated_kernel_compiles_for_cuda(arch):
+@pytest.mark.parametrize("arch, ptx", [("sm_90", False), ("sm_80", True)])
+def test_every_generated_kernel_compiles_for_cuda(arch, ptx):
     x = nl.arange(1000.0).reshape(10, 100)
     nl.evaluate(nl.exp(x) / nl.exp(x).sum(axis=1, keepdims=True), x.argmax(), x.sum())
     kernels = list(lower.generated.values())
     assert kernels
-    failures = []
-    for k in kernels:
-        try:
-            compile_cuda(render(k, CUDA), arch, name_hint=k.name)
-        except Exception as e:  # noqa: BLE001 (collected and reported together)
-            failures.append(f"{k.name}: {str(e)[:2000]}")
+    # Distinct names, so that many kernels compile as one NVRTC program.
+    sources = [render(replace(k, name=f"c{i}_{k.name}"), CUDA) for i, k in enumerate(kernels)]
+    logs = check_cuda_sources(sources, arch, ptx=ptx)
+    failures = [f"{k.name}:\n{log[:2000]}\n{src}" for k, src, log in zip(kernels, sources, logs)
+                if log is not None]  # fmt: skip
     assert not failures, f"{len(failures)} of {len(kernels)} kernels failed:\n" + "\n".join(
         failures[:3]
     )
+
+
+@needs_nvrtc
+def test_a_failing_kernel_is_found_in_its_batch():
+    good = '#include "numloom.h"\nextern "C" __global__ void ok%d(float *x) { x[0] = 1.0f; }\n'
+    bad = '#include "numloom.h"\nextern "C" __global__ void broken(float *x) { x[0] = y; }\n'
+    sources = [good % i for i in range(5)] + [bad] + [good % i for i in range(5, 9)]
+    logs = check_cuda_sources(sources, "sm_90", ptx=True, batch=4)
+    assert [i for i, log in enumerate(logs) if log is not None] == [5]
+    assert 'identifier "y" is undefined' in logs[5]

@@ -195,9 +195,12 @@ def _run_program(xp, steps, base):
             arrays.append([a.T, a[1:, ::2], a[::-1], a[:, None, :][:, 0]][j % 4])
         elif kind == "write" and a.ndim == 2 and a.shape == arrays[0].shape:
             target = arrays[0]
-            [lambda: target.__setitem__((slice(1, None), slice(None)), a[:-1] * 0.5),
-             lambda: target.__setitem__(Ellipsis, target + a),
-             lambda: target.__setitem__((slice(None), 0), 3.0)][j % 3]()
+            if j % 3 == 0:
+                target[1:, :] = a[:-1] * 0.5
+            elif j % 3 == 1:
+                target[...] = target + a
+            else:
+                target[:, 0] = 3.0
         elif kind == "reduce" and a.ndim == 2:
             arrays.append([a.sum(axis=1, keepdims=True) * a, a.max(axis=0), a.mean()][j % 3])
         elif kind == "where" and a.shape == b.shape:

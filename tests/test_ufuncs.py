@@ -8,8 +8,8 @@ compiles nothing, which keeps some 3,000 cases fast. ``test_compiled_*`` run the
 
 from __future__ import annotations
 
-import os
 import enum
+import os
 import warnings
 
 import numpy

@@ -105,8 +105,13 @@ def _signature(order: list, roots: list) -> tuple:
     """The structure of the DAG: equal for a loop that rebuilds the same computation."""
     pos = {id(n): i for i, n in enumerate(order)}
     items = tuple(
-        (n.op, n.dtype, n.shape, None if n.op in (Op.BUFFER, Op.CONST, Op.IOTA) else n.arg,
-         tuple(pos[id(s)] for s in n.srcs))  # fmt: skip
+        (
+            n.op,
+            n.dtype,
+            n.shape,
+            None if n.op in (Op.BUFFER, Op.CONST, Op.IOTA) else n.arg,
+            tuple(pos[id(s)] for s in n.srcs),
+        )  # fmt: skip
         for n in order
     )
     return items, tuple(pos[id(r)] for r in roots)
@@ -232,8 +237,10 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
             if config.DEBUG >= 1:
                 how = "compiled" if step.fn is not None else "through NumPy"
                 took = (time.perf_counter() - start) * 1e3
-                print(f"numloom: {step.kernel.name} [{step.kernel.kind}] {how} {took:.3f} ms",
-                      file=sys.stderr)
+                print(
+                    f"numloom: {step.kernel.name} [{step.kernel.kind}] {how} {took:.3f} ms",
+                    file=sys.stderr,
+                )
             for p in step.frees:
                 values.pop(p, None)
                 if p in blocks:

@@ -301,8 +301,10 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
             _get(device).stream.sync()
             took = (time.perf_counter() - start) * 1e3
             where = "on the GPU" if step.functions else "on the host"
-            print(f"numloom: {step.kernel.name} [{step.kernel.kind}] {where} {took:.3f} ms",
-                  file=sys.stderr)
+            print(
+                f"numloom: {step.kernel.name} [{step.kernel.kind}] {where} {took:.3f} ms",
+                file=sys.stderr,
+            )
     count("kernels_launched", len(program.steps))
     results = {}
     for r in roots:
@@ -403,8 +405,11 @@ def _on_host(step: Step, order: list, values: dict, pos: dict, device: str) -> N
     host = {}
     for p in step.inputs:
         if p not in host:
-            host[p] = to_host(Buffer(values[p], device)) if isinstance(values[p], DeviceArray) \
+            host[p] = (
+                to_host(Buffer(values[p], device))
+                if isinstance(values[p], DeviceArray)
                 else values[p]
+            )
     local: dict = {}
     with np.errstate(all="ignore"):
         for p in step.nodes:
@@ -475,5 +480,6 @@ def _operand(n, order: list, values: dict, step: Step):
 
 def cupy_strided(base, v, itemsize: int):
     cupy = _cupy()
-    return cupy.lib.stride_tricks.as_strided(base[v.offset:], v.shape,
-                                             tuple(s * itemsize for s in v.strides))
+    return cupy.lib.stride_tricks.as_strided(
+        base[v.offset :], v.shape, tuple(s * itemsize for s in v.strides)
+    )
