@@ -25,7 +25,9 @@ from . import fft, linalg, random  # noqa: F401, I001
 from .config import show_config  # noqa: F401
 from . import config  # noqa: F401
 from . import device as device_module  # noqa: F401
-from .device import DeviceError, device, get_device, set_device  # noqa: F401
+from .device import CudaError, DeviceError, OutOfMemoryError  # noqa: F401
+from .device import device, get_device, set_device  # noqa: F401
+from .compiler import CompileError  # noqa: F401
 from .explain import explain  # noqa: F401
 from .jit import jit  # noqa: F401
 from .fallback import NumloomFallbackWarning, module_getattr  # noqa: F401

@@ -32,10 +32,13 @@ from . import cache, config
 # -std=c11 (not gnu11) and -ffp-contract=off: no FMA contraction, which rounds differently from
 # NumPy. -fno-math-errno: kernels never read errno, and it lets sqrt etc. vectorize.
 # _DEFAULT_SOURCE brings back what strict ISO mode hides from <math.h> (M_PI and friends).
-# -fno-thread-jumps keeps loops full of selects (Mandelbrot's where) if-convertible, so they
-# vectorize.
+# -fno-thread-jumps keeps loops full of selects (Mandelbrot's where) if-convertible, and
+# -fno-trapping-math lets the compiler compute both arms of a select (a `where` over
+# arithmetic) unconditionally, so they vectorize: values are IEEE's either way, only the
+# floating-point exception flags (which kernels never read) may differ.
 C_FLAGS = ("-O3", "-march=native", "-fopenmp", "-fwrapv", "-fno-math-errno", "-ffp-contract=off",
-           "-fno-thread-jumps", "-shared", "-fPIC", "-std=c11", "-D_DEFAULT_SOURCE")  # fmt: skip
+           "-fno-trapping-math", "-fno-thread-jumps", "-shared", "-fPIC", "-std=c11",
+           "-D_DEFAULT_SOURCE")  # fmt: skip
 C_LIBS = ("-lm",)
 
 

@@ -33,8 +33,9 @@ reshapes of any source are all a view over the source's C-order flat index.
 from __future__ import annotations
 
 import enum
+import functools
 import weakref
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as _np
 
@@ -60,11 +61,12 @@ LEAVES = frozenset({Op.BUFFER, Op.CONST, Op.IOTA})
 LIBRARY = frozenset({Op.MATMUL})
 
 
-@dataclass(frozen=True)
-class View:
+class View(NamedTuple):
     """Element ``idx`` of a view reads ``flat[offset + sum(idx[k] * strides[k])]``.
 
     Strides are in elements (not bytes) and may be zero (broadcast) or negative (reversed).
+    A tuple underneath: views are hashed on every traced operation (node interning), and a
+    tuple hashes in C.
     """
 
     shape: tuple
@@ -101,6 +103,7 @@ def prod(shape) -> int:
     return n
 
 
+@functools.lru_cache(maxsize=4096)
 def contiguous_strides(shape) -> tuple:
     strides = []
     step = 1
@@ -152,9 +155,12 @@ def node(op: Op, srcs: tuple, arg, shape: tuple, dtype, where=None) -> Node:
     global _inserts
     if not isinstance(dtype, _np.dtype):
         dtype = _np.dtype(dtype)
-    shape = tuple(shape) if all(type(s) is int for s in shape) else tuple(int(s) for s in shape)
-    # Sources are alive while an interned node holds them, so their ids are stable keys.
-    key = (op.value, _arg_key(op, arg, dtype), dtype, shape, tuple(map(id, srcs)))
+    if type(shape) is not tuple or not all(type(s) is int for s in shape):
+        shape = tuple(int(s) for s in shape)
+    # Sources are alive while an interned node holds them, so their ids are stable keys; so
+    # are the ids of the Op members (Enum hashes in Python, id() in C).
+    arg_key = arg if op is not Op.BUFFER and op is not Op.CONST else _arg_key(op, arg, dtype)
+    key = (id(op), arg_key, dtype, shape, *map(id, srcs))
     ref = _interned.get(key)
     if ref is not None:
         found = ref()
@@ -162,7 +168,10 @@ def node(op: Op, srcs: tuple, arg, shape: tuple, dtype, where=None) -> Node:
             return found
     n = Node.__new__(Node)
     n.op, n.srcs, n.arg, n.shape, n.dtype, n.where = op, tuple(srcs), arg, shape, dtype, where
-    n.depth = 1 + max([s.depth for s in srcs], default=-1) if op is not Op.BUFFER else 0
+    if srcs and op is not Op.BUFFER:
+        n.depth = 1 + max([s.depth for s in srcs])
+    else:
+        n.depth = 0
     _interned[key] = weakref.ref(n)
     _inserts += 1
     if _inserts % _SWEEP_EVERY == 0:

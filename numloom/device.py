@@ -16,6 +16,15 @@ class DeviceError(RuntimeError):
     """The requested device does not exist or cannot be used on this machine."""
 
 
+class CudaError(RuntimeError):
+    """A CUDA call failed; the message names the call and the kernel."""
+
+
+class OutOfMemoryError(MemoryError):
+    """The device has too little free memory for an allocation, even after numloom freed its
+    cached blocks and retried."""
+
+
 def _normalize(name: str) -> str:
     name = str(name).strip().lower()
     if name == "cpu":

@@ -82,6 +82,7 @@ _STATS = {
     "plans_evaluated": 0,
     "plan_cache_hits": 0,
     "graphs_launched": 0,
+    "graphs_built": 0,
     "graph_updates": 0,
     "host_to_device_bytes": 0,
     "device_to_host_bytes": 0,

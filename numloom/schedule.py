@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from .blas import blas_readable
 from .dag import Node, Op, toposort
 
 KIND = {
@@ -65,6 +66,13 @@ class Plan:
     kernels: tuple
     device: str = "cpu"
     order: tuple = field(default=(), repr=False)  # every node, sources first
+
+    def dependencies(self) -> tuple:
+        """``(i, j)`` for each kernel ``j`` that reads an output of kernel ``i``: the edges of
+        the plan's graph (kernels with no path between them may run at the same time)."""
+        producer = {id(o): i for i, k in enumerate(self.kernels) for o in k.outputs}
+        return tuple(sorted({(producer[id(n)], j) for j, k in enumerate(self.kernels)
+                             for n in k.inputs if id(n) in producer}))  # fmt: skip
 
     def __str__(self) -> str:
         head = (
@@ -163,6 +171,10 @@ def _materialized(order: list, roots: list) -> dict:
             why[id(n)] = reason
         if n.op is Op.MATMUL:
             for s in n.srcs:
+                # BLAS reads a view with a unit stride (a transpose) of memory in place:
+                # only the memory under it must exist.
+                if s.op is Op.VIEW and blas_readable(s.arg.shape, s.arg.strides):
+                    s = s.srcs[0]
                 if s.op not in LEAVES_OR_VIEWS:
                     why.setdefault(id(s), "an operand of matmul (BLAS reads memory)")
         if n.op is Op.CONCAT and len(n.srcs) > FUSED_PIECES:

@@ -56,6 +56,11 @@ class ufunc:
                 stacklevel=2,
             )
         out = None if out is _NOT_GIVEN else out
+        if (out is None and where is True and casting == "same_kind" and dtype is None
+                and signature is None and not kwargs):  # fmt: skip
+            made = _plain_call(self, args)
+            if made is not None:
+                return made
         return apply(self, args, out, where, casting, dtype, signature)
 
     def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
@@ -376,6 +381,57 @@ def _device_of(values) -> str | None:
         if isinstance(v, ndarray):
             return v.device
     return None
+
+
+# (ufunc name, operand type keys) -> loop dtypes, for calls with no out/where/dtype/casting.
+_plain_loops: dict = {}
+
+
+def _plain_call(uf: ufunc, args: tuple):
+    """``uf(*args)`` for arrays and scalars with nothing else given: the common call of every
+    operator, on a short path (a cached loop, equal shapes, no stand-ins). None when the call
+    needs ``apply``: other operand types, a shape NumPy must check, a value that matters."""
+    keys = []
+    for x in args:
+        t = type(x)
+        if t is ndarray:
+            keys.append(x._storage.version.dtype)
+        elif t is float or t is int or t is complex:
+            keys.append(t)
+        elif t is bool:
+            keys.append(_BOOL)
+        else:
+            return None
+    keys = tuple(keys)
+    loop = _plain_loops.get((uf.__name__, keys))
+    if loop is None:
+        call = _Call(uf, (None,) * uf.nout, None, "same_kind", None, None)
+        loop, inputs = resolve(call, args)  # NumPy's errors for a bad call
+        if inputs is not args:
+            return None
+        _plain_loops[(uf.__name__, keys)] = loop
+    elif _value_matters(uf, args, loop):
+        return None
+    shape, device = None, None
+    for x in args:
+        if type(x) is ndarray:
+            if shape is None:
+                shape, device = x._view.shape, x._storage.device
+            elif x._view.shape != shape:
+                shape = broadcast_shapes(*[_shape(y) for y in args])
+                if shape is None:
+                    return None  # apply raises NumPy's broadcast error
+                break
+    if shape is None:
+        shape = ()
+    srcs = tuple(as_loop_node(x, d, shape) for x, d in zip(args, loop))
+    if uf.nout == 1:
+        return result(node(Op.MAP, srcs, uf.__name__, shape, loop[-1]), device)
+    return tuple(result(node(Op.MAP, srcs, f"{uf.__name__}.{k}", shape, loop[uf.nin + k]), device)
+                 for k in range(uf.nout))  # fmt: skip
+
+
+_BOOL = _np.dtype(bool)
 
 
 def apply(uf: ufunc, args: tuple, out, where, casting: str, dtype, signature=None):

@@ -13,27 +13,19 @@ import hashlib
 import math
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .. import config
 from ..dag import Op, node, toposort
+from ..device import CudaError, OutOfMemoryError
 from ..realize import Buffer, count
 from ..schedule import Plan, schedule
 from . import reference
 
 THREADS = 256
 SHORT_REDUCTION = 64  # a reduction this short gets a thread per output, not a block
-
-
-class CudaError(RuntimeError):
-    """A CUDA call failed; the message names the call and the kernel."""
-
-
-class OutOfMemoryError(MemoryError):
-    """The device has too little free memory for an allocation, even after numloom freed its
-    cached blocks and retried."""
 
 
 # --- the device -------------------------------------------------------------------------------
@@ -188,6 +180,9 @@ class Step:
 class Program:
     plan: Plan
     steps: tuple
+    segments: tuple = ()  # runs of step indices: all CUDA kernels (one graph), or one host step
+    waits: tuple = ()  # per step, the steps whose outputs it reads (the plan's dependencies)
+    graphs: dict = field(default_factory=dict)  # segment index -> cuda_graph.SegmentGraph
 
 
 _programs: dict = {}
@@ -231,16 +226,53 @@ def _build(order: list, roots: list, device: str) -> Program:
             layout=tuple(lowered.const_layout) if lowered else (),
             checks=tuple((pos[id(n)], j) for n, j in lowered.checks) if lowered else (),
         ))  # fmt: skip
-    program = Program(replace(plan, kernels=tuple(kernels)), tuple(steps))
+    waits = [[] for _ in steps]
+    for i, j in plan.dependencies():
+        waits[j].append(i)
+    program = Program(replace(plan, kernels=tuple(_explain_splits(kernels, steps))),
+                      tuple(steps), _segments(steps), tuple(map(tuple, waits)))  # fmt: skip
     if config.DEBUG >= 2:
         print(str(program.plan), file=sys.stderr)
     return program
 
 
-def _compile(k, device: str):
-    from cuda.core import ObjectCode
+def _on_gpu(step: Step) -> bool:
+    """Whether a step runs as CUDA kernels (it has CUDA code); else on the host or in cuBLAS."""
+    return step.ir is not None
 
-    from ..compiler import compile_cuda, cuda_code_kind
+
+def _segments(steps: list) -> tuple:
+    """Consecutive CUDA-kernel steps form one segment (one graph); a step that runs on the host
+    or in cuBLAS is a segment of its own, between graphs on the same stream."""
+    segments, run = [], []
+    for i, step in enumerate(steps):
+        if _on_gpu(step):
+            run.append(i)
+            continue
+        if run:
+            segments.append(tuple(run))
+            run = []
+        segments.append((i,))
+    if run:
+        segments.append(tuple(run))
+    return tuple(segments)
+
+
+def _explain_splits(kernels: list, steps: list) -> list:
+    """Say, for each kernel that runs outside a CUDA graph, why the graph is split there."""
+    out = []
+    for k, step in zip(kernels, steps):
+        if not _on_gpu(step):
+            where = "in cuBLAS" if k.kind == "library" else "on the host (no CUDA code for it)"
+            k = replace(k, reason=f"{k.reason}; runs {where}, between CUDA graphs")
+        out.append(k)
+    return out
+
+
+def _compile(k, device: str):
+    """(functions, CUDA source, lowered kernel) of plan kernel ``k``; no functions for a kernel
+    with no CUDA code (it runs on the host) or on a machine where CUDA is not usable (the plan
+    is only shown: ``numloom.explain(..., target="cuda")``)."""
     from ..lower import Unsupported, lower
     from ..render_cuda import render_cuda
 
@@ -255,14 +287,33 @@ def _compile(k, device: str):
     body = render_cuda(replace(lowered.kernel, name="KERNEL"))
     symbol = "nl_" + hashlib.sha256(body.encode()).hexdigest()[:16]
     source = body.replace("KERNEL", symbol)
+    if not _usable():
+        return {}, source, lowered
+    return _load(source, symbol, device), source, lowered
+
+
+def _load(source: str, symbol: str, device: str) -> dict:
+    """Compile (through the cache) and load a kernel source: its functions by role."""
+    from cuda.core import ObjectCode
+
+    from ..compiler import compile_cuda, cuda_code_kind
+
     code = compile_cuda(source, _get(device).arch, name_hint=symbol)
     if cuda_code_kind(code) == "cubin":
         module = ObjectCode.from_cubin(code)
     else:
         module = ObjectCode.from_ptx(code)
-    names = [m for m in _function_names(source)]
-    functions = {name.replace(symbol, "KERNEL"): module.get_kernel(name) for name in names}
-    return functions, source, lowered
+    return {name.replace(symbol, "KERNEL"): module.get_kernel(name)
+            for name in _function_names(source)}  # fmt: skip
+
+
+_usable_here: list = []
+
+
+def _usable() -> bool:
+    if not _usable_here:
+        _usable_here.append(problem() is None)
+    return _usable_here[0]
 
 
 def _function_names(source: str) -> list:
@@ -289,22 +340,24 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
     pos = {id(n): i for i, n in enumerate(order)}
     values = {i: n.arg.data for i, n in enumerate(order) if n.op is Op.BUFFER}
     values.update(leaves or {})
-    for step in program.steps:
+    last_use = _last_uses(program, roots, pos)
+    for index, segment in enumerate(program.segments):
         start = time.perf_counter()
-        if step.functions:
-            _launch(step, order, values, device)
-        elif step.kernel.kind == "library" and _cupy() is not None:
-            _matmul_cupy(step, order, values, device)
+        first = program.steps[segment[0]]
+        if _on_gpu(first):
+            _run_kernels(program, index, segment, order, values, device)
+        elif first.kernel.kind == "library" and _matmul_library() is not None:
+            _matmul(first, order, values, device)
         else:
-            _on_host(step, order, values, pos, device)
+            _on_host(first, order, values, pos, device)
+        for p in last_use.get(index, ()):  # freed in stream order, after the segment
+            values.pop(p, None)
         if config.DEBUG >= 1:
             _get(device).stream.sync()
             took = (time.perf_counter() - start) * 1e3
-            where = "on the GPU" if step.functions else "on the host"
-            print(
-                f"numloom: {step.kernel.name} [{step.kernel.kind}] {where} {took:.3f} ms",
-                file=sys.stderr,
-            )
+            names = ", ".join(program.steps[i].kernel.name for i in segment)
+            how = "as a CUDA graph" if _on_gpu(first) else "on the host or in cuBLAS"
+            print(f"numloom: {names} {how} {took:.3f} ms", file=sys.stderr)
     count("kernels_launched", len(program.steps))
     results = {}
     for r in roots:
@@ -314,6 +367,103 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
             results[id(r)] = node(Op.BUFFER, (), Buffer(values[pos[id(r)]], device), r.shape,
                                   r.dtype)  # fmt: skip
     return results
+
+
+def _last_uses(program: Program, roots: list, pos: dict) -> dict:
+    """segment index -> positions of intermediates no later segment reads."""
+    keep = {pos[id(r)] for r in roots}
+    last: dict = {}
+    for index, segment in enumerate(program.segments):
+        for i in segment:
+            for p in program.steps[i].inputs + program.steps[i].outputs:
+                last[p] = index
+    frees: dict = {}
+    for p, index in last.items():
+        if p not in keep:
+            frees.setdefault(index, []).append(p)
+    return frees
+
+
+def _run_kernels(program: Program, index: int, segment: tuple, order: list, values: dict,
+                 device: str) -> None:  # fmt: skip
+    """Allocate the segment's outputs and launch its kernels (one graph, or one by one)."""
+    from .cuda_graph import run_eagerly, run_segment
+
+    state = _get(device)
+    launches, last, checks, held = [], {}, [], []  # last: step -> its last launch's index
+    for i in segment:
+        step = program.steps[i]
+        deps = sorted(last[j] for j in program.waits[i] if j in last)
+        made, errors = _step_launches(step, order, values, device, deps, len(launches), held)
+        launches.extend(made)
+        last[i] = len(launches) - 1
+        if errors is not None:
+            checks.append((step, errors))
+    if config.GRAPHS:
+        run_segment(program.graphs, index, launches, state.stream)
+    else:
+        run_eagerly(launches, state.stream)
+    for step, errors in checks:
+        from .cpu import raise_index_errors
+
+        raise_index_errors(step.checks, to_host(Buffer(errors, device)), order)
+
+
+def _step_launches(step: Step, order: list, values: dict, device: str, deps: list, base: int,
+                   held: list) -> tuple:  # fmt: skip
+    """The launches of one plan kernel (two for a scatter or a full reduction, chained), its
+    outputs allocated and recorded in ``values``; and its error slots, if it checks indices."""
+    from .cuda_graph import Launch
+
+    outs = [DeviceArray(order[p].shape, order[p].dtype, device) for p in step.outputs]
+    ptrs, sizes, consts = _arguments(step, order, values, outs)
+    errors = None
+    if step.checks:  # error slots of indirect loads, zeroed before the kernels run
+        errors = DeviceArray((2 * len(step.checks),), np.int64, device)
+        _zero(errors, device)
+        ptrs.append(np.uint64(errors.ptr))
+    for p, o in zip(step.outputs, outs):
+        values[p] = o
+    ir = step.ir
+    outer = math.prod(_extent(e, step.params) for e in ir.outer) if ir.outer else 1
+    inner = math.prod(_extent(e, step.params) for e in ir.inner) if ir.inner else 1
+    chain = [tuple(deps)]
+
+    def go(name: str, grid: int, extra: tuple = ()) -> Launch:
+        launch = Launch(step.functions[name], grid, THREADS, (*ptrs, *extra, *sizes, *consts),
+                        chain[-1], f"{step.kernel.name} ({name})")  # fmt: skip
+        chain.append((base + len(chain) - 1,))
+        return launch
+
+    if ir.kind in ("map", "scan"):
+        return [go("KERNEL", _grid(outer, THREADS, device))], errors
+    if ir.kind == "row":
+        return [go("KERNEL", _grid(outer, 1, device))], errors
+    if ir.kind == "scatter":
+        return [go("KERNEL_copy", _grid(outer, THREADS, device)),
+                go("KERNEL_write", _grid(inner, THREADS, device))], errors  # fmt: skip
+    if ir.outer:  # a reduction with kept axes
+        if inner <= SHORT_REDUCTION:
+            return [go("KERNEL_thread", _grid(outer, THREADS, device))], errors
+        return [go("KERNEL", _grid(outer, 1, device))], errors
+    # every axis reduced: partial results per block, then one block
+    parts = _grid(inner, THREADS, device, waves=4)
+    scratch = [
+        DeviceArray((parts,), _ACC_DTYPE[ir.reduction.acc_type], device),
+        DeviceArray((parts,), np.int64, device),
+        DeviceArray((parts,), np.bool_, device),
+    ]
+    held.extend(scratch)  # alive until the launches are enqueued; freed in stream order
+    extra = tuple(np.uint64(a.ptr) for a in scratch)
+    return [go("KERNEL_part", parts, extra),
+            go("KERNEL_final", 1, extra + (np.int64(parts),))], errors  # fmt: skip
+
+
+def _zero(array: DeviceArray, device: str) -> None:
+    from cuda.bindings import driver
+
+    _check(driver.cuMemsetD8Async(array.ptr, 0, array.nbytes, _get(device).stream.handle),
+           "cuMemsetD8Async")  # fmt: skip
 
 
 def _scalar(value, dtype):
@@ -340,57 +490,6 @@ def _extent(expr: str, params: tuple) -> int:
 
 def _grid(items: int, per_block: int, device: str, waves: int = 32) -> int:
     return max(1, min(-(-items // per_block), _get(device).sms * waves))
-
-
-def _launch(step: Step, order: list, values: dict, device: str) -> None:
-    from cuda.core import LaunchConfig, launch
-
-    state = _get(device)
-    outs = [DeviceArray(order[p].shape, order[p].dtype, device) for p in step.outputs]
-    ptrs, sizes, consts = _arguments(step, order, values, outs)
-    errors = None
-    if step.checks:  # error slots of indirect loads, zeroed on the device
-        errors = to_device(np.zeros(2 * len(step.checks), np.int64), device).arg.data
-        ptrs.append(np.uint64(errors.ptr))
-    ir = step.ir
-    outer = math.prod(_extent(e, step.params) for e in ir.outer) if ir.outer else 1
-    inner = math.prod(_extent(e, step.params) for e in ir.inner) if ir.inner else 1
-
-    def go(name: str, grid: int, extra: tuple = ()):
-        try:
-            launch(state.stream, LaunchConfig(grid=grid, block=THREADS), step.functions[name],
-                   *ptrs, *extra, *sizes, *consts)  # fmt: skip
-        except Exception as e:  # noqa: BLE001 (re-raised with the kernel's name)
-            raise CudaError(f"launching {step.kernel.name} ({name}) failed: {e}") from e
-
-    if ir.kind == "map":
-        go("KERNEL", _grid(outer, THREADS, device))
-    elif ir.kind == "row":
-        go("KERNEL", _grid(outer, 1, device))
-    elif ir.kind == "scan":
-        go("KERNEL", _grid(outer, THREADS, device))
-    elif ir.kind == "scatter":
-        go("KERNEL_copy", _grid(outer, THREADS, device))
-        go("KERNEL_write", _grid(inner, THREADS, device))
-    elif ir.outer:  # a reduction with kept axes
-        if inner <= SHORT_REDUCTION:
-            go("KERNEL_thread", _grid(outer, THREADS, device))
-        else:
-            go("KERNEL", _grid(outer, 1, device))
-    else:  # every axis reduced: partial results per block, then one block
-        parts = _grid(inner, THREADS, device, waves=4)
-        acc = DeviceArray((parts,), _ACC_DTYPE[ir.reduction.acc_type], device)
-        arg = DeviceArray((parts,), np.int64, device)
-        nan = DeviceArray((parts,), np.bool_, device)
-        scratch = (np.uint64(acc.ptr), np.uint64(arg.ptr), np.uint64(nan.ptr))
-        go("KERNEL_part", parts, scratch)
-        go("KERNEL_final", 1, scratch + (np.int64(parts),))
-    for p, o in zip(step.outputs, outs):
-        values[p] = o
-    if errors is not None:
-        from .cpu import raise_index_errors
-
-        raise_index_errors(step.checks, to_host(Buffer(errors, device)), order)
 
 
 _ACC_DTYPE = {
@@ -423,63 +522,46 @@ def _on_host(step: Step, order: list, values: dict, pos: dict, device: str) -> N
 # --- matmul --------------------------------------------------------------------------------------
 
 
-def _cupy():
-    try:
-        import cupy
-    except ImportError:
-        return None
-    return cupy
+def _matmul_library():
+    """cuBLAS through nvmath-python when it is installed, else None (matmul then runs on the
+    host through NumPy)."""
+    from . import cublas
+
+    return cublas if cublas.available() else None
 
 
-def _as_cupy(array: DeviceArray, shape: tuple, strides: tuple):
-    """A CuPy view of device memory numloom owns (no copy)."""
-    cupy = _cupy()
-    memory = cupy.cuda.UnownedMemory(array.ptr, array.nbytes, array)
-    pointer = cupy.cuda.MemoryPointer(memory, 0)
-    return cupy.ndarray(shape, array.dtype, pointer, strides=strides)
+def _matmul(step: Step, order: list, values: dict, device: str) -> None:
+    """``a @ b`` in cuBLAS on numloom's stream, reading the operands where they lie (a
+    transposed view folds into the call) and writing a new C-contiguous array."""
+    from . import cublas
 
-
-def _matmul_cupy(step: Step, order: list, values: dict, device: str) -> None:
-    """cuBLAS through CuPy, on numloom's stream, reading and writing numloom's memory."""
-    cupy = _cupy()
     (out_pos,) = step.outputs
     root = order[out_pos]
-    a_node, b_node = root.srcs
-    state = _get(device)
-    with cupy.cuda.ExternalStream(int(state.stream.handle)):
-        a = _operand(a_node, order, values, step)
-        b = _operand(b_node, order, values, step)
-        out = DeviceArray(root.shape, root.dtype, device)
-        target = _as_cupy(out, root.shape, tuple(s * root.dtype.itemsize for s in
-                                                 _contiguous(root.shape)))  # fmt: skip
-        cupy.matmul(a, b, out=target)
+    (a, a_mem), (b, b_mem) = (_operand(n, order, values, step) for n in root.srcs)
+    gemm = cublas.plan_gemm(a, b, root.shape) if cublas.supports(root.dtype) else None
+    if gemm is None:  # integer or half products, or operands BLAS cannot read in place
+        pos = {id(n): i for i, n in enumerate(order)}
+        return _on_host(step, order, values, pos, device)
+    out = DeviceArray(root.shape, root.dtype, device)
+    if root.size:
+        if gemm.k == 0:
+            _zero(out, device)
+        else:
+            cublas.gemm(gemm, root.dtype, b_mem.ptr, a_mem.ptr, out.ptr,
+                        int(_get(device).stream.handle), device)  # fmt: skip
     values[out_pos] = out
 
 
-def _contiguous(shape: tuple) -> tuple:
-    from ..dag import contiguous_strides
-
-    return contiguous_strides(shape)
-
-
 def _operand(n, order: list, values: dict, step: Step):
-    """A matmul operand as a CuPy view: a computed array, or a strided view of one (a
-    transpose folds into the cuBLAS call)."""
+    """A matmul operand as (cublas.Operand, the DeviceArray under it): a computed array, or a
+    view of one (a transpose, a broadcast batch)."""
+    from ..dag import contiguous_strides
+    from .cublas import Operand
+
     pos = {id(order[p]): p for p in step.inputs}
     if id(n) in pos:
-        array = values[pos[id(n)]]
-        return _as_cupy(array, n.shape, tuple(s * n.dtype.itemsize for s in
-                                              _contiguous(n.shape)))  # fmt: skip
+        return Operand(0, n.shape, contiguous_strides(n.shape)), values[pos[id(n)]]
     if n.op is Op.VIEW and id(n.srcs[0]) in pos:
-        array = values[pos[id(n.srcs[0])]]
         v = n.arg
-        base = _as_cupy(array, (array.nbytes // n.dtype.itemsize,), (n.dtype.itemsize,))
-        return cupy_strided(base, v, n.dtype.itemsize)
+        return Operand(v.offset, v.shape, v.strides), values[pos[id(n.srcs[0])]]
     raise NotImplementedError(f"matmul operand {n}")
-
-
-def cupy_strided(base, v, itemsize: int):
-    cupy = _cupy()
-    return cupy.lib.stride_tricks.as_strided(
-        base[v.offset :], v.shape, tuple(s * itemsize for s in v.strides)
-    )

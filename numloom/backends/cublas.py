@@ -1,0 +1,163 @@
+"""Matrix products on the GPU through cuBLAS (nvmath-python's bindings), on numloom's stream.
+
+cuBLAS is column-major and numloom row-major. A row-major ``C[M, N] = A[M, K] @ B[K, N]`` is the
+column-major ``C^T = B^T @ A^T``, and a row-major matrix with unit column stride *is* its
+transpose in column-major storage, so no operand is ever copied: a row-major operand goes in
+as it is (``N``) and a transposed view of one (``x.T``, unit row stride) with ``T``. Batches
+of matrices at a constant distance go to one strided-batched call. TF32 stays off unless
+``NUMLOOM_ALLOW_TF32=1``: float32 products are as accurate as NumPy's.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..blas import OP_N, OP_T, blas_matrix
+
+_DEFAULT_MATH, _TF32_MATH = 0, 3  # cublasMath_t
+_FUNCTIONS = {"f": "sgemm_strided_batched", "d": "dgemm_strided_batched",
+              "F": "cgemm_strided_batched", "D": "zgemm_strided_batched"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A matrix (or a batch of them) in memory: element offset, shape and element strides."""
+
+    offset: int
+    shape: tuple  # (..., rows, cols)
+    strides: tuple
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """One cuBLAS strided-batched call, in cuBLAS's (column-major) terms.
+
+    ``first`` and ``second`` are element offsets of the cuBLAS A and B arguments (numloom's
+    B and A); ``batch_offsets`` lists, per call, the element offsets added to (first, second,
+    out) when the batch axes do not collapse into one stride.
+    """
+
+    trans_first: int
+    trans_second: int
+    m: int
+    n: int
+    k: int
+    first: int
+    ld_first: int
+    stride_first: int
+    second: int
+    ld_second: int
+    stride_second: int
+    ldc: int
+    stride_out: int
+    batch: int
+    batch_offsets: tuple = ((0, 0, 0),)
+
+
+def _batch(shape: tuple, strides: list) -> tuple:
+    """Batch axes as (count, per-operand strides of the innermost run of axes that collapse
+    into one stride, per-operand offsets of each of the outer runs)."""
+    keep = [i for i, n in enumerate(shape) if n != 1]
+    shape = [shape[i] for i in keep]
+    strides = [[s[i] for i in keep] for s in strides]
+    if not shape:
+        return 1, [0] * len(strides), [(0,) * len(strides)]
+    k = len(shape) - 1
+    count = shape[k]
+    while k > 0 and all(s[k - 1] == s[k] * shape[k] for s in strides):
+        k -= 1
+        count *= shape[k]
+    outer = [tuple(sum(i * s[j] for j, i in enumerate(index)) for s in strides)
+             for index in np.ndindex(*shape[:k])]  # fmt: skip
+    return count, [s[-1] for s in strides], outer
+
+
+def plan_gemm(a: Operand, b: Operand, out_shape: tuple) -> Gemm | None:
+    """The cuBLAS call computing row-major ``a @ b`` into a C-contiguous ``out_shape``; None
+    when an operand's matrices are not BLAS-readable in place."""
+    m_rows, k_inner = a.shape[-2:]
+    n_cols = b.shape[-1]
+    first = blas_matrix(k_inner, n_cols, b.strides[-2], b.strides[-1])  # cuBLAS A: our B
+    second = blas_matrix(m_rows, k_inner, a.strides[-2], a.strides[-1])  # cuBLAS B: our A
+    if first is None or second is None:
+        return None
+    out_strides = []
+    step = m_rows * n_cols
+    for n in reversed(out_shape[:-2]):
+        out_strides.append(step)
+        step *= n
+    out_strides.reverse()
+    count, inner, outer = _batch(out_shape[:-2], [b.strides[:-2], a.strides[:-2], out_strides])
+    return Gemm(first[0], second[0], n_cols, m_rows, k_inner, b.offset, first[1], inner[0],
+                a.offset, second[1], inner[1], n_cols, inner[2], count,
+                tuple(outer))  # fmt: skip
+
+
+def emulate(g: Gemm, first: np.ndarray, second: np.ndarray, out: np.ndarray) -> None:
+    """What cuBLAS does for ``g`` over flat host arrays (column-major): for tests."""
+
+    def col_major(flat, offset, rows, cols, ld, trans):
+        stored = (cols, rows) if trans == OP_T else (rows, cols)
+        view = np.lib.stride_tricks.as_strided(flat[offset:], stored,
+                                               (flat.itemsize, ld * flat.itemsize))  # fmt: skip
+        return view.T if trans == OP_T else view
+
+    for fo, so, oo in g.batch_offsets:
+        for j in range(g.batch):
+            x = col_major(first, g.first + fo + j * g.stride_first, g.m, g.k, g.ld_first,
+                          g.trans_first)  # fmt: skip
+            y = col_major(second, g.second + so + j * g.stride_second, g.k, g.n, g.ld_second,
+                          g.trans_second)  # fmt: skip
+            c = col_major(out, oo + j * g.stride_out, g.m, g.n, g.ldc, OP_N)
+            c[...] = x @ y
+
+
+# --- the calls ------------------------------------------------------------------------------------
+
+_handles: dict = {}
+_SCALARS = {code: (np.ones((), code), np.zeros((), code)) for code in _FUNCTIONS}
+
+
+def available() -> bool:
+    try:
+        from nvmath.bindings import cublas  # noqa: F401
+    except Exception:  # noqa: BLE001 (not installed, or no cuBLAS library beside it)
+        return False
+    return True
+
+
+def supports(dtype) -> bool:
+    return np.dtype(dtype).char in _FUNCTIONS
+
+
+def _handle(device: str) -> int:
+    from nvmath.bindings import cublas
+
+    handle = _handles.get(device)
+    if handle is None:
+        handle = _handles[device] = cublas.create()
+        allow = os.environ.get("NUMLOOM_ALLOW_TF32", "0") == "1"
+        cublas.set_math_mode(handle, _TF32_MATH if allow else _DEFAULT_MATH)
+    return handle
+
+
+def gemm(g: Gemm, dtype, first_ptr: int, second_ptr: int, out_ptr: int, stream: int,
+         device: str) -> None:  # fmt: skip
+    """Run ``g`` on ``stream``: pointers are the bases the Gemm's offsets count from."""
+    from nvmath.bindings import cublas
+
+    dtype = np.dtype(dtype)
+    handle = _handle(device)
+    cublas.set_stream(handle, stream)
+    call = getattr(cublas, _FUNCTIONS[dtype.char])
+    one, zero = _SCALARS[dtype.char]
+    size = dtype.itemsize
+    for fo, so, oo in g.batch_offsets:
+        call(handle, g.trans_first, g.trans_second, g.m, g.n, g.k, one.ctypes.data,
+             first_ptr + (g.first + fo) * size, g.ld_first, g.stride_first,
+             second_ptr + (g.second + so) * size, g.ld_second, g.stride_second,
+             zero.ctypes.data, out_ptr + oo * size, g.ldc, g.stride_out,
+             g.batch)  # fmt: skip

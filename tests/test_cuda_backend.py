@@ -1,0 +1,185 @@
+"""The CUDA backend: cuBLAS call planning and plan graphs (on any machine), CUDA graphs, cuBLAS,
+memory and errors (on a GPU: tests marked ``gpu`` run when CUDA is usable)."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+
+import numpy
+import pytest
+
+import numloom as nl
+from numloom.backends.cublas import Operand, emulate, plan_gemm
+from numloom.blas import blas_readable
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+import workloads as W  # noqa: E402
+
+RNG = numpy.random.default_rng(7)
+
+
+def _operand(x, base):
+    """An Operand (element offset, shape, strides) for NumPy view ``x`` of flat ``base``."""
+    offset = x.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    return Operand(offset // x.itemsize, x.shape, tuple(s // x.itemsize for s in x.strides))
+
+
+def _views(batch, rows, cols, transposed, base):
+    """A (batch..., rows, cols) view of ``base``: C-ordered, or the transpose of C-ordered."""
+    n = int(numpy.prod(batch + (rows, cols)))
+    if not transposed:
+        return base[:n].reshape(batch + (rows, cols))
+    return numpy.swapaxes(base[:n].reshape(batch + (cols, rows)), -1, -2)
+
+
+@pytest.mark.parametrize("m, k, n", [(3, 4, 5), (1, 4, 5), (3, 1, 5), (3, 4, 1), (1, 1, 1)])
+@pytest.mark.parametrize("batch", [(), (2,), (2, 3), (1, 3)])
+@pytest.mark.parametrize("ta, tb", list(itertools.product([False, True], repeat=2)))
+def test_gemm_plan_computes_row_major_matmul(m, k, n, batch, ta, tb):
+    a_base, b_base = RNG.standard_normal(200), RNG.standard_normal(200)
+    a, b = _views(batch, m, k, ta, a_base), _views(batch, k, n, tb, b_base)
+    gemm = plan_gemm(_operand(a, a_base), _operand(b, b_base), batch + (m, n))
+    out = numpy.zeros(int(numpy.prod(batch + (m, n))))
+    emulate(gemm, b_base, a_base, out)
+    numpy.testing.assert_allclose(out.reshape(batch + (m, n)), a @ b, rtol=1e-12)
+
+
+def test_gemm_plan_broadcast_and_uneven_batches():
+    a_base, b_base = RNG.standard_normal(200), RNG.standard_normal(200)
+    a = numpy.broadcast_to(a_base[:12].reshape(3, 4), (5, 3, 4))  # batch stride 0
+    b = b_base[:40].reshape(5, 4, 2)
+    gemm = plan_gemm(_operand(a, a_base), _operand(b, b_base), (5, 3, 2))
+    assert gemm.batch == 5 and gemm.stride_second == 0
+    out = numpy.zeros(30)
+    emulate(gemm, b_base, a_base, out)
+    numpy.testing.assert_allclose(out.reshape(5, 3, 2), a @ b)
+    a = a_base[:72].reshape(2, 3, 3, 4)[:, ::2]  # batch axes that do not collapse
+    b = numpy.broadcast_to(b_base[:8].reshape(4, 2), (2, 2, 4, 2))
+    gemm = plan_gemm(_operand(a, a_base), _operand(b, b_base), (2, 2, 3, 2))
+    assert (gemm.batch, len(gemm.batch_offsets)) == (2, 2)
+    out = numpy.zeros(24)
+    emulate(gemm, b_base, a_base, out)
+    numpy.testing.assert_allclose(out.reshape(2, 2, 3, 2), a @ b)
+
+
+def test_blas_reads_transposes_but_not_other_strides():
+    assert blas_readable((4, 3), (3, 1)) and blas_readable((4, 3), (1, 4))
+    assert not blas_readable((4, 3), (6, 2))  # every other column
+    assert not blas_readable((4,), (1,))
+
+
+def test_matmul_of_a_transpose_reads_the_buffer_in_place():
+    w = nl.asarray(RNG.standard_normal((6, 5)).astype(numpy.float32))
+    x = nl.asarray(RNG.standard_normal(6).astype(numpy.float32))
+    y = w.T.dot(nl.maximum(x, 0))
+    plan = nl.explain(y)
+    (library,) = [k for k in plan.kernels if k.kind == "library"]
+    assert any(n is w._storage.version for n in library.inputs)  # no copy of w.T
+    numpy.testing.assert_allclose(y.get(), w.get().T @ numpy.maximum(x.get(), 0), rtol=1e-5)
+
+
+def test_independent_chains_are_independent_in_the_plan():
+    a = nl.asarray(RNG.random((64, 64)))
+    b = nl.asarray(RNG.random(1000))
+    left = (a * 2).sum(axis=0)  # a reduction, then work on its result
+    left2 = nl.exp(left) + left[::-1]
+    right = nl.cumsum(b * 3)  # a scan chain that shares nothing with the left one
+    plan = nl.explain(left2, right)
+    deps = plan.dependencies()
+    producers = {}
+    for i, j in deps:
+        producers.setdefault(j, set()).add(i)
+
+    def ancestors(j):
+        found = set(producers.get(j, ()))
+        for i in list(found):
+            found |= ancestors(i)
+        return found
+
+    outputs = {o: j for j, k in enumerate(plan.kernels) for o in map(id, k.outputs)}
+    left_k, right_k = outputs[id(left2._storage.version)], outputs[id(right._storage.version)]
+    assert left_k != right_k
+    assert left_k not in ancestors(right_k) and right_k not in ancestors(left_k)
+    assert ancestors(left_k)  # the left chain has a kernel before its last one
+
+
+# --- on a GPU --------------------------------------------------------------------------------
+
+gpu = pytest.mark.gpu
+
+
+def _on_cuda():
+    from numloom.device import cuda_problem
+
+    if cuda_problem() is not None:
+        pytest.skip(f"CUDA is not usable here: {cuda_problem()}")
+    return nl.device("cuda")
+
+
+@gpu
+def test_a_loop_of_jacobi_sweeps_replays_one_graph():
+    with _on_cuda():
+        host = RNG.random((130, 130))
+        grid = nl.asarray(host)
+        W.jacobi(nl, grid, 1)
+        nl.sync()
+        before = nl.stats()
+        for _ in range(100):
+            W.jacobi(nl, grid, 1)
+            nl.sync()
+        after = nl.stats()
+        assert after["kernels_compiled"] == before["kernels_compiled"]
+        assert after["graphs_built"] == before["graphs_built"]
+        assert after["graphs_launched"] - before["graphs_launched"] == 100
+        numpy.testing.assert_allclose(grid.get(), W.jacobi(numpy, host, 101), rtol=1e-12)
+
+
+@gpu
+def test_independent_chains_run_as_parallel_branches_of_one_graph():
+    from numloom.backends import cuda as backend
+
+    with _on_cuda():
+        a = nl.asarray(RNG.random((256, 256)))
+        b = nl.asarray(RNG.random(4096))
+        left = nl.exp((a * 2).sum(axis=0)) + 1
+        right = nl.sqrt(nl.cumsum(b * 3)) * 2
+        before = nl.stats()
+        nl.evaluate(left, right)
+        assert nl.stats()["graphs_launched"] - before["graphs_launched"] == 1
+        program = next(reversed(backend._programs.values()))
+        (graph,) = program.graphs.values()
+        edges = graph.edges()
+        reach = {k: set() for k in range(len(graph.nodes))}
+        for i, j in sorted(edges):
+            reach[j] |= {i} | reach[i]
+        roots = [k for k in reach if not reach[k]]
+        assert len(roots) >= 2  # two chains start at once
+        last = len(graph.nodes) - 1
+        assert not all(r in reach[last] for r in roots)  # and stay apart
+        numpy.testing.assert_allclose(left.get(), numpy.exp((a.get() * 2).sum(axis=0)) + 1)
+        numpy.testing.assert_allclose(right.get(), numpy.sqrt(numpy.cumsum(b.get() * 3)) * 2)
+
+
+@gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+def test_cublas_matmul_with_folded_transposes(dtype):
+    with _on_cuda():
+        a_host = RNG.standard_normal((3, 40, 30)).astype(dtype)
+        b_host = RNG.standard_normal((30, 20)).astype(dtype)
+        a, b = nl.asarray(a_host), nl.asarray(b_host)
+        rtol = 1e-4 if dtype in ("float32", "complex64") else 1e-12
+        numpy.testing.assert_allclose((a @ b).get(), a_host @ b_host, rtol=rtol)
+        numpy.testing.assert_allclose((b.T @ a[0].T).get(), b_host.T @ a_host[0].T, rtol=rtol)
+        numpy.testing.assert_allclose(nl.dot(a[1], b).get(), a_host[1] @ b_host, rtol=rtol)
+
+
+@gpu
+def test_out_of_device_memory_is_a_memory_error_and_arrays_survive():
+    with _on_cuda():
+        x = nl.arange(10.0)
+        with pytest.raises(nl.OutOfMemoryError, match=r"asked for \d+ bytes, \d+ bytes free"):
+            nl.zeros((1 << 47,), numpy.uint8).sum().item()
+        assert isinstance(nl.OutOfMemoryError("x"), MemoryError)
+        numpy.testing.assert_array_equal((x + 1).get(), numpy.arange(10.0) + 1)
