@@ -249,11 +249,25 @@ class ndarray:
 
         return fallback.dispatch_array_function(func, args, kwargs)
 
-    def __dlpack_device__(self):
-        return (1, 0) if self.device == "cpu" else (2, int(self.device.split(":")[1]))
+    def __dlpack_device__(self) -> tuple:
+        from .interop import dlpack_device
 
-    def __dlpack__(self, **kwargs):
-        return self.get().__dlpack__(**kwargs)
+        return dlpack_device(self)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule viewing this array's memory (evaluated first), ordered after
+        numloom's work on the consumer's ``stream``."""
+        from .interop import dlpack
+
+        return dlpack(self, stream, max_version, dl_device, copy)
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """Version 3 of the CUDA array interface, for arrays on a CUDA device (evaluated first;
+        the ``stream`` entry is numloom's stream, which consumers wait for)."""
+        from .interop import cuda_array_interface
+
+        return cuda_array_interface(self)
 
     # fmt: off
     # --- operators -------------------------------------------------------------------------------
@@ -417,9 +431,15 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None) -> 
                 raise ValueError(_NO_COPY)
             return a.astype(dtype)
         return a.copy() if copy else a
+    target = _device_name(device) or get_device()
+    if target != "cpu" and hasattr(a, "__cuda_array_interface__"):
+        from .interop import from_cuda_array_interface
+
+        imported = from_cuda_array_interface(a, target)  # no copy: the memory is shared
+        return imported if dtype is None else asarray(imported, dtype, copy=copy)
     host = _np.asarray(a, dtype=dtype)
     _check_dtype(host.dtype)
-    return from_host(host, _device_name(device))
+    return from_host(host, target)
 
 
 def _device_name(device) -> str | None:

@@ -46,16 +46,23 @@ def _user_frame():
     return frame
 
 
-def _warn_once(name: str) -> None:
+_HOW = {
+    "numpy": "runs through NumPy on the host: numloom has no native {name}, so its inputs were "
+    "evaluated and copied",
+    "cupy": "runs through CuPy on the GPU: numloom has no native {name}, so its inputs were "
+    "evaluated and handed to CuPy without a copy",
+}
+
+
+def _warn_once(name: str, how: str = "numpy") -> None:
     count_fallback(name)
-    if name in _warned:
+    if (name, how) in _warned:
         return
-    _warned.add(name)
+    _warned.add((name, how))
     frame = _user_frame()
     filename, lineno = (frame.f_code.co_filename, frame.f_lineno) if frame else ("numloom", 0)
     warnings.warn_explicit(
-        f"numloom.{name} runs through NumPy on the host: numloom has no native {name}, so its "
-        f"inputs were evaluated and copied (this warning is shown once)",
+        f"numloom.{name} {_HOW[how].format(name=name)} (this warning is shown once)",
         NumloomFallbackWarning,
         filename,
         lineno,
@@ -98,13 +105,68 @@ def to_numloom(x, device=None):
     return x
 
 
+def _cupy_function(name: str):
+    """CuPy's version of NumPy function ``name`` ("sort", "linalg.solve"), or None."""
+    try:
+        import cupy
+    except ImportError:
+        return None
+    fn = cupy
+    for part in name.split("."):
+        fn = getattr(fn, part, None)
+        if fn is None:
+            return None
+    return fn if callable(fn) else None
+
+
+def _convert(x, to):
+    if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
+        return type(x)(_convert(v, to) for v in x)
+    if isinstance(x, tuple):  # named tuples (linalg results)
+        return type(x)(*(_convert(v, to) for v in x))
+    if isinstance(x, dict):
+        return {k: _convert(v, to) for k, v in x.items()}
+    return to(x)
+
+
+def _call_cupy(fn, device: str, args, kwargs):
+    """``fn`` on CuPy views of numloom's memory; CuPy arrays come back as numloom views."""
+    import cupy
+
+    from .array import _SUPPORTED_KINDS, asarray, ndarray
+
+    def to_cupy(x):
+        return cupy.asarray(x) if isinstance(x, (ndarray, _np.ndarray)) else x
+
+    def back(x):
+        if isinstance(x, cupy.ndarray) and x.dtype.kind in _SUPPORTED_KINDS:
+            return asarray(x, device=device)
+        return x
+
+    with cupy.cuda.Device(int(device.partition(":")[2] or 0)):
+        return _convert(fn(*_convert(args, to_cupy), **_convert(kwargs, to_cupy)), back)
+
+
+_NOT_RUN = object()
+
+
 def call_numpy(name: str, fn, *args, **kwargs):
-    """Run NumPy's ``fn`` on host copies of the arguments; results come back as numloom."""
-    _warn_once(name)
+    """Run NumPy's ``fn`` on host copies of the arguments (or, for arrays on a GPU, CuPy's
+    version of it on the GPU); results come back as numloom arrays on the inputs' device."""
     out = kwargs.pop("out", None)
     device = _device_of(args, kwargs)
-    host = fn(*to_numpy(args), **to_numpy(kwargs))
-    converted = to_numloom(host, device)
+    cupy_fn = _cupy_function(name) if device not in (None, "cpu") else None
+    converted = _NOT_RUN
+    if cupy_fn is not None:
+        try:
+            converted = _call_cupy(cupy_fn, device, args, kwargs)
+            _warn_once(name, "cupy")
+        except (TypeError, NotImplementedError, ValueError):
+            converted = _NOT_RUN  # what CuPy does not take, NumPy may: try it on the host
+    if converted is _NOT_RUN:
+        _warn_once(name)
+        host = fn(*to_numpy(args), **to_numpy(kwargs))
+        converted = to_numloom(host, device)
     if out is not None:
         from .indexing import setitem
 

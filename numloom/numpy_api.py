@@ -17,6 +17,7 @@ from .creation import (  # noqa: F401
 )  # fmt: skip
 from .dag import Op, node
 from .indexing import getitem, setitem  # noqa: F401
+from .interop import from_dlpack  # noqa: F401
 from .joins import (  # noqa: F401
     append, array_split, atleast_1d, atleast_2d, atleast_3d, column_stack, concatenate, diff,
     dsplit, dstack, flip, fliplr, flipud, hsplit, hstack, pad, roll, rot90, split, stack, tile,

@@ -41,6 +41,10 @@ def synchronize(device: str) -> None:
     """Host execution is synchronous: nothing to wait for."""
 
 
+def data_pointer(data: np.ndarray) -> int:
+    return data.ctypes.data
+
+
 @dataclass
 class Step:
     """One kernel of a cached plan, bound to positions in the DAG's topological order."""

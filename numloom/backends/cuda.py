@@ -159,6 +159,50 @@ def to_host(buffer: Buffer) -> np.ndarray:
     return host
 
 
+# --- sharing memory with other libraries ---------------------------------------------------------
+
+
+def data_pointer(data: DeviceArray) -> int:
+    return data.ptr
+
+
+def stream_handle(device: str) -> int:
+    return int(_get(device).stream.handle)
+
+
+def wrap_pointer(ptr: int, shape: tuple, dtype, device: str, owner) -> DeviceArray:
+    """A DeviceArray over memory another library owns (kept alive through ``owner``)."""
+    array = DeviceArray.__new__(DeviceArray)
+    array.buffer, array.ptr = owner, int(ptr)
+    array.shape, array.dtype, array.device = tuple(shape), np.dtype(dtype), device
+    return array
+
+
+def _event_between(first: int, then: int) -> None:
+    """Work enqueued on stream ``then`` from now on waits for what ``first`` has enqueued."""
+    from cuda.bindings import driver
+
+    err, event = driver.cuEventCreate(driver.CUevent_flags.CU_EVENT_DISABLE_TIMING)
+    _check(err, "cuEventCreate")
+    _check(driver.cuEventRecord(event, driver.CUstream(first)), "cuEventRecord")
+    _check(driver.cuStreamWaitEvent(driver.CUstream(then), event, 0), "cuStreamWaitEvent")
+    _check(driver.cuEventDestroy(event), "cuEventDestroy")
+
+
+def make_wait(device: str, stream: int) -> None:
+    """A consumer's ``stream`` waits for numloom's work (exports)."""
+    ours = stream_handle(device)
+    if int(stream) != ours:
+        _event_between(ours, int(stream))
+
+
+def wait_for(device: str, stream: int) -> None:
+    """numloom's stream waits for a producer's ``stream`` (imports)."""
+    ours = stream_handle(device)
+    if int(stream) != ours:
+        _event_between(int(stream), ours)
+
+
 # --- plans -------------------------------------------------------------------------------------
 
 

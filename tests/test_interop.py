@@ -1,0 +1,161 @@
+"""Sharing memory with other libraries: DLPack (on every device) and the CUDA array interface,
+CuPy, PyTorch and JAX (on a GPU)."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy
+import pytest
+
+import numloom as nl
+from numloom import interop
+
+
+class _Legacy:
+    """Offers only an unversioned DLPack capsule, as older producers do."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, stream=None, **kwargs):
+        return self.array.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda a: a,
+        lambda a: a.T * 2,
+        lambda a: a[1:, ::2],
+        lambda a: a[::-1, 1],
+        lambda a: (a > 3)[0],
+        lambda a: a.astype(numpy.complex64)[2:],
+        lambda a: a[0, 0],
+    ],
+)
+@pytest.mark.parametrize("versioned", [True, False])
+def test_numpy_reads_numloom_arrays_through_dlpack(make, versioned):
+    a = nl.arange(12.0).reshape(3, 4)
+    want = make(a.get())
+    x = make(a)
+    got = numpy.from_dlpack(x if versioned else _Legacy(x))
+    numpy.testing.assert_array_equal(got, want)
+    assert got.dtype == want.dtype
+    if versioned:
+        assert not got.flags.writeable  # numloom's buffers are never written in place
+
+
+def test_exported_memory_lives_while_the_consumer_holds_it():
+    a = nl.arange(1000.0) * 3
+    got = numpy.from_dlpack(a)
+    del a
+    gc.collect()
+    numpy.testing.assert_array_equal(got, numpy.arange(1000.0) * 3)
+    held = len(interop._exported)
+    del got
+    gc.collect()
+    assert len(interop._exported) == held - 1
+
+
+def test_an_unconsumed_capsule_frees_its_tensor():
+    held = len(interop._exported)
+    capsule = nl.arange(5.0).__dlpack__()
+    assert len(interop._exported) == held + 1
+    del capsule
+    gc.collect()
+    assert len(interop._exported) == held
+
+
+def test_from_dlpack_of_host_data_and_errors():
+    got = nl.from_dlpack(numpy.arange(6, dtype=numpy.int16).reshape(2, 3))
+    assert isinstance(got, nl.ndarray) and got.dtype == numpy.int16
+    numpy.testing.assert_array_equal(got.get(), numpy.arange(6).reshape(2, 3))
+    assert nl.arange(3.0).__dlpack_device__() == (1, 0)
+    with pytest.raises(BufferError, match="numloom cannot export an array on cpu"):
+        nl.arange(3.0).__dlpack__(dl_device=(2, 0))
+    with pytest.raises(AttributeError, match="CPU has no __cuda_array_interface__"):
+        nl.arange(3.0).__cuda_array_interface__  # noqa: B018
+
+
+# --- on a GPU --------------------------------------------------------------------------------
+
+
+def _cuda():
+    from numloom.device import cuda_problem
+
+    if cuda_problem() is not None:
+        pytest.skip(f"CUDA is not usable here: {cuda_problem()}")
+    return nl.device("cuda")
+
+
+def _pointer(x) -> int:
+    return x.__cuda_array_interface__["data"][0]
+
+
+@pytest.mark.gpu
+def test_cupy_round_trip_without_copies():
+    cupy = pytest.importorskip("cupy")
+    with _cuda():
+        a = nl.arange(24.0).reshape(4, 6) * 2
+        c = cupy.asarray(a)  # __cuda_array_interface__
+        assert c.data.ptr == _pointer(a)
+        d = cupy.from_dlpack(a)
+        assert d.data.ptr == _pointer(a)
+        numpy.testing.assert_array_equal(cupy.asnumpy(c), a.get())
+        back = nl.asarray(c * 3)
+        e = c * 3
+        assert _pointer(nl.asarray(e)) == e.data.ptr
+        assert _pointer(nl.from_dlpack(e)) == e.data.ptr
+        numpy.testing.assert_array_equal(back.get(), a.get() * 3)
+        t = a.T  # a strided view travels as one
+        numpy.testing.assert_array_equal(cupy.asnumpy(cupy.asarray(t)), a.get().T)
+
+
+@pytest.mark.gpu
+def test_torch_round_trip_without_copies():
+    torch = pytest.importorskip("torch")
+    with _cuda():
+        a = nl.linspace(0.0, 1.0, 1000, dtype=numpy.float32) ** 2
+        t = torch.from_dlpack(a)
+        assert t.data_ptr() == _pointer(a)
+        u = torch.as_tensor(a, device="cuda")  # __cuda_array_interface__
+        assert u.data_ptr() == _pointer(a)
+        back = nl.from_dlpack(t * 2)
+        numpy.testing.assert_allclose(back.get(), a.get() * 2)
+        w = t + 1
+        assert _pointer(nl.from_dlpack(w)) == w.data_ptr()
+        assert _pointer(nl.asarray(w)) == w.data_ptr()
+
+
+@pytest.mark.gpu
+def test_jax_round_trip_without_copies():
+    jax = pytest.importorskip("jax")
+    with _cuda():
+        a = nl.arange(64, dtype=numpy.float32) + 1
+        j = jax.dlpack.from_dlpack(a)
+        numpy.testing.assert_array_equal(numpy.asarray(j), a.get())
+        k = j * 2
+        back = nl.from_dlpack(k)
+        assert _pointer(back) == k.unsafe_buffer_pointer()
+        numpy.testing.assert_array_equal(back.get(), a.get() * 2)
+
+
+@pytest.mark.gpu
+def test_functions_numloom_lacks_run_in_cupy_on_the_gpu(monkeypatch):
+    from numloom import fallback
+
+    pytest.importorskip("cupy")
+    monkeypatch.setattr(fallback, "_warned", set())
+    with _cuda():
+        host = numpy.random.default_rng(3).random(1000)
+        x = nl.asarray(host) * 2
+        before = nl.stats()["fallbacks"].get("sort", 0)
+        with pytest.warns(nl.NumloomFallbackWarning, match="runs through CuPy on the GPU"):
+            got = nl.sort(x)
+        assert nl.stats()["fallbacks"]["sort"] == before + 1
+        assert isinstance(got, nl.ndarray) and got.device.startswith("cuda")
+        numpy.testing.assert_array_equal(got.get(), numpy.sort(host * 2))
