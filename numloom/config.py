@@ -17,6 +17,8 @@ VARIABLES = {
     "NUMLOOM_BACKEND": "cpu executor: 'compiled' (C + OpenMP) or 'numpy' (node by node)",
     "NUMLOOM_CC": "C compiler for CPU kernels (default: $CC, else cc)",
     "NUMLOOM_BOUNDSCHECK": "1 checks every array index in kernels",
+    "NUMLOOM_GRAPHS": "0 launches CUDA kernels one by one instead of as CUDA graphs (default 1)",
+    "NUMLOOM_ALLOW_TF32": "1 lets cuBLAS use TF32 tensor cores for float32 matmul (default 0)",
 }
 
 
@@ -29,6 +31,7 @@ def _int(name: str, default: int) -> int:
 
 DEBUG = _int("NUMLOOM_DEBUG", 0)
 FLUSH_DEPTH = _int("NUMLOOM_FLUSH_DEPTH", 768)
+GRAPHS = _int("NUMLOOM_GRAPHS", 1) != 0
 
 
 def show_config() -> None:
