@@ -105,8 +105,24 @@ def to_numloom(x, device=None):
     return x
 
 
+# Functions CuPy implements with NumPy's results (types, 0-d results aside): on a GPU these run
+# there. Others (CuPy's meshgrid returns a list, say) run through NumPy on the host.
+CUPY_FAMILIES = ("linalg.", "fft.")
+CUPY_FUNCTIONS = frozenset({
+    "sort", "argsort", "lexsort", "partition", "argpartition", "unique", "searchsorted",
+    "bincount", "histogram", "histogram2d", "histogramdd", "digitize", "percentile", "quantile",
+    "median", "nanmedian", "nanpercentile", "nanquantile", "convolve", "correlate", "einsum",
+    "kron", "cross", "interp", "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar",
+    "nanstd", "nanargmax", "nanargmin", "nancumsum", "nancumprod", "cov", "corrcoef", "trapezoid",
+    "polyval", "unravel_index", "ravel_multi_index", "isin", "in1d", "intersect1d", "union1d",
+    "setdiff1d", "setxor1d", "sort_complex", "ptp", "average",
+})  # fmt: skip
+
+
 def _cupy_function(name: str):
     """CuPy's version of NumPy function ``name`` ("sort", "linalg.solve"), or None."""
+    if name not in CUPY_FUNCTIONS and not name.startswith(CUPY_FAMILIES):
+        return None
     try:
         import cupy
     except ImportError:
@@ -139,6 +155,8 @@ def _call_cupy(fn, device: str, args, kwargs):
         return cupy.asarray(x) if isinstance(x, (ndarray, _np.ndarray)) else x
 
     def back(x):
+        if isinstance(x, cupy.ndarray) and x.ndim == 0:
+            return x.get()[()]  # NumPy's functions give scalars where CuPy's give 0-d arrays
         if isinstance(x, cupy.ndarray) and x.dtype.kind in _SUPPORTED_KINDS:
             return asarray(x, device=device)
         return x

@@ -84,8 +84,6 @@ _api.PyCapsule_GetPointer.restype = ctypes.c_void_p
 _api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 _api.PyCapsule_SetName.restype = ctypes.c_int
 _api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_api.PyCapsule_IsValid.restype = ctypes.c_int
-_api.PyCapsule_IsValid.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
 
 # Capsule names must outlive the capsules: module constants.
 _NAME = ctypes.create_string_buffer(b"dltensor")
@@ -103,18 +101,22 @@ def _delete(address):
     _exported.pop(address, None)
 
 
-# PyCapsule_GetPointer on a raw PyObject* (inside the capsule's destructor).
-_raw_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
-    ("PyCapsule_GetPointer", ctypes.pythonapi)
-)
+# The capsule API as plain C functions, for the capsule's destructor: it may run while an
+# exception is being raised (a consumer refused the capsule), and ctypes.pythonapi's functions
+# report any pending exception as their own failure. These two neither raise nor allocate.
+_c_api = ctypes.CDLL(None, handle=ctypes.pythonapi._handle)
+_c_is_valid = _c_api.PyCapsule_IsValid
+_c_is_valid.restype, _c_is_valid.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p]
+_c_pointer = _c_api.PyCapsule_GetPointer
+_c_pointer.restype, _c_pointer.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_char_p]
 
 
 @ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 def _capsule_destructor(capsule):
     """A capsule that nobody consumed frees its tensor (a consumed one was renamed)."""
     for name in (_NAME, _NAME_VERSIONED):
-        if _api.PyCapsule_IsValid(capsule, name):
-            _delete(_raw_pointer(capsule, name))
+        if _c_is_valid(capsule, name):
+            _delete(_c_pointer(capsule, name))
 
 
 # --- export ------------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ class _Legacy:
 )
 @pytest.mark.parametrize("versioned", [True, False])
 def test_numpy_reads_numloom_arrays_through_dlpack(make, versioned):
-    a = nl.arange(12.0).reshape(3, 4)
+    a = nl.arange(12.0, device="cpu").reshape(3, 4)
     want = make(a.get())
     x = make(a)
     got = numpy.from_dlpack(x if versioned else _Legacy(x))
@@ -50,7 +50,7 @@ def test_numpy_reads_numloom_arrays_through_dlpack(make, versioned):
 
 
 def test_exported_memory_lives_while_the_consumer_holds_it():
-    a = nl.arange(1000.0) * 3
+    a = nl.arange(1000.0, device="cpu") * 3
     got = numpy.from_dlpack(a)
     del a
     gc.collect()
@@ -63,7 +63,7 @@ def test_exported_memory_lives_while_the_consumer_holds_it():
 
 def test_an_unconsumed_capsule_frees_its_tensor():
     held = len(interop._exported)
-    capsule = nl.arange(5.0).__dlpack__()
+    capsule = nl.arange(5.0, device="cpu").__dlpack__()
     assert len(interop._exported) == held + 1
     del capsule
     gc.collect()
@@ -71,14 +71,15 @@ def test_an_unconsumed_capsule_frees_its_tensor():
 
 
 def test_from_dlpack_of_host_data_and_errors():
-    got = nl.from_dlpack(numpy.arange(6, dtype=numpy.int16).reshape(2, 3))
+    got = nl.from_dlpack(numpy.arange(6, dtype=numpy.int16).reshape(2, 3), device="cpu")
     assert isinstance(got, nl.ndarray) and got.dtype == numpy.int16
     numpy.testing.assert_array_equal(got.get(), numpy.arange(6).reshape(2, 3))
-    assert nl.arange(3.0).__dlpack_device__() == (1, 0)
+    on_cpu = nl.arange(3.0, device="cpu")
+    assert on_cpu.__dlpack_device__() == (1, 0)
     with pytest.raises(BufferError, match="numloom cannot export an array on cpu"):
-        nl.arange(3.0).__dlpack__(dl_device=(2, 0))
+        on_cpu.__dlpack__(dl_device=(2, 0))
     with pytest.raises(AttributeError, match="CPU has no __cuda_array_interface__"):
-        nl.arange(3.0).__cuda_array_interface__  # noqa: B018
+        on_cpu.__cuda_array_interface__  # noqa: B018
 
 
 # --- on a GPU --------------------------------------------------------------------------------

@@ -84,7 +84,8 @@ class SegmentGraph:
         """The graph's dependencies as pairs of launch indices (through join nodes)."""
         index = {n: k for k, n in enumerate(self.nodes)}
         preds: dict = {}
-        for a, b in self.definition.edges:
+        edges = self.definition.edges
+        for a, b in edges() if callable(edges) else edges:
             preds.setdefault(b, set()).add(a)
 
         def launches_before(n) -> set:
