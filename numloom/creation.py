@@ -284,4 +284,8 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
         grids = broadcast_arrays(*grids)
     if copy:
         grids = tuple(g.copy() for g in grids)
-    return grids  # NumPy's type too: a list only when sparse and not copied
+    return _MESHGRID_TYPE(grids) if sparse and not copy else tuple(grids)
+
+
+# What NumPy's meshgrid(sparse=True, copy=False) returns: a list before NumPy 2.5, a tuple since.
+_MESHGRID_TYPE = type(_np.meshgrid(_np.zeros(1), sparse=True, copy=False))

@@ -187,3 +187,36 @@ def test_out_of_device_memory_is_a_memory_error_and_arrays_survive():
         del huge
         assert isinstance(nl.OutOfMemoryError("x"), MemoryError)
         numpy.testing.assert_array_equal((x + 1).get(), numpy.arange(10.0) + 1)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda x: nl.pad(x, ((2, 7), (5, 1))),  # a clamped select with an unused size
+        lambda x: nl.pad(x, 1, mode="reflect", reflect_type="odd"),
+        lambda x: nl.concatenate([x * 2, x[:, ::-1] + 0.5], axis=1).sum(axis=0),
+    ],
+)
+def test_cuda_launch_arguments_match_the_rendered_signatures(make):
+    """Every size and constant a CUDA launch passes is one the kernel's signature declares
+    (planned for CUDA on any machine: nothing is compiled or launched)."""
+    import re
+    from types import SimpleNamespace
+
+    from numloom.backends import cuda
+    from numloom.dag import toposort
+
+    y = make(nl.asarray(numpy.arange(12.0).reshape(3, 4)))
+    roots = [y._storage.version]
+    order = toposort(roots)
+    program = cuda._build(order, roots, "cuda:0")
+    fake = SimpleNamespace(ptr=0)
+    for step in program.steps:
+        if step.ir is None:
+            continue
+        _, sizes, consts = cuda._arguments(step, order, dict.fromkeys(step.inputs, fake),
+                                           [fake] * len(step.outputs))  # fmt: skip
+        pattern = r"__global__ void __launch_bounds__\(\d+\) \w+\(([^)]*)\)"
+        for head in re.findall(pattern, step.kernel.source):
+            assert len(re.findall(r"const int64_t p\d+", head)) == len(sizes), step.kernel.name
+            assert len(re.findall(r" k\d+\b", head)) == len(consts), step.kernel.name

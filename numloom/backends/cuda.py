@@ -218,6 +218,16 @@ class Step:
     consts: tuple
     layout: tuple
     checks: tuple = ()  # (position of a gather, index k) of each error slot
+    declared: tuple = (0, ())  # (sizes, offsets of constants) the kernel's signature takes
+
+
+def declared_arguments(ir) -> tuple:
+    """(how many sizes, which constants by offset) the rendered CUDA signature of kernel ``ir``
+    declares: sizes and constants its code never reads are left out of it, so they must be
+    left out of the launch's arguments too (the arguments after them would shift)."""
+    from ..render_cuda import kernel_constants, kernel_params
+
+    return kernel_params(ir), tuple(off for off, _ in kernel_constants(ir))
 
 
 @dataclass
@@ -269,6 +279,7 @@ def _build(order: list, roots: list, device: str) -> Program:
             consts=tuple((pos[id(n)], part) for n, part in lowered.consts) if lowered else (),
             layout=tuple(lowered.const_layout) if lowered else (),
             checks=tuple((pos[id(n)], j) for n, j in lowered.checks) if lowered else (),
+            declared=declared_arguments(lowered.kernel) if lowered else (0, ()),
         ))  # fmt: skip
     waits = [[] for _ in steps]
     for i, j in plan.dependencies():
@@ -519,10 +530,12 @@ def _arguments(step: Step, order: list, values: dict, outs: list) -> list:
     from ..lower import const_value
 
     args = [np.uint64(values[p].ptr) for p in step.inputs] + [np.uint64(o.ptr) for o in outs]
-    sizes = [np.int64(v) for v in step.params]
+    n_sizes, offsets = step.declared
+    sizes = [np.int64(v) for v in step.params[:n_sizes]]
     consts = [_scalar(const_value(order[p], part), dt)
-              for (p, part), (_, dt) in sorted(zip(step.consts, step.layout),
-                                               key=lambda item: item[1][0])]  # fmt: skip
+              for (p, part), (off, dt) in sorted(zip(step.consts, step.layout),
+                                                 key=lambda item: item[1][0])
+              if off in offsets]  # fmt: skip
     return args, sizes, consts
 
 
