@@ -112,7 +112,7 @@ SNIPPETS = {
     "expm1": _libm("expm1"), "log": _libm("log"), "log2": _libm("log2"),
     "log10": _libm("log10"), "log1p": _libm("log1p"), "sin": _libm("sin"), "cos": _libm("cos"),
     "tan": _libm("tan"), "arcsin": _libm("asin"), "arccos": _libm("acos"),
-    "arctan": _libm("atan"), "arctan2": _libm("atan2"), "hypot": _libm("hypot"),
+    "arctan": _libm("atan"), "arctan2": _libm("atan2"), "hypot": _libm("nl_hypot"),
     "sinh": _libm("sinh"), "cosh": _libm("cosh"), "tanh": _libm("tanh"),
     "arcsinh": _libm("asinh"), "arccosh": _libm("acosh"), "arctanh": _libm("atanh"),
     "logaddexp": _typed("logaddexp", None), "logaddexp2": _typed("logaddexp2", None),

@@ -49,6 +49,31 @@ NL_SIMD_MATH2(atan2) NL_SIMD_MATH2(hypot)
 #endif
 #endif
 
+/* hypot without undue overflow: glibc's on the CPU; on the GPU, CUDA's own overflows near the
+ * largest double (hypot(DBL_MAX, 1) is inf there), so the larger side is scaled to [1, 2) by a
+ * power of two first (exact), and float sides are summed in double. */
+#ifdef __CUDACC_RTC__
+NL_FN double nl_hypot(double x, double y) {
+    x = fabs(x);
+    y = fabs(y);
+    if (isinf(x) || isinf(y)) return INFINITY; /* even beside a NaN, as C99 says */
+    if (isnan(x) || isnan(y)) return NAN;
+    const double a = fmax(x, y), b = fmin(x, y);
+    if (a == 0) return 0;
+    const int e = ilogb(a);
+    const double sa = scalbn(a, -e), sb = scalbn(b, -e);
+    return scalbn(sqrt(fma(sa, sa, sb * sb)), e);
+}
+NL_FN float nl_hypotf(float x, float y) {
+    if (isinf(x) || isinf(y)) return INFINITY;
+    const double dx = x, dy = y;
+    return (float)sqrt(fma(dx, dx, dy * dy));
+}
+#else
+NL_FN double nl_hypot(double x, double y) { return hypot(x, y); }
+NL_FN float nl_hypotf(float x, float y) { return hypotf(x, y); }
+#endif
+
 /* float16 values are computed in float and rounded to half after every operation, as NumPy's
  * half loops do. */
 NL_FN float nl_round_half(float x) { return (float)(nl_half)x; }
