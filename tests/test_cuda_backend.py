@@ -201,7 +201,6 @@ def test_cuda_launch_arguments_match_the_rendered_signatures(make):
     """Every size and constant a CUDA launch passes is one the kernel's signature declares
     (planned for CUDA on any machine: nothing is compiled or launched)."""
     import re
-    from types import SimpleNamespace
 
     from numloom.backends import cuda
     from numloom.dag import toposort
@@ -210,13 +209,11 @@ def test_cuda_launch_arguments_match_the_rendered_signatures(make):
     roots = [y._storage.version]
     order = toposort(roots)
     program = cuda._build(order, roots, "cuda:0")
-    fake = SimpleNamespace(ptr=0)
     for step in program.steps:
         if step.ir is None:
             continue
-        _, sizes, consts = cuda._arguments(step, order, dict.fromkeys(step.inputs, fake),
-                                           [fake] * len(step.outputs))  # fmt: skip
+        recipe = cuda._recipe(step, order, sms=132)
         pattern = r"__global__ void __launch_bounds__\(\d+\) \w+\(([^)]*)\)"
         for head in re.findall(pattern, step.kernel.source):
-            assert len(re.findall(r"const int64_t p\d+", head)) == len(sizes), step.kernel.name
-            assert len(re.findall(r" k\d+\b", head)) == len(consts), step.kernel.name
+            assert len(re.findall(r"const int64_t p\d+", head)) == len(recipe.sizes)
+            assert len(re.findall(r" k\d+\b", head)) == len(recipe.consts), step.kernel.name

@@ -237,6 +237,22 @@ class Program:
     segments: tuple = ()  # runs of step indices: all CUDA kernels (one graph), or one host step
     waits: tuple = ()  # per step, the steps whose outputs it reads (the plan's dependencies)
     graphs: dict = field(default_factory=dict)  # segment index -> cuda_graph.SegmentGraph
+    recipes: dict = field(default_factory=dict)  # step index -> Recipe (made on first run)
+    frees: tuple = ()  # per segment: positions of intermediates no later segment reads
+    roots: tuple = ()  # positions of the roots in the DAG order
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How to launch one CUDA step, fixed for its program: everything but the pointers and the
+    values of the constants."""
+
+    launches: tuple  # (function, grid, scratch role: "" | "part" | "final")
+    sizes: tuple  # np.int64 size arguments
+    consts: tuple  # (position, part, dtype) of each constant argument, in signature order
+    outputs: tuple  # (position, shape, dtype) of each output
+    parts: int = 0  # blocks of a full reduction's first pass (its scratch length)
+    acc: object = None  # the accumulator dtype of that scratch
 
 
 _programs: dict = {}
@@ -284,8 +300,11 @@ def _build(order: list, roots: list, device: str) -> Program:
     waits = [[] for _ in steps]
     for i, j in plan.dependencies():
         waits[j].append(i)
+    segments = _segments(steps)
     program = Program(replace(plan, kernels=tuple(_explain_splits(kernels, steps))),
-                      tuple(steps), _segments(steps), tuple(map(tuple, waits)))  # fmt: skip
+                      tuple(steps), segments, tuple(map(tuple, waits)),
+                      frees=_frees(steps, segments, {pos[id(r)] for r in roots}),
+                      roots=tuple(pos[id(r)] for r in roots))  # fmt: skip
     if config.DEBUG >= 2:
         print(str(program.plan), file=sys.stderr)
     return program
@@ -392,51 +411,52 @@ def run(roots: list, device: str = "cuda:0") -> dict:
 
 def execute(program: Program, order: list, roots: list, device: str, leaves=None) -> dict:
     """Run ``program`` over the DAG ``order``, some BUFFER positions replaced by ``leaves``."""
-    pos = {id(n): i for i, n in enumerate(order)}
     values = {i: n.arg.data for i, n in enumerate(order) if n.op is Op.BUFFER}
-    values.update(leaves or {})
-    last_use = _last_uses(program, roots, pos)
+    if leaves:
+        values.update(leaves)
     for index, segment in enumerate(program.segments):
-        start = time.perf_counter()
+        start = time.perf_counter() if config.DEBUG >= 1 else 0.0
         first = program.steps[segment[0]]
         if _on_gpu(first):
             _run_kernels(program, index, segment, order, values, device)
         elif first.kernel.kind == "library" and _matmul_library() is not None:
             _matmul(first, order, values, device)
         else:
-            _on_host(first, order, values, pos, device)
-        for p in last_use.get(index, ()):  # freed in stream order, after the segment
+            _on_host(first, order, values, {id(n): i for i, n in enumerate(order)}, device)
+        for p in program.frees[index]:  # freed in stream order, after the segment
             values.pop(p, None)
         if config.DEBUG >= 1:
-            _get(device).stream.sync()
-            took = (time.perf_counter() - start) * 1e3
-            names = ", ".join(program.steps[i].kernel.name for i in segment)
-            how = "as a CUDA graph" if _on_gpu(first) else "on the host or in cuBLAS"
-            print(f"numloom: {names} {how} {took:.3f} ms", file=sys.stderr)
+            _debug_segment(program, segment, device, start)
     count("kernels_launched", len(program.steps))
     results = {}
-    for r in roots:
+    for r, p in zip(roots, program.roots):
         if r.op is Op.BUFFER:
             results[id(r)] = r
         else:
-            results[id(r)] = node(Op.BUFFER, (), Buffer(values[pos[id(r)]], device), r.shape,
-                                  r.dtype)  # fmt: skip
+            results[id(r)] = node(Op.BUFFER, (), Buffer(values[p], device), r.shape, r.dtype)
     return results
 
 
-def _last_uses(program: Program, roots: list, pos: dict) -> dict:
-    """segment index -> positions of intermediates no later segment reads."""
-    keep = {pos[id(r)] for r in roots}
+def _debug_segment(program: Program, segment: tuple, device: str, start: float) -> None:
+    _get(device).stream.sync()
+    took = (time.perf_counter() - start) * 1e3
+    names = ", ".join(program.steps[i].kernel.name for i in segment)
+    how = "as a CUDA graph" if _on_gpu(program.steps[segment[0]]) else "on the host or in cuBLAS"
+    print(f"numloom: {names} {how} {took:.3f} ms", file=sys.stderr)
+
+
+def _frees(steps: list, segments: tuple, keep: set) -> tuple:
+    """Per segment, the positions of intermediates no later segment reads."""
     last: dict = {}
-    for index, segment in enumerate(program.segments):
+    for index, segment in enumerate(segments):
         for i in segment:
-            for p in program.steps[i].inputs + program.steps[i].outputs:
+            for p in steps[i].inputs + steps[i].outputs:
                 last[p] = index
-    frees: dict = {}
+    frees = [[] for _ in segments]
     for p, index in last.items():
         if p not in keep:
-            frees.setdefault(index, []).append(p)
-    return frees
+            frees[index].append(p)
+    return tuple(map(tuple, frees))
 
 
 def _run_kernels(program: Program, index: int, segment: tuple, order: list, values: dict,
@@ -448,9 +468,11 @@ def _run_kernels(program: Program, index: int, segment: tuple, order: list, valu
     launches, last, checks, held = [], {}, [], []  # last: step -> its last launch's index
     for i in segment:
         step = program.steps[i]
-        deps = sorted(last[j] for j in program.waits[i] if j in last)
-        made, errors = _step_launches(step, order, values, device, deps, len(launches), held)
-        launches.extend(made)
+        recipe = program.recipes.get(i)
+        if recipe is None:
+            recipe = program.recipes[i] = _recipe(step, order, _get(device).sms)
+        deps = tuple(sorted(last[j] for j in program.waits[i] if j in last))
+        errors = _step_launches(step, recipe, order, values, device, deps, launches, held)
         last[i] = len(launches) - 1
         if errors is not None:
             checks.append((step, errors))
@@ -464,54 +486,68 @@ def _run_kernels(program: Program, index: int, segment: tuple, order: list, valu
         raise_index_errors(step.checks, to_host(Buffer(errors, device)), order)
 
 
-def _step_launches(step: Step, order: list, values: dict, device: str, deps: list, base: int,
-                   held: list) -> tuple:  # fmt: skip
-    """The launches of one plan kernel (two for a scatter or a full reduction, chained), its
-    outputs allocated and recorded in ``values``; and its error slots, if it checks indices."""
+def _recipe(step: Step, order: list, sms: int) -> Recipe:
+    """The fixed part of a step's launches on a device of ``sms`` multiprocessors: functions,
+    grids, sizes, constants, outputs."""
+    ir = step.ir
+    outer = math.prod(_extent(e, step.params) for e in ir.outer) if ir.outer else 1
+    inner = math.prod(_extent(e, step.params) for e in ir.inner) if ir.inner else 1
+    n_sizes, offsets = step.declared
+    consts = tuple((p, part, dt) for (p, part), (off, dt) in
+                   sorted(zip(step.consts, step.layout), key=lambda item: item[1][0])
+                   if off in offsets)  # fmt: skip
+    outputs = tuple((p, order[p].shape, order[p].dtype) for p in step.outputs)
+    fixed = dict(sizes=tuple(np.int64(v) for v in step.params[:n_sizes]), consts=consts,
+                 outputs=outputs)  # fmt: skip
+    if ir.kind in ("map", "scan"):
+        return Recipe((("KERNEL", _grid(outer, THREADS, sms), ""),), **fixed)
+    if ir.kind == "row":
+        return Recipe((("KERNEL", _grid(outer, 1, sms), ""),), **fixed)
+    if ir.kind == "scatter":
+        return Recipe((("KERNEL_copy", _grid(outer, THREADS, sms), ""),
+                       ("KERNEL_write", _grid(inner, THREADS, sms), "")), **fixed)  # fmt: skip
+    if ir.outer:  # a reduction with kept axes
+        if inner <= SHORT_REDUCTION:
+            return Recipe((("KERNEL_thread", _grid(outer, THREADS, sms), ""),), **fixed)
+        return Recipe((("KERNEL", _grid(outer, 1, sms), ""),), **fixed)
+    # every axis reduced: partial results per block, then one block
+    parts = _grid(inner, THREADS, sms, waves=4)
+    return Recipe((("KERNEL_part", parts, "part"), ("KERNEL_final", 1, "final")), **fixed,
+                  parts=parts, acc=_ACC_DTYPE[ir.reduction.acc_type])  # fmt: skip
+
+
+def _step_launches(step: Step, recipe: Recipe, order: list, values: dict, device: str,
+                   deps: tuple, launches: list, held: list):  # fmt: skip
+    """Append the launches of one plan kernel (two, chained, for a scatter or a full
+    reduction) with its outputs allocated and recorded in ``values``; return its error slots
+    if it checks indices."""
+    from ..lower import const_value
     from .cuda_graph import Launch
 
-    outs = [DeviceArray(order[p].shape, order[p].dtype, device) for p in step.outputs]
-    ptrs, sizes, consts = _arguments(step, order, values, outs)
+    outs = [DeviceArray(shape, dtype, device) for _, shape, dtype in recipe.outputs]
+    ptrs = [np.uint64(values[p].ptr) for p in step.inputs] + [np.uint64(o.ptr) for o in outs]
+    consts = [_scalar(const_value(order[p], part), dt) for p, part, dt in recipe.consts]
     errors = None
     if step.checks:  # error slots of indirect loads, zeroed before the kernels run
         errors = DeviceArray((2 * len(step.checks),), np.int64, device)
         _zero(errors, device)
         ptrs.append(np.uint64(errors.ptr))
-    for p, o in zip(step.outputs, outs):
+    for (p, _, _), o in zip(recipe.outputs, outs):
         values[p] = o
-    ir = step.ir
-    outer = math.prod(_extent(e, step.params) for e in ir.outer) if ir.outer else 1
-    inner = math.prod(_extent(e, step.params) for e in ir.inner) if ir.inner else 1
-    chain = [tuple(deps)]
-
-    def go(name: str, grid: int, extra: tuple = ()) -> Launch:
-        launch = Launch(step.functions[name], grid, THREADS, (*ptrs, *extra, *sizes, *consts),
-                        chain[-1], f"{step.kernel.name} ({name})")  # fmt: skip
-        chain.append((base + len(chain) - 1,))
-        return launch
-
-    if ir.kind in ("map", "scan"):
-        return [go("KERNEL", _grid(outer, THREADS, device))], errors
-    if ir.kind == "row":
-        return [go("KERNEL", _grid(outer, 1, device))], errors
-    if ir.kind == "scatter":
-        return [go("KERNEL_copy", _grid(outer, THREADS, device)),
-                go("KERNEL_write", _grid(inner, THREADS, device))], errors  # fmt: skip
-    if ir.outer:  # a reduction with kept axes
-        if inner <= SHORT_REDUCTION:
-            return [go("KERNEL_thread", _grid(outer, THREADS, device))], errors
-        return [go("KERNEL", _grid(outer, 1, device))], errors
-    # every axis reduced: partial results per block, then one block
-    parts = _grid(inner, THREADS, device, waves=4)
-    scratch = [
-        DeviceArray((parts,), _ACC_DTYPE[ir.reduction.acc_type], device),
-        DeviceArray((parts,), np.int64, device),
-        DeviceArray((parts,), np.bool_, device),
-    ]
-    held.extend(scratch)  # alive until the launches are enqueued; freed in stream order
-    extra = tuple(np.uint64(a.ptr) for a in scratch)
-    return [go("KERNEL_part", parts, extra),
-            go("KERNEL_final", 1, extra + (np.int64(parts),))], errors  # fmt: skip
+    scratch = ()
+    if recipe.parts:
+        arrays = [DeviceArray((recipe.parts,), recipe.acc, device),
+                  DeviceArray((recipe.parts,), np.int64, device),
+                  DeviceArray((recipe.parts,), np.bool_, device)]  # fmt: skip
+        held.extend(arrays)  # alive until the launches are enqueued; freed in stream order
+        scratch = tuple(np.uint64(a.ptr) for a in arrays)
+    extra = {"": (), "part": scratch, "final": scratch + (np.int64(recipe.parts),)}
+    for name, grid, role in recipe.launches:
+        args = (*ptrs, *extra[role], *recipe.sizes, *consts)
+        launches.append(Launch(step.functions[name], grid, THREADS, args, deps,
+                               f"{step.kernel.name} ({name})"))  # fmt: skip
+        deps = (len(launches) - 1,)
+    return errors
 
 
 def _zero(array: DeviceArray, device: str) -> None:
@@ -525,28 +561,14 @@ def _scalar(value, dtype):
     return np.asarray(value, dtype=dtype)[()]
 
 
-def _arguments(step: Step, order: list, values: dict, outs: list) -> list:
-    """Pointers, then sizes, then constants, as the rendered signature lists them."""
-    from ..lower import const_value
-
-    args = [np.uint64(values[p].ptr) for p in step.inputs] + [np.uint64(o.ptr) for o in outs]
-    n_sizes, offsets = step.declared
-    sizes = [np.int64(v) for v in step.params[:n_sizes]]
-    consts = [_scalar(const_value(order[p], part), dt)
-              for (p, part), (off, dt) in sorted(zip(step.consts, step.layout),
-                                                 key=lambda item: item[1][0])
-              if off in offsets]  # fmt: skip
-    return args, sizes, consts
-
-
 def _extent(expr: str, params: tuple) -> int:
     import re
 
     return math.prod(params[int(m)] for m in re.findall(r"P\[(\d+)\]", expr))
 
 
-def _grid(items: int, per_block: int, device: str, waves: int = 32) -> int:
-    return max(1, min(-(-items // per_block), _get(device).sms * waves))
+def _grid(items: int, per_block: int, sms: int, waves: int = 32) -> int:
+    return max(1, min(-(-items // per_block), sms * waves))
 
 
 _ACC_DTYPE = {
