@@ -15,9 +15,10 @@ updates them in place). Blocks have ``THREADS`` threads. A map kernel is a grid-
 
 A reduction kernel folds per thread and combines in shared memory in a fixed tree order, so
 results are deterministic: ``NAME`` gives a block to each output element, ``NAME_thread`` a
-thread (for short reductions), and a reduction of every axis runs as ``NAME_part`` (one
-partial result per block) then ``NAME_final`` (one block). A row kernel gives each row a block
-and broadcasts each row's reductions through shared memory. A write through a view is
+thread (for short reductions), ``NAME_split`` and ``NAME_merge`` several blocks to each of a few
+long ones, and a reduction of every axis runs as ``NAME_part`` (one partial result per block)
+then ``NAME_final`` (one block). A row kernel gives each row a block and broadcasts each row's
+reductions through shared memory, or a thread to each short row (``NAME_thread``). A write through a view is
 ``NAME_copy`` (the old version, outside the view) and ``NAME_write`` (the new values).
 """
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 import re
 
 from . import kir
-from .render import _all_text, _fold, _indent, _is_float, _lets, _start, _store
+from .render import _all_text, _finish, _fold, _indent, _is_float, _lets, _start, _store
 
 THREADS = 256
 
@@ -152,7 +153,37 @@ def _reduce(k: kir.Kernel) -> list:
     per_thread = (_unravel("o", k.outer, "i") + _start(r) + inner + finish
                   + [_store(k, kir.Store(r.out.buffer, r.out.index, result_of))])  # fmt: skip
     thread = _function(k, k.name + "_thread", _grid_loop("o", _product(k.outer), per_thread))
-    return block + [""] + thread
+    return block + [""] + thread + [""] + _split_reduce(k, r)
+
+
+def _split_reduce(k: kir.Kernel, r: kir.Reduction) -> list:
+    """Few outputs, long reductions (a column sum): ``parts`` blocks share each output's
+    reduction, each folding every ``parts``-th stretch of it (``NAME_split``), and one block
+    per output combines the partial results in order (``NAME_merge``)."""
+    args = (f"{r.acc_type} *__restrict__ part", "int64_t *__restrict__ part_arg",
+            "bool *__restrict__ part_nan", "const int64_t parts")  # fmt: skip
+    point = _unravel("g", k.inner, "r") + _lets(k.body) + _fold(r, "acc", "arg", r.value,
+                                                                  r.index)  # fmt: skip
+    fold = [f"for (int64_t g = q * blockDim.x + threadIdx.x; g < {_product(k.inner)}; "
+            "g += parts * blockDim.x) {", *_indent(point, 1), "}"]  # fmt: skip
+    store_part = ["if (threadIdx.x == 0) { part[b] = s_acc[0]; part_arg[b] = s_arg[0]; "
+                  "part_nan[b] = s_nan[0]; }", "__syncthreads();"]  # fmt: skip
+    per_block = (["const int64_t o = b / parts, q = b - o * parts;"]
+                 + _unravel("o", k.outer, "i") + _start(r) + fold + _block_tree(r)
+                 + store_part)  # fmt: skip
+    split = _function(k, k.name + "_split", _shared(r) + _grid_loop(
+        "b", f"{_product(k.outer)} * parts", per_block, per_block=True), args)  # fmt: skip
+    merge_args = tuple("const " + a if "*" in a else a for a in args)
+    gather = ["for (int64_t g = threadIdx.x; g < parts; g += blockDim.x) {",
+              *_indent(_combine_into_thread(r, "o * parts + g"), 1), "}"]  # fmt: skip
+    result_type = "int64_t" if r.kind in ("argmax", "argmin") else r.acc_type
+    per_out = (_unravel("o", k.outer, "i") + _start(r) + gather
+               + [f"__shared__ {result_type} s_out;"] + _block_reduce(r, "s_out")
+               + ["if (threadIdx.x == 0) " + _store(k, kir.Store(r.out.buffer, r.out.index,
+                                                                 "s_out"))])  # fmt: skip
+    merge = _function(k, k.name + "_merge", _shared(r) + _grid_loop(
+        "o", _product(k.outer), per_out, per_block=True), merge_args)  # fmt: skip
+    return split + [""] + merge
 
 
 def _full_reduce(k: kir.Kernel, r: kir.Reduction) -> list:
@@ -199,20 +230,22 @@ def _block_tree(r: kir.Reduction) -> list:
     ]
 
 
-def _combine_into_thread(r: kir.Reduction) -> list:
+def _combine_into_thread(r: kir.Reduction, g: str = "g") -> list:
     """Fold partial result ``g`` (read from the part arrays) into this thread's acc/arg/nan,
     with the same rules as the tree (partials arrive in block order)."""
-    b = "part[g]"
+    b = f"part[{g}]"
     if r.kind in ("sum", "prod", "any", "all"):
         op = {"sum": "+", "prod": "*", "any": "||", "all": "&&"}[r.kind]
         return [f"acc = acc {op} {b};"]
     if r.kind in ("max", "min"):
         cmp = ">" if r.kind == "max" else "<"
-        return [f"acc = {b} {cmp} acc ? {b} : acc;", "nan = nan || part_nan[g];"]
+        return [f"acc = {b} {cmp} acc ? {b} : acc;", f"nan = nan || part_nan[{g}];"]
+    # Partials hold interleaved stretches: on a tie the smaller index wins, as in the tree.
     cmp = ">" if r.kind == "argmax" else "<"
-    nan = f" || ({b} != {b} && acc == acc)" if _is_float(r) else ""
-    return [f"if (part_arg[g] >= 0 && (arg < 0 || {b} {cmp} acc{nan})) "
-            f"{{ acc = {b}; arg = part_arg[g]; }}"]  # fmt: skip
+    i = f"part_arg[{g}]"
+    nan = f" || ({b} != {b} && (acc == acc || {i} < arg))" if _is_float(r) else ""
+    return [f"if ({i} >= 0 && (arg < 0 || {b} {cmp} acc || ({b} == acc && {i} < arg){nan})) "
+            f"{{ acc = {b}; arg = {i}; }}"]  # fmt: skip
 
 
 def _row(k: kir.Kernel) -> list:
@@ -237,7 +270,35 @@ def _row(k: kir.Kernel) -> list:
         lines += ["if (threadIdx.x == 0) {", *_indent(row_out, 1), "}"]
     lines += ["__syncthreads();"]  # shared results are reused by the next row
     body = _grid_loop("o", _product(k.outer), lines, per_block=True) if k.outer else lines
-    return _function(k, k.name, shared + body)
+    block = _function(k, k.name, shared + body)
+    if not k.outer:
+        return block
+    return block + [""] + _row_thread(k)
+
+
+def _row_thread(k: kir.Kernel) -> list:
+    """Short rows (k-means' distances to a few centers): a thread per row folds each phase
+    in order, as NumPy does, with no shared memory or barriers (``NAME_thread``)."""
+    lines = list(_unravel("o", k.outer, "i"))
+    for phase in k.phases:
+        r = phase.reduction
+        if r is None:
+            point = _unravel("g", k.inner, "r") + _lets(phase.body)
+            point += [_store(k, s) for s in phase.stores]
+            lines += [f"for (int64_t g = 0; g < {_product(k.inner)}; g++) {{",
+                      *_indent(point, 1), "}"]  # fmt: skip
+            continue
+        result_type = "int64_t" if r.kind in ("argmax", "argmin") else r.acc_type
+        result = "arg" if r.kind in ("argmax", "argmin") else "acc"
+        point = _unravel("g", k.inner, "r") + _lets(phase.body)
+        point += _fold(r, "acc", "arg", r.value, r.index)
+        lines += [f"{result_type} v_{r.out.buffer};", "{",
+                  *_indent(_start(r) + [f"for (int64_t g = 0; g < {_product(k.inner)}; g++) {{",
+                                        *_indent(point, 1), "}"]
+                           + _finish(r) + [f"v_{r.out.buffer} = {result};"], 1), "}",
+                  f"const {result_type} {r.out.buffer} = v_{r.out.buffer};"]  # fmt: skip
+    lines += _lets(k.body) + [_store(k, s) for s in k.row_stores]
+    return _function(k, k.name + "_thread", _grid_loop("o", _product(k.outer), lines))
 
 
 def _scatter(k: kir.Kernel) -> list:

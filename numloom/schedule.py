@@ -191,6 +191,8 @@ def _materialized(order: list, roots: list) -> dict:
 
 
 LEAVES_OR_VIEWS = frozenset({Op.BUFFER, Op.CONST})
+# What a view may read and still be cheap to recompute anywhere: memory, constants, ranges.
+CHEAP_SOURCES = frozenset({Op.BUFFER, Op.CONST, Op.IOTA})
 # A concatenation of at most this many pieces fuses as a select between them (each element
 # evaluates every piece at clamped coordinates); more pieces are written one by one.
 FUSED_PIECES = 4
@@ -278,7 +280,7 @@ def _cheap(n: Node, why: dict) -> bool:
         seen.add(id(m))
         if m.op in (Op.REDUCE, Op.SCAN, Op.MATMUL, Op.GATHER, Op.SCATTER, Op.SCATTER_AT):
             return False
-        if m.op is Op.VIEW and m.srcs[0].op not in LEAVES_OR_VIEWS and id(m.srcs[0]) not in why:
+        if m.op is Op.VIEW and m.srcs[0].op not in CHEAP_SOURCES and id(m.srcs[0]) not in why:
             return False  # a view of a computed value: recomputing it repeats that work
         cost += m.op in (Op.MAP, Op.CAST)
         stack.extend(m.srcs)

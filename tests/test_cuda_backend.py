@@ -217,3 +217,32 @@ def test_cuda_launch_arguments_match_the_rendered_signatures(make):
         for head in re.findall(pattern, step.kernel.source):
             assert len(re.findall(r"const int64_t p\d+", head)) == len(recipe.sizes)
             assert len(re.findall(r" k\d+\b", head)) == len(recipe.consts), step.kernel.name
+
+
+@pytest.mark.parametrize("kind", ["argmax", "argmin"])
+def test_long_arg_reductions_break_ties_by_the_first_index(kind):
+    """Partial results of interleaved stretches (GPU blocks, CPU threads) still give NumPy's
+    first index of the extreme value, over every axis and over a long column."""
+    values = numpy.zeros(1_000_000, numpy.float32)
+    extreme = 5.0 if kind == "argmax" else -5.0
+    values[[700_001, 300_007, 999_999]] = extreme
+    x = nl.asarray(values)
+    assert getattr(x, kind)().item() == 300_007
+    columns = values.reshape(-1, 8)  # 8 long columns: a few outputs, split over blocks
+    got = getattr(nl.asarray(columns), kind)(axis=0).get()
+    numpy.testing.assert_array_equal(got, getattr(columns, kind)(axis=0))
+    with_nan = values.copy()
+    with_nan[[900_000, 400_000]] = numpy.nan
+    assert getattr(nl.asarray(with_nan), kind)().item() == 400_000
+
+
+@pytest.mark.parametrize("rows, cols", [(100_000, 8), (50, 3000), (3, 200_000)])
+def test_row_and_column_reductions_of_many_shapes(rows, cols):
+    x_host = RNG.standard_normal((rows, cols)).astype(numpy.float32)
+    x = nl.asarray(x_host)
+    soft = W.softmax(nl, x).get()
+    numpy.testing.assert_allclose(soft, W.softmax(numpy, x_host), rtol=1e-5, atol=1e-7)
+    exact = x_host.astype(numpy.float64).sum(axis=0)  # NumPy's float32 column sum drifts
+    numpy.testing.assert_allclose(x.sum(axis=0).get(), exact, rtol=1e-5, atol=1e-3)
+    numpy.testing.assert_array_equal(x.max(axis=0).get(), x_host.max(axis=0))
+    numpy.testing.assert_array_equal(x.argmin(axis=1).get(), x_host.argmin(axis=1))

@@ -251,8 +251,9 @@ class Recipe:
     sizes: tuple  # np.int64 size arguments
     consts: tuple  # (position, part, dtype) of each constant argument, in signature order
     outputs: tuple  # (position, shape, dtype) of each output
-    parts: int = 0  # blocks of a full reduction's first pass (its scratch length)
-    acc: object = None  # the accumulator dtype of that scratch
+    parts: int = 0  # partial results per output of a reduction in two passes
+    scratch: int = 0  # length of the partial-result arrays (outputs x parts)
+    acc: object = None  # the accumulator dtype of those arrays
 
 
 _programs: dict = {}
@@ -502,18 +503,26 @@ def _recipe(step: Step, order: list, sms: int) -> Recipe:
     if ir.kind in ("map", "scan"):
         return Recipe((("KERNEL", _grid(outer, THREADS, sms), ""),), **fixed)
     if ir.kind == "row":
+        if ir.outer and inner <= SHORT_REDUCTION:
+            return Recipe((("KERNEL_thread", _grid(outer, THREADS, sms), ""),), **fixed)
         return Recipe((("KERNEL", _grid(outer, 1, sms), ""),), **fixed)
     if ir.kind == "scatter":
         return Recipe((("KERNEL_copy", _grid(outer, THREADS, sms), ""),
                        ("KERNEL_write", _grid(inner, THREADS, sms), "")), **fixed)  # fmt: skip
+    acc = _ACC_DTYPE[ir.reduction.acc_type]
     if ir.outer:  # a reduction with kept axes
         if inner <= SHORT_REDUCTION:
             return Recipe((("KERNEL_thread", _grid(outer, THREADS, sms), ""),), **fixed)
+        if outer < 2 * sms and inner >= 4 * THREADS:  # few long ones: several blocks each
+            parts = max(1, min(-(-4 * sms // outer), inner // (4 * THREADS)))
+            return Recipe((("KERNEL_split", _grid(outer * parts, 1, sms), "split"),
+                           ("KERNEL_merge", _grid(outer, 1, sms), "split")), **fixed,
+                          parts=parts, scratch=outer * parts, acc=acc)  # fmt: skip
         return Recipe((("KERNEL", _grid(outer, 1, sms), ""),), **fixed)
     # every axis reduced: partial results per block, then one block
     parts = _grid(inner, THREADS, sms, waves=4)
     return Recipe((("KERNEL_part", parts, "part"), ("KERNEL_final", 1, "final")), **fixed,
-                  parts=parts, acc=_ACC_DTYPE[ir.reduction.acc_type])  # fmt: skip
+                  parts=parts, scratch=parts, acc=acc)  # fmt: skip
 
 
 def _step_launches(step: Step, recipe: Recipe, order: list, values: dict, device: str,
@@ -535,13 +544,14 @@ def _step_launches(step: Step, recipe: Recipe, order: list, values: dict, device
     for (p, _, _), o in zip(recipe.outputs, outs):
         values[p] = o
     scratch = ()
-    if recipe.parts:
-        arrays = [DeviceArray((recipe.parts,), recipe.acc, device),
-                  DeviceArray((recipe.parts,), np.int64, device),
-                  DeviceArray((recipe.parts,), np.bool_, device)]  # fmt: skip
+    if recipe.scratch:
+        n = (recipe.scratch,)
+        arrays = [DeviceArray(n, recipe.acc, device), DeviceArray(n, np.int64, device),
+                  DeviceArray(n, np.bool_, device)]  # fmt: skip
         held.extend(arrays)  # alive until the launches are enqueued; freed in stream order
         scratch = tuple(np.uint64(a.ptr) for a in arrays)
-    extra = {"": (), "part": scratch, "final": scratch + (np.int64(recipe.parts),)}
+    with_parts = scratch + (np.int64(recipe.parts),)
+    extra = {"": (), "part": scratch, "final": with_parts, "split": with_parts}
     for name, grid, role in recipe.launches:
         args = (*ptrs, *extra[role], *recipe.sizes, *consts)
         launches.append(Launch(step.functions[name], grid, THREADS, args, deps,
