@@ -84,6 +84,7 @@ class Kernel:
     flat: bool = False  # the outer loops run as one flat loop over ``i``
     phases: tuple = ()  # a row kernel's passes over each row, in order
     row_stores: tuple = ()  # a row kernel's per-row outputs (after its phases)
+    view_coords: tuple = ()  # a write through a box view: view coordinates at (i0, i1, ...)
 
     def __str__(self) -> str:
         lines = [f"kernel {self.name} [{self.kind}] outer={list(self.outer)} "

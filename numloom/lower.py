@@ -589,6 +589,7 @@ def _lower_scatter(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
     v = root.arg
     low.body, low.memo = [], _const_memo(low.memo)
     box = _box(v, root.shape)
+    view_coords = ()
     if box is None:  # copy everything, then overwrite the view
         outer = (low.param(("size",), root.size),)
         kept = low.value(old, ("flat", "i"))
@@ -608,6 +609,7 @@ def _lower_scatter(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
         index = low.linear(coords, root.shape, "out")
         store = kir.Store("out0", index, kept, " || ".join(tests) or "0")
         copy = kir.Phase(tuple(low.body), None, (store,), skip)
+        view_coords = _view_coords(low, v, root.shape, box)
     low.body, low.memo = [], _const_memo(low.memo)
     coords = tuple(f"r{k}" for k in range(len(v.shape)))
     new = low.value(value, ("coords", coords))
@@ -619,7 +621,25 @@ def _lower_scatter(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
     write = kir.Phase(tuple(low.body), None, (kir.Store("out0", target, new),))
     inner = tuple(low.param(("vshape", k), n) for k, n in enumerate(v.shape))
     return kir.Kernel(name=kernel.name, kind="scatter", buffers=_buffers(kernel), outer=outer,
-                      inner=inner, prologue=tuple(low.prologue), phases=(copy, write))  # fmt: skip
+                      inner=inner, prologue=tuple(low.prologue), phases=(copy, write),
+                      view_coords=view_coords)  # fmt: skip
+
+
+def _view_coords(low: _Lowerer, v, base_shape: tuple, box: tuple) -> tuple:
+    """C expressions of the view's coordinates (r0, r1, ...) at storage element (i0, i1, ...)
+    inside a box view: what a single pass over the storage needs to compute the new values."""
+    coords = []
+    for axis in _view_axes(v, base_shape):
+        if axis is None:
+            coords.append("0")
+            continue
+        start, step, _ = box[axis]
+        s = low.param(("box", axis, "start"), start)
+        if step == 1:
+            coords.append(f"(i{axis} - {s})")
+        else:
+            coords.append(f"(i{axis} - {s}) / {low.param(('box', axis, 'step'), step)}")
+    return tuple(coords)
 
 
 def _box(v, base_shape: tuple):
@@ -631,8 +651,8 @@ def _box(v, base_shape: tuple):
         starts.append(rest // s if n > 1 else 0)
         rest = rest % s if n > 1 else rest
     box = [(start, 1, 1) for start in starts]
-    used = set()
-    for n, st in zip(v.shape, v.strides):
+    used = {}  # storage axis -> the view axis that walks it
+    for k, (n, st) in enumerate(zip(v.shape, v.strides)):
         if n == 1:
             continue
         axis = next((a for a, s in enumerate(strides) if base_shape[a] > 1 and st > 0
@@ -642,9 +662,22 @@ def _box(v, base_shape: tuple):
         step = st // strides[axis]
         if starts[axis] + (n - 1) * step >= base_shape[axis]:
             return None
-        used.add(axis)
+        used[axis] = k
         box[axis] = (starts[axis], step, n)
     return tuple(box)
+
+
+def _view_axes(v, base_shape: tuple) -> tuple:
+    """For a box view (see ``_box``): the storage axis each view axis walks (None for the view's
+    axes of length 1)."""
+    strides = contiguous_strides(base_shape)
+    axes, used = [], set()
+    for n, st in zip(v.shape, v.strides):
+        axis = None if n == 1 else next(a for a, s in enumerate(strides) if base_shape[a] > 1
+                                        and st > 0 and st % s == 0 and a not in used)  # fmt: skip
+        used.add(axis)
+        axes.append(axis)
+    return tuple(axes)
 
 
 def _outside(low: _Lowerer, c: str, axis: int, span: tuple) -> str:

@@ -320,7 +320,21 @@ def _scatter(k: kir.Kernel) -> list:
     first = _function(k, k.name + "_copy", copy_loop)
     point = _unravel("f", k.inner, "r") + _lets(write.body) + [_store(k, s) for s in write.stores]
     second = _function(k, k.name + "_write", _grid_loop("f", _product(k.inner), point))
-    return first + [""] + second
+    if not k.view_coords:
+        return first + [""] + second
+    # A box view: one pass over the storage, each element new (inside) or old (outside).
+    outside = [_store(k, kir.Store(store.buffer, store.index, store.value))]
+    inside = ([f"const int64_t r{j} = {c};" for j, c in enumerate(k.view_coords)]
+              + _lets(write.body) + [_store(k, s) for s in write.stores])  # fmt: skip
+    fused = _unravel("f", k.outer, "i") + [
+        f"if ({when}) {{",
+        *_indent(_lets(copy.body) + outside, 1),
+        "} else {",
+        *_indent(inside, 1),
+        "}",
+    ]
+    third = _function(k, k.name + "_fused", _grid_loop("f", _product(k.outer), fused))
+    return first + [""] + second + [""] + third
 
 
 def _scan(k: kir.Kernel) -> list:

@@ -506,6 +506,8 @@ def _recipe(step: Step, order: list, sms: int) -> Recipe:
         if ir.outer and inner <= SHORT_REDUCTION:
             return Recipe((("KERNEL_thread", _grid(outer, THREADS, sms), ""),), **fixed)
         return Recipe((("KERNEL", _grid(outer, 1, sms), ""),), **fixed)
+    if ir.kind == "scatter" and ir.view_coords:  # one pass: old values or new ones
+        return Recipe((("KERNEL_fused", _grid(outer, THREADS, sms), ""),), **fixed)
     if ir.kind == "scatter":
         return Recipe((("KERNEL_copy", _grid(outer, THREADS, sms), ""),
                        ("KERNEL_write", _grid(inner, THREADS, sms), "")), **fixed)  # fmt: skip
