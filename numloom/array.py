@@ -119,7 +119,9 @@ class ndarray:
         if storage.error is not None:
             raise storage.error
         old = storage.version
-        if view.is_identity(old.shape) and value.shape == old.shape:
+        # A value that can fail at the sync stays a SCATTER over the old version, so a failed
+        # write leaves the old version in place (realize._quarantine).
+        if view.is_identity(old.shape) and value.shape == old.shape and not value.fallible:
             new = value
         else:
             new = node(Op.SCATTER, (old, value), view, old.shape, old.dtype)

@@ -8,12 +8,10 @@ no memory: its errors are NumPy's, and for basic indexing the stand-in's result 
 
 from __future__ import annotations
 
-import sys
-
 import numpy as _np
 
 from .array import asarray, ndarray, operand, result
-from .dag import Op, View, node
+from .dag import Op, View, node, user_line
 from .views import (
     broadcast_node,
     broadcast_shapes,
@@ -134,7 +132,7 @@ def _advanced_getitem(a: ndarray, key: tuple):
     basic, advanced = _split(_expand(key, a.ndim))
     src = numpy_view(a, _np.ndarray.__getitem__, basic)._node()
     dims = [d for d, _, _ in advanced]
-    where = _user_line()
+    where = user_line()
     indices = [_index_node(k, a.device, axis, a.shape, where) for _, axis, k in advanced]
     shape = broadcast_shapes(*[i.shape for i in indices])
     if dims != list(range(dims[0], dims[0] + len(dims))):
@@ -146,7 +144,8 @@ def _advanced_getitem(a: ndarray, key: tuple):
         a0 = dims[0]
     out_shape = src.shape[:a0] + shape + src.shape[a0 + len(dims) :]
     idx = tuple(broadcast_node(i, shape) for i in indices)
-    return result(node(Op.GATHER, (src,) + idx, a0, out_shape, src.dtype, where=where), a.device)
+    # The indices are checked now or normalized by _checked: this gather cannot fail.
+    return result(node(Op.GATHER, (src,) + idx, a0, out_shape, src.dtype), a.device)
 
 
 def _index_node(k, device, axis, shape: tuple, where):
@@ -172,15 +171,6 @@ def _checked(n, axis: int, size: int, where):
     src = node(Op.VIEW, (iota,), View.contiguous(lead + (size,)), lead + (size,), _np.intp)
     picked = node(Op.GATHER, (src, n), axis, lead + n.shape, _np.intp, where=where)
     return node(Op.VIEW, (picked,), View.contiguous(n.shape), n.shape, _np.intp)
-
-
-def _user_line():
-    """(file, line) of the first caller outside numloom, for errors raised at a later sync."""
-    frame = sys._getframe(2)
-    package = __name__.rsplit(".", 1)[0]
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(package):
-        frame = frame.f_back
-    return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
 
 
 # --- writing ---------------------------------------------------------------------------------

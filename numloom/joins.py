@@ -24,9 +24,8 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from . import numpy_api as _api
 from .array import _check_dtype, asarray, from_host, ndarray, result, share
-from .dag import Op, View, node
+from .dag import Op, View, node, user_line
 from .fallback import call_numpy
-from .indexing import _user_line
 from .shapes import broadcast_to, transpose
 from .ufuncs import scalar_node
 from .views import numpy_view, reshape_array, reshape_view
@@ -753,7 +752,8 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         index = _api.clip(index, 0, n - 1)
     idx = index._node()
     shape = _take_shape(src.shape, ax, idx.shape)
-    gathered = node(Op.GATHER, (src._node(), idx), ax, shape, src.dtype, where=_user_line())
+    where = user_line() if isinstance(indices, ndarray) else None  # checked when it runs
+    gathered = node(Op.GATHER, (src._node(), idx), ax, shape, src.dtype, where=where)
     return _finish(gathered, out, src.device)
 
 

@@ -1020,13 +1020,6 @@ def test_zero_size_arrays(case):
     numpy_compare()(case)()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lower.py/backends: integer arrays to negative integer powers raise ValueError in "
-    "NumPy; the compiled kernel returns garbage (0 for 1**-1). Fix: have the kernel flag a "
-    "negative exponent (as out-of-bounds indices are flagged) and raise DataError(node, "
-    "ValueError('Integers to negative integer powers are not allowed.')) at the sync",
-)
 def test_compiled_integer_array_to_negative_array_powers_raises(monkeypatch):
     monkeypatch.setenv("NUMLOOM_BACKEND", "compiled")
     base, exponents = [1, 2, 3, 4, 5, 6, 7], [-1, 2, -2, 1, 0, 1, 1]  # a shape of its own

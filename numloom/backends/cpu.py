@@ -16,6 +16,7 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 
@@ -53,7 +54,7 @@ class Step:
     params: np.ndarray  # int64 sizes, strides, offsets
     consts: tuple  # (position, part) of each constant-block entry
     layout: tuple  # (offset, dtype) of each constant-block entry
-    checks: tuple = ()  # (position of a gather, index k) of each error slot
+    checks: tuple = ()  # (position of a node, k) that flags each error slot
     frees: tuple = ()  # positions no later step reads: released after this one
 
 
@@ -273,20 +274,24 @@ def _launch(step: Step, order: list, values: dict, blocks: dict) -> None:
     )
     block = _constants(step, order)
     step.fn(pointers, step.params.ctypes.data, block.ctypes.data)
-    if errors:
-        raise_index_errors(step.checks, errors[0], order)
+    if errors and errors[0].any():
+        raise_data_error(step, partial(_interpret, step, order, values, positions(order)))
     for p, a in zip(step.outputs, outs):
         values[p] = a
 
 
-def raise_index_errors(checks: tuple, slots: np.ndarray, order: list) -> None:
-    """NumPy's IndexError for the first index a kernel found out of bounds."""
-    for slot, (p, j) in enumerate(checks):
-        if slots[2 * slot]:
-            gather = order[p]
-            axis = gather.arg + j
-            raise reference.index_error(gather, int(slots[2 * slot + 1]),
-                                        gather.srcs[0].shape[axis], axis)  # fmt: skip
+def raise_data_error(step: Step, rerun) -> None:
+    """A kernel flagged bad data: raise the error NumPy raises for it. ``rerun`` runs the
+    kernel's nodes again through NumPy's rules on the same inputs, which raise the error NumPy
+    names (the first index out of bounds, in C order, of the first index array that has one)."""
+    rerun()
+    raise RuntimeError(f"numloom: kernel {step.kernel.name} flagged bad data that NumPy's rules "
+                       f"do not find (a numloom bug: please report it)")  # fmt: skip
+
+
+def positions(order: list) -> dict:
+    """``{id(node): position}`` in the DAG's topological order."""
+    return {id(n): i for i, n in enumerate(order)}
 
 
 def _constants(step: Step, order: list) -> np.ndarray:

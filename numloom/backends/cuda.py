@@ -14,6 +14,7 @@ import math
 import sys
 import time
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 
@@ -181,7 +182,7 @@ class Step:
     params: tuple
     consts: tuple
     layout: tuple
-    checks: tuple = ()  # (position of a gather, index k) of each error slot
+    checks: tuple = ()  # (position of a node, k) that flags each error slot
 
 
 @dataclass
@@ -387,10 +388,10 @@ def _launch(step: Step, order: list, values: dict, device: str) -> None:
         go("KERNEL_final", 1, scratch + (np.int64(parts),))
     for p, o in zip(step.outputs, outs):
         values[p] = o
-    if errors is not None:
-        from .cpu import raise_index_errors
+    if errors is not None and to_host(Buffer(errors, device)).any():
+        from .cpu import positions, raise_data_error
 
-        raise_index_errors(step.checks, to_host(Buffer(errors, device)), order)
+        raise_data_error(step, partial(_on_host, step, order, values, positions(order), device))
 
 
 _ACC_DTYPE = {
