@@ -24,10 +24,14 @@ GATHER     (src, i1, ... ik) indices of one shape         first indexed axis ``a
 SCATTER    (old, value)                                   ``View`` of old that value replaces
 SCATTER_AT (old, value, positions)                        None: flat positions of old replaced
 CONCAT     (a, b, ...)                                    axis
+BITCAST    (src,)                                         None: src's bytes in C order read as
+                                                          ``dtype`` elements of ``shape``
 ========== ============================================== =====================================
 
 ``VIEW`` is the only movement op: slices with steps, transposes, broadcasts (stride 0) and
-reshapes of any source are all a view over the source's C-order flat index.
+reshapes of any source are all a view over the source's C-order flat index. ``BITCAST`` changes
+what the bytes mean, not where they are: a complex array's real parts are a VIEW (stride 2) of
+its BITCAST to floats, as NumPy's ``z.real`` and ``z.view(float)`` are.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ class Op(enum.Enum):
     SCATTER = "scatter"
     SCATTER_AT = "scatter_at"
     CONCAT = "concat"
+    BITCAST = "bitcast"
 
 
 LEAVES = frozenset({Op.BUFFER, Op.CONST, Op.IOTA})

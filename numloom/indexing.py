@@ -291,9 +291,10 @@ def _mask_node(k):
 
 
 def _positions(a: ndarray) -> ndarray:
-    """An intp array shaped like ``a`` holding each element's flat index in a's storage."""
+    """An intp array shaped like ``a`` holding each element's flat index in a's storage (in
+    elements of a's dtype)."""
     from .views import view_node
 
-    size = a._storage.version.size
+    size = a._base().size  # elements of a's dtype in its storage
     iota = node(Op.IOTA, (), (0, size, 1), (size,), _np.intp)
     return result(view_node(iota, a._view), a.device)

@@ -234,7 +234,7 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
             if step.fn is not None:
                 _launch(step, order, values, blocks)
             else:
-                _interpret(step, order, values, pos)
+                _interpret(step, order, values, pos, pooled=any(p in blocks for p in step.inputs))
             if config.DEBUG >= 1:
                 how = "compiled" if step.fn is not None else "through NumPy"
                 took = (time.perf_counter() - start) * 1e3
@@ -306,12 +306,17 @@ def _constants(step: Step, order: list) -> np.ndarray:
     return block
 
 
-def _interpret(step: Step, order: list, values: dict, pos: dict) -> None:
-    """Run a kernel's nodes one by one through NumPy (the reference executor's rules)."""
+def _interpret(step: Step, order: list, values: dict, pos: dict, pooled: bool = False) -> None:
+    """Run a kernel's nodes one by one through NumPy (the reference executor's rules).
+
+    ``pooled``: some inputs are pool blocks, which go back to the pool after their last
+    reader; an output that is a NumPy view of one (a VIEW, a BITCAST) is copied to outlive it.
+    """
     local: dict = {}
     for p in step.nodes:
         n = order[p]
         srcs = [local[id(s)] if id(s) in local else values[pos[id(s)]] for s in n.srcs]
         local[id(n)] = reference.compute(n, srcs)
     for p in step.outputs:
-        values[p] = local[id(order[p])]
+        out = local[id(order[p])]
+        values[p] = out.copy() if pooled and getattr(out, "base", None) is not None else out

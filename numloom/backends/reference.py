@@ -99,6 +99,8 @@ def compute(n: Node, srcs: list):
         return out.reshape(n.shape)
     if op is Op.CONCAT:
         return np.concatenate(srcs, axis=n.arg)
+    if op is Op.BITCAST:
+        return _flat(srcs[0]).view(n.dtype).reshape(n.shape)
     raise NotImplementedError(f"the reference executor has no rule for {op}")
 
 
