@@ -361,3 +361,10 @@ def test_a_view_whose_elements_straddle_the_storage_is_refused():
     seen as complex from its second float has no such elements (NumPy allows it)."""
     with pytest.raises(NotImplementedError, match="copy the array first"):
         numloom.zeros(5)[1:].view("complex128")
+
+
+def test_a_bitcast_of_a_dead_intermediate_outlives_its_memory(monkeypatch):
+    """The bitcast is a NumPy view of the product's pooled block; the block goes back to the
+    pool after its last reader, and the add reuses it while reading the bitcast reversed."""
+    monkeypatch.setenv("NUMLOOM_BACKEND", "compiled")
+    numpy_compare()(lambda xp: (xp.asarray(numpy.arange(100_000.0)) * 2).view("int64")[::-1] + 1)()
