@@ -239,9 +239,9 @@ def _check_mask_value_ndim(value) -> None:
 
 
 def _value_operand(value, dtype, advanced: bool):
-    """The value to store, converted as NumPy does: a Python scalar checked into ``dtype`` (NaN
-    or overflow into integers raise); a NumPy scalar too for a basic key, while an advanced
-    key casts it as an array (unsafely, as any array value)."""
+    """The value to store, converted as NumPy does: a Python scalar, or each item of a list, is
+    checked into ``dtype`` (NaN or overflow into integers raise); a NumPy scalar too for a
+    basic key, while an advanced key casts it as an array (unsafely, as any array value)."""
     if isinstance(value, ndarray):
         return value
     if isinstance(value, _np.generic) and advanced:
@@ -250,6 +250,8 @@ def _value_operand(value, dtype, advanced: bool):
         holder = _np.zeros(1, dtype)
         holder[0] = value  # NumPy's conversion and errors (NaN or overflow into integers)
         return holder[0]
+    if isinstance(value, (list, tuple)):
+        return asarray(_np.asarray(value, dtype=dtype))  # NumPy converts each item the same way
     return operand(value)
 
 
@@ -264,9 +266,9 @@ def _value_node(value, shape: tuple, dtype, what: str):
         while len(vshape) > len(shape) and vshape[0] == 1:  # NumPy drops leading 1s
             vshape = vshape[1:]
         if broadcast_shapes(vshape, shape) != tuple(shape):
-            if what == "input":
+            if what == "input":  # NumPy names the value's shape without its leading 1s
                 raise ValueError(f"could not broadcast input array from shape "
-                                 f"{shape_str(n.shape)} into shape {shape_str(shape)}")  # fmt: skip
+                                 f"{shape_str(vshape)} into shape {shape_str(shape)}")  # fmt: skip
             raise ValueError(f"shape mismatch: value array of shape {shape_str(n.shape)} could "
                              f"not be broadcast to indexing result of shape {shape_str(shape)}")  # fmt: skip
         if vshape != n.shape:
