@@ -112,6 +112,7 @@ AT_THE_CALL = [
     ("index fancy +=", lambda xp, h: h.i.__setitem__([6], h.i[[0]] + 1)),
     ("index take", lambda xp, h: xp.take(h.i, 9)),
     ("index take list", lambda xp, h: xp.take(h.i, [0, 6], mode="raise")),
+    ("index take array", lambda xp, h: xp.take(h.f, h.i, axis=1)),
     # casting: int_array += 1.5 and its relatives
     ("int += float", lambda xp, h: h.i.__iadd__(1.5)),
     ("int /= int", lambda xp, h: h.i.__itruediv__(2)),
