@@ -259,10 +259,11 @@ def _without_failed_writes(roots: list, bad: Node) -> dict:
     rebuilt: dict = {}
     for n in toposort(roots):
         srcs = [rebuilt[id(s)] for s in n.srcs]
+        old = _written_over(n)
         if n is bad:
             rebuilt[id(n)] = None
-        elif n.op in (Op.SCATTER, Op.SCATTER_AT) and any(s is None for s in srcs[1:]):
-            rebuilt[id(n)] = srcs[0]  # the write never happened
+        elif old is not None and any(s is None for k, s in enumerate(srcs) if k != old):
+            rebuilt[id(n)] = srcs[old]  # the write never happened
         elif any(s is None for s in srcs):
             rebuilt[id(n)] = None
         elif all(s is old for s, old in zip(srcs, n.srcs)):
@@ -270,3 +271,8 @@ def _without_failed_writes(roots: list, bad: Node) -> dict:
         else:
             rebuilt[id(n)] = node(n.op, tuple(srcs), n.arg, n.shape, n.dtype, where=n.where)
     return rebuilt
+
+
+def _written_over(n: Node) -> int | None:
+    """For a write, which of its sources is the version it writes over (None: not a write)."""
+    return 0 if n.op in (Op.SCATTER, Op.SCATTER_AT) else None
