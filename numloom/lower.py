@@ -96,8 +96,7 @@ SNIPPETS = {
     "divmod.1": _typed("remainder", "remainder"),
     "fmod": lambda a, dt: _libm("fmod")(a, dt) if _kind_is(dt, "f")
     else f"nl_fmod_{compute_type(dt)}({a[0]}, {a[1]})",
-    "power": lambda a, dt: _libm("pow")(a, dt) if _kind_is(dt, "f")
-    else f"nl_power_{compute_type(dt)}({', '.join(a)})",  # signed: a[2] is an error slot
+    "power": lambda a, dt: _libm("pow")(a, dt) if _kind_is(dt, "f") else _integer_power(a, dt),
     "float_power": _libm("pow"),
     "negative": _wrap("-{}"),
     "positive": lambda a, dt: a[0],
@@ -162,6 +161,12 @@ SNIPPETS = {
 # Ops whose NumPy loops raise for some data (a signed integer to a negative power): for the
 # loops that can, the snippet gets an error slot to flag it (the backend raises NumPy's error).
 FLAGS_DATA = {"power": lambda loop: np.dtype(loop).kind == "i"}
+
+
+def _integer_power(a: list, dt) -> str:
+    """An integer power; given an error slot (``a[2]``), one that flags negative exponents."""
+    checked = "_checked" if len(a) == 3 else ""
+    return f"nl_power{checked}_{compute_type(dt)}({', '.join(a)})"
 
 
 def _angle(x: str, dt, num: str, den: str) -> str:

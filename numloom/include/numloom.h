@@ -148,11 +148,15 @@ NL_FN int64_t nl_flag(int64_t *err, int64_t value) {
         if ((uint64_t)(int64_t)b < (uint64_t)BITS) return a >> b;                     \
         return a < 0 ? (T)-1 : (T)0;                                                  \
     }                                                                                 \
-    NL_FN T nl_power_##T(T a, T b, int64_t *err) {                                    \
-        if (b < 0) return nl_flag(err, b);                                            \
+    NL_FN T nl_power_##T(T a, T b) {                                                  \
+        if (b < 0) return 0;                                                          \
         T out = 1;                                                                    \
         while (b > 0) { if (b & 1) out *= a; a *= a; b >>= 1; }                       \
         return out;                                                                   \
+    }                                                                                 \
+    /* NumPy raises for a negative exponent: flagged for the backend to raise it */   \
+    NL_FN T nl_power_checked_##T(T a, T b, int64_t *err) {                            \
+        return b < 0 ? (T)nl_flag(err, b) : nl_power_##T(a, b);                       \
     }                                                                                 \
     NL_FN T nl_abs_##T(T a) { return a < 0 ? (T)-a : a; }                             \
     NL_FN T nl_sign_##T(T a) { return (T)((a > 0) - (a < 0)); }
