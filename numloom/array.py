@@ -2,6 +2,8 @@
 
 An array is a ``Storage`` (whose current version is a DAG node) seen through a ``View``. Views
 share the storage, so a write through any of them (a new version of the storage) is seen by all.
+A handle's dtype may differ from its storage's (``z.real`` of a complex ``z``, ``a.view(dtype)``):
+its view then counts elements of its own dtype in the storage's bytes (a ``BITCAST``).
 Reading an array builds a VIEW of the storage's current version; nothing is computed until a
 sync point (conversion to host, ``repr``, ``numloom.sync()``...).
 """
@@ -14,12 +16,13 @@ from . import realize
 from .dag import Node, Op, View, node, prod
 from .device import get_device
 from .realize import Storage, buffer_node
+from .views import bitcast_node, view_node
 
 
 class ndarray:
     """An N-dimensional array whose operations are recorded lazily and run fused."""
 
-    __slots__ = ("_storage", "_view", "_identity", "_readonly", "__weakref__")
+    __slots__ = ("_storage", "_view", "_dtype", "_identity", "_readonly", "__weakref__")
     __array_priority__ = 100.0
 
     def __init__(self, shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
@@ -48,11 +51,11 @@ class ndarray:
                 "Incompatible shape for in-place modification. Use `.reshape()` to make a copy "
                 "with the desired shape."
             )
-        self._view, self._identity = view, view.is_identity(self._storage.version.shape)
+        self._view, self._identity = view, _is_identity(self._storage, view, self._dtype)
 
     @property
     def dtype(self) -> _np.dtype:
-        return self._storage.version.dtype
+        return self._dtype
 
     @property
     def ndim(self) -> int:
@@ -107,34 +110,42 @@ class ndarray:
             raise storage.error
         if self._identity:
             return storage.version
-        from .views import view_node
+        return view_node(self._base(), self._view)
 
-        return view_node(storage.version, self._view)
+    def _base(self) -> Node:
+        """The storage's current version as elements of this handle's dtype: when the dtypes
+        differ, a flat run of them (the view's strides and offset count those elements)."""
+        version = self._storage.version
+        return version if version.dtype == self._dtype else bitcast_node(version, self._dtype)
+
+    def _new_version(self, new: Node) -> None:
+        """Make ``new`` (elements of this handle's dtype) the storage's current version."""
+        storage = self._storage
+        old = storage.version
+        storage.version = bitcast_node(new, old.dtype, old.shape)
+        if storage.version.op is not Op.BUFFER:
+            realize.register(storage)
 
     def _write(self, view: View, value: Node) -> None:
         """Replace the elements ``view`` selects in this storage with ``value`` (same dtype)."""
         if self._readonly:
             raise ValueError("assignment destination is read-only")
-        storage = self._storage
-        if storage.error is not None:
-            raise storage.error
-        old = storage.version
-        if view.is_identity(old.shape) and value.shape == old.shape:
-            new = value
+        if self._storage.error is not None:
+            raise self._storage.error
+        old = self._base()
+        # A value that can fail at the sync stays a SCATTER over the old version, so a failed
+        # write leaves the old version in place (realize._quarantine).
+        if view.is_identity(old.shape) and value.shape == old.shape and not value.fallible:
+            self._new_version(value)
         else:
-            new = node(Op.SCATTER, (old, value), view, old.shape, old.dtype)
-        storage.version = new
-        if new.op is not Op.BUFFER:
-            realize.register(storage)
+            self._new_version(node(Op.SCATTER, (old, value), view, old.shape, old.dtype))
 
     def _write_at(self, positions: Node, value: Node) -> None:
         """Replace the elements at flat ``positions`` of this storage with ``value``."""
         if self._readonly:
             raise ValueError("assignment destination is read-only")
-        old = self._storage.version
-        new = node(Op.SCATTER_AT, (old, value, positions), None, old.shape, old.dtype)
-        self._storage.version = new
-        realize.register(self._storage)
+        old = self._base()
+        self._new_version(node(Op.SCATTER_AT, (old, value, positions), None, old.shape, old.dtype))
 
     def _assign(self, value: Node) -> None:
         """``self[...] = value`` for a node already of self's shape (cast unsafely as needed)."""
@@ -156,7 +167,7 @@ class ndarray:
             data = realize.to_host(storage.version.arg)
         from .backends.reference import strided
 
-        host = _np.array(strided(data.reshape(-1), self._view), copy=True)
+        host = _np.array(strided(data.reshape(-1).view(self._dtype), self._view), copy=True)
         if out is not None:
             out[...] = host
             return out
@@ -337,8 +348,15 @@ class ndarray:
     def mT(self): return _api.matrix_transpose(self)
     @property
     def real(self): return _api.real(self)
+    @real.setter
+    def real(self, value): _api.setitem(_api.real(self), Ellipsis, value)
     @property
     def imag(self): return _api.imag(self)
+    @imag.setter
+    def imag(self, value):
+        if self.dtype.kind != "c":
+            raise TypeError("array does not have imaginary part to set")
+        _api.setitem(_api.imag(self), Ellipsis, value)
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         return _api.astype(self, dtype, casting=casting, copy=copy)
     def copy(self, order="C"): return result(self._node(), self.device)
@@ -392,10 +410,20 @@ class ndarray:
     def argsort(self, axis=-1, kind=None, order=None): return _api.argsort(self, axis, kind)
 
 
-def _adopt(a: ndarray, storage: Storage, view: View, readonly: bool = False) -> ndarray:
+def _adopt(a: ndarray, storage: Storage, view: View, readonly: bool = False,
+           dtype=None) -> ndarray:  # fmt: skip
+    """Make ``a`` a handle on ``storage`` through ``view``, its elements of ``dtype`` (by
+    default the storage's)."""
     a._storage, a._view, a._readonly = storage, view, readonly
-    a._identity = view.is_identity(storage.version.shape)
+    a._dtype = storage.version.dtype if dtype is None else _np.dtype(dtype)
+    a._identity = _is_identity(storage, view, a._dtype)
     return a
+
+
+def _is_identity(storage: Storage, view: View, dtype) -> bool:
+    """Whether a handle sees its whole storage as it is (its value is the storage's version)."""
+    version = storage.version
+    return dtype == version.dtype and view.is_identity(version.shape)
 
 
 def result(n: Node, device: str | None = None) -> ndarray:
@@ -404,10 +432,11 @@ def result(n: Node, device: str | None = None) -> ndarray:
     return _adopt(ndarray.__new__(ndarray), storage, View.contiguous(n.shape))
 
 
-def share(a: ndarray, view: View, readonly: bool | None = None) -> ndarray:
-    """A new handle on ``a``'s storage through ``view``: what NumPy calls a view of ``a``."""
+def share(a: ndarray, view: View, readonly: bool | None = None, dtype=None) -> ndarray:
+    """A new handle on ``a``'s storage through ``view``: what NumPy calls a view of ``a``;
+    with ``dtype``, a view of a's bytes as other elements (``view`` then counts those)."""
     ro = a._readonly if readonly is None else readonly
-    return _adopt(ndarray.__new__(ndarray), a._storage, view, ro)
+    return _adopt(ndarray.__new__(ndarray), a._storage, view, ro, dtype or a._dtype)
 
 
 def from_host(data, device: str | None = None) -> ndarray:

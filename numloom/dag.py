@@ -24,16 +24,21 @@ GATHER     (src, i1, ... ik) indices of one shape         first indexed axis ``a
 SCATTER    (old, value)                                   ``View`` of old that value replaces
 SCATTER_AT (old, value, positions)                        None: flat positions of old replaced
 CONCAT     (a, b, ...)                                    axis
+BITCAST    (src,)                                         None: src's bytes in C order read as
+                                                          ``dtype`` elements of ``shape``
 ========== ============================================== =====================================
 
 ``VIEW`` is the only movement op: slices with steps, transposes, broadcasts (stride 0) and
-reshapes of any source are all a view over the source's C-order flat index.
+reshapes of any source are all a view over the source's C-order flat index. ``BITCAST`` changes
+what the bytes mean, not where they are: a complex array's real parts are a VIEW (stride 2) of
+its BITCAST to floats, as NumPy's ``z.real`` and ``z.view(float)`` are.
 """
 
 from __future__ import annotations
 
 import enum
 import functools
+import sys
 import weakref
 from typing import NamedTuple
 
@@ -54,6 +59,7 @@ class Op(enum.Enum):
     SCATTER = "scatter"
     SCATTER_AT = "scatter_at"
     CONCAT = "concat"
+    BITCAST = "bitcast"
 
 
 LEAVES = frozenset({Op.BUFFER, Op.CONST, Op.IOTA})
@@ -116,7 +122,8 @@ def contiguous_strides(shape) -> tuple:
 class Node:
     """One operation of the DAG. Build nodes with ``node()``; never mutate them."""
 
-    __slots__ = ("op", "srcs", "arg", "shape", "dtype", "depth", "where", "__weakref__")
+    __slots__ = ("op", "srcs", "arg", "shape", "dtype", "depth", "where", "fallible",
+                 "__weakref__")  # fmt: skip
 
     def __repr__(self) -> str:
         arg = "" if self.op is Op.BUFFER else f", {self.arg!r}"
@@ -150,7 +157,10 @@ def _arg_key(op: Op, arg, dtype):
 def node(op: Op, srcs: tuple, arg, shape: tuple, dtype, where=None) -> Node:
     """The interned node for ``op(srcs; arg)`` of the given shape and dtype.
 
-    ``where`` is the user's (file, line) to blame for data-dependent errors of this node.
+    ``where`` is the user's (file, line) to blame for data-dependent errors of this node: give
+    it exactly to nodes that can fail when they run (a gather of indices not checked at the
+    call, a signed integer power of array exponents). ``fallible`` says whether the node or
+    any node it reads can.
     """
     global _inserts
     if not isinstance(dtype, _np.dtype):
@@ -170,13 +180,24 @@ def node(op: Op, srcs: tuple, arg, shape: tuple, dtype, where=None) -> Node:
     n.op, n.srcs, n.arg, n.shape, n.dtype, n.where = op, tuple(srcs), arg, shape, dtype, where
     if srcs and op is not Op.BUFFER:
         n.depth = 1 + max([s.depth for s in srcs])
+        n.fallible = where is not None or any([s.fallible for s in srcs])
     else:
-        n.depth = 0
+        n.depth, n.fallible = 0, where is not None
     _interned[key] = weakref.ref(n)
     _inserts += 1
     if _inserts % _SWEEP_EVERY == 0:
         _sweep()
     return n
+
+
+def user_line():
+    """(file, line) of the first caller outside numloom: where an error found at a later sync
+    points (a node's ``where``)."""
+    frame = sys._getframe(1)
+    package = __name__.rsplit(".", 1)[0]
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(package):
+        frame = frame.f_back
+    return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
 
 
 def _sweep() -> None:

@@ -8,12 +8,10 @@ no memory: its errors are NumPy's, and for basic indexing the stand-in's result 
 
 from __future__ import annotations
 
-import sys
-
 import numpy as _np
 
 from .array import asarray, ndarray, operand, result
-from .dag import Op, View, node
+from .dag import Op, View, node, user_line
 from .views import (
     broadcast_node,
     broadcast_shapes,
@@ -134,7 +132,7 @@ def _advanced_getitem(a: ndarray, key: tuple):
     basic, advanced = _split(_expand(key, a.ndim))
     src = numpy_view(a, _np.ndarray.__getitem__, basic)._node()
     dims = [d for d, _, _ in advanced]
-    where = _user_line()
+    where = user_line()
     indices = [_index_node(k, a.device, axis, a.shape, where) for _, axis, k in advanced]
     shape = broadcast_shapes(*[i.shape for i in indices])
     if dims != list(range(dims[0], dims[0] + len(dims))):
@@ -146,7 +144,8 @@ def _advanced_getitem(a: ndarray, key: tuple):
         a0 = dims[0]
     out_shape = src.shape[:a0] + shape + src.shape[a0 + len(dims) :]
     idx = tuple(broadcast_node(i, shape) for i in indices)
-    return result(node(Op.GATHER, (src,) + idx, a0, out_shape, src.dtype, where=where), a.device)
+    # The indices are checked now or normalized by _checked: this gather cannot fail.
+    return result(node(Op.GATHER, (src,) + idx, a0, out_shape, src.dtype), a.device)
 
 
 def _index_node(k, device, axis, shape: tuple, where):
@@ -172,15 +171,6 @@ def _checked(n, axis: int, size: int, where):
     src = node(Op.VIEW, (iota,), View.contiguous(lead + (size,)), lead + (size,), _np.intp)
     picked = node(Op.GATHER, (src, n), axis, lead + n.shape, _np.intp, where=where)
     return node(Op.VIEW, (picked,), View.contiguous(n.shape), n.shape, _np.intp)
-
-
-def _user_line():
-    """(file, line) of the first caller outside numloom, for errors raised at a later sync."""
-    frame = sys._getframe(2)
-    package = __name__.rsplit(".", 1)[0]
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(package):
-        frame = frame.f_back
-    return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
 
 
 # --- writing ---------------------------------------------------------------------------------
@@ -249,9 +239,9 @@ def _check_mask_value_ndim(value) -> None:
 
 
 def _value_operand(value, dtype, advanced: bool):
-    """The value to store, converted as NumPy does: a Python scalar checked into ``dtype`` (NaN
-    or overflow into integers raise); a NumPy scalar too for a basic key, while an advanced
-    key casts it as an array (unsafely, as any array value)."""
+    """The value to store, converted as NumPy does: a Python scalar, or each item of a list, is
+    checked into ``dtype`` (NaN or overflow into integers raise); a NumPy scalar too for a
+    basic key, while an advanced key casts it as an array (unsafely, as any array value)."""
     if isinstance(value, ndarray):
         return value
     if isinstance(value, _np.generic) and advanced:
@@ -260,6 +250,8 @@ def _value_operand(value, dtype, advanced: bool):
         holder = _np.zeros(1, dtype)
         holder[0] = value  # NumPy's conversion and errors (NaN or overflow into integers)
         return holder[0]
+    if isinstance(value, (list, tuple)):
+        return asarray(_np.asarray(value, dtype=dtype))  # NumPy converts each item the same way
     return operand(value)
 
 
@@ -274,9 +266,9 @@ def _value_node(value, shape: tuple, dtype, what: str):
         while len(vshape) > len(shape) and vshape[0] == 1:  # NumPy drops leading 1s
             vshape = vshape[1:]
         if broadcast_shapes(vshape, shape) != tuple(shape):
-            if what == "input":
+            if what == "input":  # NumPy names the value's shape without its leading 1s
                 raise ValueError(f"could not broadcast input array from shape "
-                                 f"{shape_str(n.shape)} into shape {shape_str(shape)}")  # fmt: skip
+                                 f"{shape_str(vshape)} into shape {shape_str(shape)}")  # fmt: skip
             raise ValueError(f"shape mismatch: value array of shape {shape_str(n.shape)} could "
                              f"not be broadcast to indexing result of shape {shape_str(shape)}")  # fmt: skip
         if vshape != n.shape:
@@ -301,9 +293,10 @@ def _mask_node(k):
 
 
 def _positions(a: ndarray) -> ndarray:
-    """An intp array shaped like ``a`` holding each element's flat index in a's storage."""
+    """An intp array shaped like ``a`` holding each element's flat index in a's storage (in
+    elements of a's dtype)."""
     from .views import view_node
 
-    size = a._storage.version.size
+    size = a._base().size  # elements of a's dtype in its storage
     iota = node(Op.IOTA, (), (0, size, 1), (size,), _np.intp)
     return result(view_node(iota, a._view), a.device)

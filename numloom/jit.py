@@ -147,6 +147,7 @@ class _Out:
     index: int
     view: object
     readonly: bool
+    dtype: object  # the handle's (its view may read its storage's bytes as other elements)
 
 
 @dataclass(frozen=True)
@@ -163,11 +164,11 @@ def _structure(result, arrays: list, roots: list):
     if isinstance(result, ndarray):
         for i, a in arrays:
             if a._storage is result._storage:
-                return _Out("input", i, result._view, result._readonly)
+                return _Out("input", i, result._view, result._readonly, result.dtype)
         if not result._storage.pending:  # an array the function did not compute
             return _Value(result)
         index = _root_index(roots, result._storage.version)
-        return _Out("new", index, result._view, result._readonly)
+        return _Out("new", index, result._view, result._readonly, result.dtype)
     if isinstance(result, (tuple, list)):
         return type(result)(_structure(r, arrays, roots) for r in result)
     return _Value(result)
@@ -211,5 +212,5 @@ def _rebuild(spec, args: tuple, buffers: list, storages: dict, device: str):
             storage = storages.get(spec.index)
             if storage is None:
                 storage = storages[spec.index] = Storage(buffers[spec.index], device)
-        return _adopt(ndarray.__new__(ndarray), storage, spec.view, spec.readonly)
+        return _adopt(ndarray.__new__(ndarray), storage, spec.view, spec.readonly, spec.dtype)
     return type(spec)(_rebuild(s, args, buffers, storages, device) for s in spec)

@@ -24,9 +24,8 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from . import numpy_api as _api
 from .array import _check_dtype, asarray, from_host, ndarray, result, share
-from .dag import Op, View, node
+from .dag import Op, View, node, user_line
 from .fallback import call_numpy
-from .indexing import _user_line
 from .shapes import broadcast_to, transpose
 from .ufuncs import scalar_node
 from .views import numpy_view, reshape_array, reshape_view
@@ -712,9 +711,11 @@ def _valid_axis(axis, ndim: int) -> int | None:
 
 
 def _take_probe(a: ndarray, indices, axis, out, mode) -> None:
-    """NumPy's errors for this take. Host indices are checked against the whole axis now; the
-    bounds of numloom indices (data) are checked when the GATHER runs."""
-    index = _small_stand_in(indices) if isinstance(indices, ndarray) else indices
+    """NumPy's errors for this take. Host and computed indices are checked against the whole
+    axis now; the bounds of pending numloom indices are checked when the GATHER runs."""
+    index = indices
+    if isinstance(indices, ndarray):
+        index = _small_stand_in(indices) if indices._storage.pending else indices.get()
     src_shape = (a.size,) if axis is None else (a.shape or (1,))  # NumPy takes 0-d as 1-d
     ax = 0 if axis is None else _valid_axis(axis, len(src_shape))
     if ax is None:
@@ -753,7 +754,9 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         index = _api.clip(index, 0, n - 1)
     idx = index._node()
     shape = _take_shape(src.shape, ax, idx.shape)
-    gathered = node(Op.GATHER, (src._node(), idx), ax, shape, src.dtype, where=_user_line())
+    pending = isinstance(indices, ndarray) and indices._storage.pending
+    where = user_line() if pending and mode == "raise" else None  # checked when it runs
+    gathered = node(Op.GATHER, (src._node(), idx), ax, shape, src.dtype, where=where)
     return _finish(gathered, out, src.device)
 
 

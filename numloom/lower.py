@@ -96,8 +96,7 @@ SNIPPETS = {
     "divmod.1": _typed("remainder", "remainder"),
     "fmod": lambda a, dt: _libm("fmod")(a, dt) if _kind_is(dt, "f")
     else f"nl_fmod_{compute_type(dt)}({a[0]}, {a[1]})",
-    "power": lambda a, dt: _libm("pow")(a, dt) if _kind_is(dt, "f")
-    else f"nl_power_{compute_type(dt)}({a[0]}, {a[1]})",
+    "power": lambda a, dt: _libm("pow")(a, dt) if _kind_is(dt, "f") else _integer_power(a, dt),
     "float_power": _libm("pow"),
     "negative": _wrap("-{}"),
     "positive": lambda a, dt: a[0],
@@ -159,6 +158,17 @@ SNIPPETS = {
 }  # fmt: skip
 
 
+# Ops whose NumPy loops raise for some data (a signed integer to a negative power): for the
+# loops that can, the snippet gets an error slot to flag it (the backend raises NumPy's error).
+FLAGS_DATA = {"power": lambda loop: np.dtype(loop).kind == "i"}
+
+
+def _integer_power(a: list, dt) -> str:
+    """An integer power; given an error slot (``a[2]``), one that flags negative exponents."""
+    checked = "_checked" if len(a) == 3 else ""
+    return f"nl_power{checked}_{compute_type(dt)}({', '.join(a)})"
+
+
 def _angle(x: str, dt, num: str, den: str) -> str:
     """NumPy's degrees/radians: the factor computed in the loop's type (float for float32)."""
     t = compute_type(dt)
@@ -215,7 +225,7 @@ class Lowered:
     params: tuple  # values of P[0], P[1], ... (sizes, strides, offsets)
     consts: tuple  # (node, part) pairs whose values fill the constant block, in order
     const_layout: tuple  # (offset, dtype) of each entry of the constant block
-    checks: tuple = ()  # (gather node, index k) of each error slot in the ``err`` buffer
+    checks: tuple = ()  # (node, k) that flags each error slot of the ``err`` buffer
 
 
 class _Lowerer:
@@ -233,7 +243,7 @@ class _Lowerer:
         self.body: list = []
         self.memo: dict = {}
         self.row_locals: dict = {}  # a row kernel's reductions computed so far: node id -> name
-        self.checks: list = []  # (gather node, index k): one error slot each
+        self.checks: list = []  # (node, k) flagging bad data in each error slot
         self.locals = 0
 
     # -- arguments and locals --
@@ -264,6 +274,12 @@ class _Lowerer:
             self.const_offset += size
             self.memo[key] = self.let(compute_type(dtype), f"({compute_type(dtype)})({read})", True)
         return self.memo[key]
+
+    def error_slot(self, n: Node, k: int) -> str:
+        """A new slot of the ``err`` buffer (a flag and a value) where the code computing node
+        ``n`` flags bad data (``k``: which of its checks; a gather has one per index array)."""
+        self.checks.append((n, k))
+        return f"err + {2 * (len(self.checks) - 1)}"
 
     # -- indices --
 
@@ -318,6 +334,8 @@ class _Lowerer:
                 raise Unsupported(f"no C snippet for {n.arg}")
             loop = n.srcs[0].dtype if n.arg not in ("where",) else n.srcs[1].dtype
             args = [self.value(s, idx) for s in n.srcs]
+            if n.arg in FLAGS_DATA and FLAGS_DATA[n.arg](loop):
+                args.append(self.error_slot(n, 0))
             expr = _mixed_comparison(n, args) or snippet(args, loop)
             if n.dtype == np.float16:
                 expr = f"nl_round_half({expr})"
@@ -399,9 +417,8 @@ class _Lowerer:
         for j, ind in enumerate(indices):
             value = self.value(ind, ("coords", picked))
             size = self.param(("gather", id(n), j), src.shape[a0 + j])
-            slot = len(self.checks)
-            self.checks.append((n, j))
-            src_coords.append(self.let("int64_t", f"nl_index({value}, {size}, err + {2 * slot})"))
+            slot = self.error_slot(n, j)
+            src_coords.append(self.let("int64_t", f"nl_index({value}, {size}, {slot})"))
         src_coords += coords[a0 + indices[0].ndim :]
         return self.value(src, ("coords", tuple(src_coords)))
 
@@ -443,7 +460,7 @@ def lower(kernel: Kernel) -> Lowered:
         ir = _lower_map(low, kernel)
     else:
         raise Unsupported(f"{kernel.kind} kernels")
-    if low.checks:  # the error slots of indirect loads: one more output buffer
+    if low.checks:  # error slots for bad data (indices, powers): one more output buffer
         ir = replace(ir, buffers=ir.buffers + (kir.Buffer("err", "int64_t", True),))
     generated.setdefault(str(replace(ir, name="")), ir)
     return Lowered(

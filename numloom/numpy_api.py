@@ -32,6 +32,7 @@ from .shapes import (  # noqa: F401
     broadcast_arrays, broadcast_to, diagonal, expand_dims, matrix_transpose, moveaxis, ravel,
     reshape, squeeze, swapaxes, transpose, permute_dims, view,
 )  # fmt: skip
+from .shapes import complex_part as _complex_part
 from .ufuncs import ufunc
 from .views import broadcast_shapes
 
@@ -237,21 +238,20 @@ def _clip(a, lo=None, hi=None, out=None, **kwargs):
 
 
 def real(val):
+    """The real parts: for a complex array a view of them (writing it changes ``val``), for
+    others the array itself, as NumPy's ``val.real``."""
     a = asarray(val)
-    if a.dtype.kind != "c":
-        return a
-    return result(node(Op.MAP, (a._node(),), "real", a.shape, _real_dtype(a.dtype)), a.device)
+    return _complex_part(a, 0) if a.dtype.kind == "c" else a
 
 
 def imag(val):
+    """The imaginary parts: for a complex array a view of them, for others read-only zeros."""
     a = asarray(val)
-    if a.dtype.kind != "c":
-        return zeros_like(a)
-    return result(node(Op.MAP, (a._node(),), "imag", a.shape, _real_dtype(a.dtype)), a.device)
-
-
-def _real_dtype(dtype):
-    return _np.dtype(_np.float32 if dtype == _np.complex64 else _np.float64)
+    if a.dtype.kind == "c":
+        return _complex_part(a, 1)
+    parts = zeros_like(a)
+    parts._readonly = True
+    return parts
 
 
 def _complex(re, im, dtype):

@@ -189,7 +189,10 @@ def _evaluate(storages: list, device: str) -> None:
             _quarantine(storages, failure)
             remaining = [s for s in storages if s.error is None and s.pending]
             if remaining:
-                _evaluate(remaining, device)
+                try:
+                    _evaluate(remaining, device)
+                except Exception:  # noqa: BLE001 (recorded on its arrays; the first error wins)
+                    pass
             raise failure.error from None
         except Exception as error:
             _isolate(storages, device, error)
@@ -232,23 +235,45 @@ def _isolate(storages: list, device: str, error: BaseException) -> None:
 
 
 def _quarantine(storages: list, failure: DataError) -> None:
-    """After a data error, put every storage back to a value it had before the bad op.
+    """After a data error, give every storage the value it has when the bad op is skipped.
 
-    A write through a bad index never happened (the storage keeps its older version); an array
-    computed from a bad index has no value and raises the error again when used.
+    A write whose values or positions come from the bad op never happened (NumPy raised before
+    writing): each such SCATTER or SCATTER_AT is replaced by the version it wrote over, so
+    arrays computed from the storage afterwards see its old contents. An array computed from
+    the bad op itself has no value: it keeps the error and raises it again when used.
     """
-    bad = failure.node
-    tainted: set = set()
-    for n in toposort([s.version for s in storages]):
-        if n is bad or any(id(src) in tainted for src in n.srcs):
-            tainted.add(id(n))
+    rebuilt = _without_failed_writes([s.version for s in storages], failure.node)
     for s in storages:
-        v = s.version
-        while id(v) in tainted and v.op in (Op.SCATTER, Op.SCATTER_AT):
-            v = v.srcs[0]
-        if id(v) in tainted:
+        v = rebuilt[id(s.version)]
+        if v is None:
             s.error = failure.error
             _pending.discard(s)
+            continue
         s.version = v
         if not s.pending:
             _pending.discard(s)
+
+
+def _without_failed_writes(roots: list, bad: Node) -> dict:
+    """``{id(node): node rebuilt without the writes that depend on bad}`` for every node
+    reachable from ``roots``; None for a node whose value depends on ``bad`` itself."""
+    rebuilt: dict = {}
+    for n in toposort(roots):
+        srcs = [rebuilt[id(s)] for s in n.srcs]
+        old = _written_over(n)
+        if n is bad:
+            rebuilt[id(n)] = None
+        elif old is not None and any(s is None for k, s in enumerate(srcs) if k != old):
+            rebuilt[id(n)] = srcs[old]  # the write never happened
+        elif any(s is None for s in srcs):
+            rebuilt[id(n)] = None
+        elif all(s is old for s, old in zip(srcs, n.srcs)):
+            rebuilt[id(n)] = n
+        else:
+            rebuilt[id(n)] = node(n.op, tuple(srcs), n.arg, n.shape, n.dtype, where=n.where)
+    return rebuilt
+
+
+def _written_over(n: Node) -> int | None:
+    """For a write, which of its sources is the version it writes over (None: not a write)."""
+    return 0 if n.op in (Op.SCATTER, Op.SCATTER_AT) else None

@@ -8,6 +8,7 @@ node is fused into the kernel that consumes it:
 - reductions and scans (map-reduce, map-scan: their producers fuse into them);
 - library calls (matmul) and their operands;
 - writes (scatters), joins (concatenate) and the sources of gathers (read at random places);
+- reinterpretations of memory as another dtype (bitcasts) and what they reinterpret;
 - a node read through a shifted or strided view (a stencil over a computed value);
 - a node that several kernels would otherwise each recompute, unless it is cheap.
 
@@ -33,6 +34,7 @@ KIND = {
     Op.SCATTER: "copy",
     Op.SCATTER_AT: "copy",
     Op.CONCAT: "map",
+    Op.BITCAST: "copy",
 }
 FREE = frozenset({Op.BUFFER, Op.CONST, Op.VIEW})
 
@@ -124,6 +126,7 @@ _MATERIALIZE_OP = {
     Op.MATMUL: "matmul runs in BLAS",
     Op.SCATTER: "a write makes a new version of its storage",
     Op.SCATTER_AT: "a write makes a new version of its storage",
+    Op.BITCAST: "a reinterpretation of memory (NumPy's view as another dtype)",
 }
 
 
@@ -183,6 +186,8 @@ def _materialized(order: list, roots: list) -> dict:
             for s in n.srcs[:1] if n.op is Op.GATHER else n.srcs:
                 if s.op not in LEAVES_OR_VIEWS:
                     why.setdefault(id(s), f"read by {n.op.value} at computed positions")
+        if n.op is Op.BITCAST and n.srcs[0].op not in LEAVES_OR_VIEWS:
+            why.setdefault(id(n.srcs[0]), "read as other bytes (a bitcast reads memory)")
         if n.op is Op.VIEW and n.srcs[0].op not in (Op.BUFFER, Op.CONST):
             src = n.srcs[0]
             if src.op is Op.VIEW or broadcast_dims(n.arg, src.shape) is None:

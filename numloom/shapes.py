@@ -10,6 +10,7 @@ import numpy as _np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from .array import asarray, share
+from .dag import View
 from .views import (
     broadcast_shapes,
     broadcast_view,
@@ -138,9 +139,36 @@ def broadcast_arrays(*args, subok=False):
 
 
 def view(a, dtype=None):
+    """``a``'s memory seen as elements of ``dtype`` (NumPy's ``a.view(dtype)``): a view of its
+    storage's bytes, with NumPy's shape, strides and errors."""
+    from .array import _check_dtype
+
     a = asarray(a)
     if dtype is None or _np.dtype(dtype) == a.dtype:
         return share(a, a._view)
-    raise NotImplementedError(
-        f"numloom cannot reinterpret {a.dtype} data as {_np.dtype(dtype)}; use astype to convert"
+    dtype = _np.dtype(dtype)
+    _check_dtype(dtype)
+    v, item = a._view, a.dtype.itemsize
+    stand_in = _np.lib.stride_tricks.as_strided(
+        _np.zeros(1, a.dtype), v.shape, tuple(s * item for s in v.strides)
     )
+    picked = stand_in.view(dtype)  # NumPy's errors, shape and byte strides
+    start = v.offset * item
+    new_view = View(picked.shape, tuple(s // dtype.itemsize for s in picked.strides),
+                    start // dtype.itemsize)  # fmt: skip
+    storage_bytes = a._storage.version.size * a._storage.version.dtype.itemsize
+    if any(b % dtype.itemsize for b in picked.strides + (start, storage_bytes)):
+        raise NotImplementedError(
+            f"numloom views memory as {dtype} only where its storage is whole elements of "
+            f"{dtype.itemsize} bytes and each element of the view one of them; copy the array "
+            f"first (a.copy().view(...))"
+        )
+    return share(a, new_view, dtype=dtype)
+
+
+def complex_part(a, part: int):
+    """The real (``part`` 0) or imaginary (1) parts of complex ``a``, as NumPy's ``z.real`` and
+    ``z.imag``: a view of its storage as pairs of floats (offset*2 + part, strides*2)."""
+    v = a._view
+    parts = View(v.shape, tuple(2 * s for s in v.strides), 2 * v.offset + part)
+    return share(a, parts, dtype=_np.dtype(f"f{a.dtype.itemsize // 2}"))

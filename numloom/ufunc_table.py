@@ -50,8 +50,6 @@ NUMPY_UFUNCS.update(
     {
         "where": np.where,
         "clip": _umath.clip,
-        "real": np.real,
-        "imag": np.imag,
         "frexp.0": lambda x: np.frexp(x)[0],
         "frexp.1": lambda x: np.frexp(x)[1],
         "modf.0": lambda x: np.modf(x)[0],

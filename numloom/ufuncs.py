@@ -16,7 +16,7 @@ import warnings
 import numpy as _np
 
 from .array import _SUPPORTED_KINDS, _check_dtype, asarray, ndarray, result
-from .dag import Node, Op, node
+from .dag import Node, Op, node, user_line
 from .ufunc_table import COMPARISONS
 from .views import broadcast_node, broadcast_shapes, reshape_array
 
@@ -302,6 +302,12 @@ def _value_matters(uf: ufunc, inputs: tuple, loop: tuple) -> bool:
     return False
 
 
+def _raises_for_data(uf: ufunc, inputs: tuple, loop: tuple) -> bool:
+    """Whether the call can raise when it runs (a signed integer array to powers held in an
+    array, some maybe negative): its node remembers the user's line for the error."""
+    return uf.__name__ == "power" and loop[1].kind == "i" and isinstance(inputs[1], ndarray)
+
+
 def _fits(value: int, dtype) -> bool:
     if dtype.kind in "iu":
         info = _np.iinfo(dtype)
@@ -446,7 +452,9 @@ def apply(uf: ufunc, args: tuple, out, where, casting: str, dtype, signature=Non
     shape = _broadcast_shape(uf, inputs, outs, mask)
     srcs = tuple(as_loop_node(x, d, shape) for x, d in zip(inputs, loop))
     names = [uf.__name__] if uf.nout == 1 else [f"{uf.__name__}.{k}" for k in range(uf.nout)]
-    nodes = [node(Op.MAP, srcs, name, shape, loop[uf.nin + k]) for k, name in enumerate(names)]
+    where_from = user_line() if _raises_for_data(uf, inputs, loop) else None
+    nodes = [node(Op.MAP, srcs, name, shape, loop[uf.nin + k], where=where_from)
+             for k, name in enumerate(names)]  # fmt: skip
     if mask is not None:
         nodes = _apply_where(mask, nodes, outs, shape)
     device = _device_of(inputs + outs)

@@ -51,6 +51,19 @@ def view_node(n: Node, view: View) -> Node:
     return node(Op.VIEW, (n,), view, view.shape, n.dtype)
 
 
+def bitcast_node(n: Node, dtype, shape: tuple | None = None) -> Node:
+    """``n``'s bytes read as elements of ``dtype``: of ``shape``, by default a flat run of
+    them. Reading them back as what they were gives ``n`` again, with no node."""
+    dtype = _np.dtype(dtype)
+    if n.op is Op.BITCAST:
+        n = n.srcs[0]  # bytes are bytes: one reinterpretation of the original is enough
+    if shape is None:
+        shape = (n.size * n.dtype.itemsize // dtype.itemsize,)
+    if n.dtype == dtype and n.shape == tuple(shape):
+        return n
+    return node(Op.BITCAST, (n,), None, shape, dtype)
+
+
 def broadcast_node(n: Node, shape: tuple) -> Node:
     """``n`` broadcast to ``shape`` (which must be a valid broadcast of n's shape)."""
     shape = tuple(shape)

@@ -428,7 +428,7 @@ def test_one_element_takes_only_a_scalar(xp, value, dtype):
 
 def pending(values):
     """An index array that is not computed yet (its bounds can only be checked when it is)."""
-    return numloom.asarray(numpy.zeros(len(values), numpy.int64)) + numloom.asarray(values)
+    return numloom.asarray(numpy.zeros(numpy.shape(values), numpy.int64)) + numloom.asarray(values)
 
 
 def test_pending_out_of_bounds_index_raises_at_the_next_sync():
@@ -489,13 +489,19 @@ PENDING_KEYS = [
     lambda P: (slice(None), slice(None), P([[0, 1], [2, -7]])),
     lambda P: (True, P([3])),
     lambda P: (slice(1, None), slice(None, None, -1), P([5])),
+    lambda P: (P([0, 5]), P([9, 0])),
+    lambda P: (P([[1, -4], [5, 0]]), slice(None), P([[0], [-7]])),
+    lambda P: (P([1, 2]), P([[-5], [4], [9]])),
 ]
 
 
 @pytest.mark.parametrize("key", PENDING_KEYS, ids=range(len(PENDING_KEYS)))
 @pytest.mark.parametrize("write", [False, True])
-def test_pending_out_of_bounds_errors_name_numpys_axis(key, write):
-    """The message names the axis of the indexed array, as NumPy's does at the call."""
+@pytest.mark.parametrize("backend", ["numpy", "compiled"])
+def test_pending_out_of_bounds_errors_name_numpys_axis(key, write, backend, monkeypatch):
+    """The message names the index and axis NumPy names at the call: the first index out of
+    bounds, in C order, of the first index array that has one."""
+    monkeypatch.setenv("NUMLOOM_BACKEND", backend)
     with pytest.raises(IndexError) as want:
         numpy.zeros((3, 4, 5))[key(numpy.array)]
     a = numloom.zeros((3, 4, 5))
@@ -520,15 +526,6 @@ def test_good_pending_indices_read_and_write():
     numpy.testing.assert_array_equal(a.get(), host)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=IndexError,
-    reason="realize._quarantine marks every node downstream of the failed SCATTER_AT as bad, "
-    "so an array computed from the written storage after the bad write (e = d + 0) loses its "
-    "value, though d itself keeps its old one. Fix: rebuild the tainted storages' DAG with each "
-    "failed SCATTER/SCATTER_AT replaced by its old source (srcs[0]) and re-evaluate; only nodes "
-    "that read the bad GATHER itself stay errors.",
-)
 def test_an_array_computed_from_a_failed_write_sees_the_old_value():
     d = numloom.arange(10) * 10
     d[numloom.arange(5) * 3] = -1  # index 12: the write never happens
@@ -538,18 +535,37 @@ def test_an_array_computed_from_a_failed_write_sees_the_old_value():
     numpy.testing.assert_array_equal(e.get(), numpy.arange(10) * 10 + 1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="backends/reference.check_indices reports the largest index when any is too large "
-    "(else the smallest), and the compiled gathers' flag (cpu.raise_index_errors) also says 9; "
-    "NumPy reports the first bad index in C order. Fix: reference: "
-    "bad = idx[(idx < -size) | (idx >= size)].flat[0]; kernels: keep the lowest flat position.",
-)
+def test_writes_after_a_failed_write_still_happen():
+    """Only the failed write is skipped: the writes after it (and arrays computed from them)
+    see the storage as if it had never been tried."""
+    d = numloom.arange(10) * 10
+    d[numloom.arange(5) * 3] = -1  # index 12
+    d[0] = 5
+    e = d * 2
+    with pytest.raises(IndexError, match="index 12 is out of bounds"):
+        numloom.sync()
+    want = numpy.arange(10) * 10
+    want[0] = 5
+    numpy.testing.assert_array_equal(d.get(), want)
+    numpy.testing.assert_array_equal(e.get(), want * 2)
+
+
 def test_pending_error_names_the_first_bad_index():
     a = numloom.arange(5)
     b = a[pending([-7, 9])]
     with pytest.raises(IndexError, match="index -7 is out of bounds for axis 0 with size 5"):
         b.get()
+
+
+def test_the_first_bad_index_of_a_long_index_array_is_named(compiled):
+    """Many threads find bad indices; NumPy names the first in C order."""
+    n = 200_000
+    idx = numloom.arange(n) % 7
+    idx[150_000] = -n
+    idx[120_000] = 3 * n
+    idx[190_000] = n
+    with pytest.raises(IndexError, match=f"index {3 * n} is out of bounds for axis 0 with size 7"):
+        numloom.arange(7.0)[idx].sum().get()
 
 
 # --- the same programs through the generated C -----------------------------------------------
@@ -566,6 +582,11 @@ def test_pending_error_names_the_first_bad_index():
         test_write_a_view_then_read_the_base_and_an_overlapping_view,
         test_fancy_write_on_a_view_changes_the_base,
         test_setitem_duplicate_indices_last_wins,
+        test_pending_out_of_bounds_index_raises_at_the_next_sync,
+        test_after_a_bad_index_every_other_array_keeps_its_value,
+        test_an_array_computed_from_a_failed_write_sees_the_old_value,
+        test_writes_after_a_failed_write_still_happen,
+        test_pending_error_names_the_first_bad_index,
     ],
     ids=lambda f: f.__name__[5:],
 )

@@ -38,6 +38,12 @@ INPUTS = {
     "s": lambda xp: arange(xp, (4, 3, 8))[::2, :, 1::2],
     "r": lambda xp: arange(xp)[::-1, :, ::-1],
     "ones": lambda xp: arange(xp, (1, 3, 1, 4)),
+    "f": lambda xp: arange(xp, dtype="float64") / 7,
+    "z": lambda xp: xp.asarray(numpy.arange(24).reshape(2, 3, 4) * (1 - 2j)),
+    "zt": lambda xp: xp.asarray(numpy.arange(24).reshape(2, 3, 4) * (2 + 1j)).T,
+    "zs": lambda xp: xp.asarray(numpy.arange(96).reshape(4, 3, 8) * (1 + 3j))[::2, :, 1::2],
+    "z64": lambda xp: xp.asarray(numpy.arange(24).reshape(2, 3, 4) * (1 - 1j), "complex64"),
+    "z0": lambda xp: xp.asarray(3 - 4j),
 }
 
 VIEWS = [
@@ -92,6 +98,28 @@ VIEWS = [
     ("diagonal past the end", "c", lambda xp, a: xp.diagonal(a, 7, 1, 2)),
     ("basic index", "s", lambda xp, a: a[1, ::-1]),
     ("view", "t", lambda xp, a: a.view()),
+    # views of the storage's bytes as another dtype: the parts of complex arrays, bit casts
+    ("real", "z", lambda xp, a: a.real),
+    ("imag", "z", lambda xp, a: a.imag),
+    ("real of a transpose", "zt", lambda xp, a: xp.real(a)),
+    ("imag of a strided", "zs", lambda xp, a: xp.imag(a)),
+    ("imag of complex64", "z64", lambda xp, a: a.imag),
+    ("real of 0-d", "z0", lambda xp, a: a.real),
+    ("imag of 0-d", "z0", lambda xp, a: xp.imag(a)),
+    ("slice of imag", "z", lambda xp, a: a.imag[1, ::-2]),
+    ("imag of a slice", "zs", lambda xp, a: a[:, 1:].imag.T),
+    ("real of real", "f", lambda xp, a: a.real),
+    ("imag of real", "f", lambda xp, a: a.imag),
+    ("view as floats", "z", lambda xp, a: a.view(xp.float64)),
+    ("view complex64 as float32", "z64", lambda xp, a: a.view("float32")),
+    ("view floats as int64", "f", lambda xp, a: a.view("int64")),
+    ("view floats as bytes", "f", lambda xp, a: a.view(xp.uint8)),
+    ("view floats as complex", "f", lambda xp, a: a.view("complex128")),
+    ("view int64 as int32", "c", lambda xp, a: a.view("int32")),
+    ("view of a view", "z", lambda xp, a: a.view("float64").view("int64")),
+    ("real of a view", "f", lambda xp, a: a.view("complex128").real),
+    ("view of a slice", "s", lambda xp, a: a.view("float64")),
+    ("view of imag", "zs", lambda xp, a: a.imag.view("uint64")),
 ]
 
 
@@ -156,6 +184,12 @@ ERRORS = [
     lambda xp, a: xp.broadcast_to(a, (-1, 3, 4)),
     lambda xp, a: xp.broadcast_arrays(a, arange(xp, (3,)), arange(xp, (2, 1))),
     lambda xp, a: a.mT[0].mT,
+    lambda xp, a: a.view("complex128"),
+    lambda xp, a: a.T.view("int32"),
+    lambda xp, a: a[0, 0, 0].view("int32"),
+    lambda xp, a: a.copy().view("complex128"),
+    lambda xp, a: a.view(float).imag.__setattr__("shape", (3, 2)),
+    lambda xp, a: setattr(a.view(float), "imag", 1),
 ]
 
 
@@ -296,3 +330,41 @@ def test_numpy_view_refuses_a_copy():
 
     with pytest.raises(ValueError, match="made a copy, not a view"):
         numpy_view(numloom.arange(6), lambda s: s[[0, 2]])
+
+
+# --- views as another dtype, through the generated C --------------------------------------------
+
+
+@numpy_compare()
+def _parts_program(xp):
+    z = xp.asarray(numpy.arange(12).reshape(3, 4) * (1 - 2j))
+    r, i = z.real, xp.imag(z.T)
+    r[0] = 100
+    i[1:, 0] += 5
+    z.imag[2] *= -1
+    z.real[[0, 2], 1] = -7
+    z.imag[z.imag < -10] = 0
+    bits = (xp.asarray(numpy.linspace(0, 1, 8)) * 3).view("int64")
+    bits[1] += 1
+    z.real = z.imag * 2 + r
+    return z, r, i, bits, z.real.sum() + z.imag[::2].max(), (z * 1j).real, bits.view("float64")
+
+
+def test_views_as_another_dtype_compiled(monkeypatch):
+    """Reads and writes through them compile (the reinterpretation itself is a NumPy view)."""
+    monkeypatch.setenv("NUMLOOM_BACKEND", "compiled")
+    _parts_program()
+
+
+def test_a_view_whose_elements_straddle_the_storage_is_refused():
+    """numloom's views count whole elements of their dtype in the storage: a float64 array
+    seen as complex from its second float has no such elements (NumPy allows it)."""
+    with pytest.raises(NotImplementedError, match="copy the array first"):
+        numloom.zeros(5)[1:].view("complex128")
+
+
+def test_a_bitcast_of_a_dead_intermediate_outlives_its_memory(monkeypatch):
+    """The bitcast is a NumPy view of the product's pooled block; the block goes back to the
+    pool after its last reader, and the add reuses it while reading the bitcast reversed."""
+    monkeypatch.setenv("NUMLOOM_BACKEND", "compiled")
+    numpy_compare()(lambda xp: (xp.asarray(numpy.arange(100_000.0)) * 2).view("int64")[::-1] + 1)()

@@ -16,6 +16,7 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 
@@ -57,7 +58,7 @@ class Step:
     params: np.ndarray  # int64 sizes, strides, offsets
     consts: tuple  # (position, part) of each constant-block entry
     layout: tuple  # (offset, dtype) of each constant-block entry
-    checks: tuple = ()  # (position of a gather, index k) of each error slot
+    checks: tuple = ()  # (position of a node, k) that flags each error slot
     frees: tuple = ()  # positions no later step reads: released after this one
 
 
@@ -237,7 +238,7 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
             if step.fn is not None:
                 _launch(step, order, values, blocks)
             else:
-                _interpret(step, order, values, pos)
+                _interpret(step, order, values, pos, pooled=any(p in blocks for p in step.inputs))
             if config.DEBUG >= 1:
                 how = "compiled" if step.fn is not None else "through NumPy"
                 took = (time.perf_counter() - start) * 1e3
@@ -277,20 +278,24 @@ def _launch(step: Step, order: list, values: dict, blocks: dict) -> None:
     )
     block = _constants(step, order)
     step.fn(pointers, step.params.ctypes.data, block.ctypes.data)
-    if errors:
-        raise_index_errors(step.checks, errors[0], order)
+    if errors and errors[0].any():
+        raise_data_error(step, partial(_interpret, step, order, values, positions(order)))
     for p, a in zip(step.outputs, outs):
         values[p] = a
 
 
-def raise_index_errors(checks: tuple, slots: np.ndarray, order: list) -> None:
-    """NumPy's IndexError for the first index a kernel found out of bounds."""
-    for slot, (p, j) in enumerate(checks):
-        if slots[2 * slot]:
-            gather = order[p]
-            axis = gather.arg + j
-            raise reference.index_error(gather, int(slots[2 * slot + 1]),
-                                        gather.srcs[0].shape[axis], axis)  # fmt: skip
+def raise_data_error(step: Step, rerun) -> None:
+    """A kernel flagged bad data: raise the error NumPy raises for it. ``rerun`` runs the
+    kernel's nodes again through NumPy's rules on the same inputs, which raise the error NumPy
+    names (the first index out of bounds, in C order, of the first index array that has one)."""
+    rerun()
+    raise RuntimeError(f"numloom: kernel {step.kernel.name} flagged bad data that NumPy's rules "
+                       f"do not find (a numloom bug: please report it)")  # fmt: skip
+
+
+def positions(order: list) -> dict:
+    """``{id(node): position}`` in the DAG's topological order."""
+    return {id(n): i for i, n in enumerate(order)}
 
 
 def _constants(step: Step, order: list) -> np.ndarray:
@@ -305,12 +310,17 @@ def _constants(step: Step, order: list) -> np.ndarray:
     return block
 
 
-def _interpret(step: Step, order: list, values: dict, pos: dict) -> None:
-    """Run a kernel's nodes one by one through NumPy (the reference executor's rules)."""
+def _interpret(step: Step, order: list, values: dict, pos: dict, pooled: bool = False) -> None:
+    """Run a kernel's nodes one by one through NumPy (the reference executor's rules).
+
+    ``pooled``: some inputs are pool blocks, which go back to the pool after their last
+    reader; an output that is a NumPy view of one (a VIEW, a BITCAST) is copied to outlive it.
+    """
     local: dict = {}
     for p in step.nodes:
         n = order[p]
         srcs = [local[id(s)] if id(s) in local else values[pos[id(s)]] for s in n.srcs]
         local[id(n)] = reference.compute(n, srcs)
     for p in step.outputs:
-        values[p] = local[id(order[p])]
+        out = local[id(order[p])]
+        values[p] = out.copy() if pooled and getattr(out, "base", None) is not None else out

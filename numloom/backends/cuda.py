@@ -14,6 +14,7 @@ import math
 import sys
 import time
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 
@@ -217,7 +218,7 @@ class Step:
     params: tuple
     consts: tuple
     layout: tuple
-    checks: tuple = ()  # (position of a gather, index k) of each error slot
+    checks: tuple = ()  # (position of a node, k) that flags each error slot
     declared: tuple = (0, ())  # (sizes, offsets of constants) the kernel's signature takes
 
 
@@ -481,10 +482,12 @@ def _run_kernels(program: Program, index: int, segment: tuple, order: list, valu
         run_segment(program.graphs, index, launches, state.stream)
     else:
         run_eagerly(launches, state.stream)
-    for step, errors in checks:
-        from .cpu import raise_index_errors
+    for step, errors in checks:  # a kernel flagged bad data: NumPy's rules name the error
+        if to_host(Buffer(errors, device)).any():
+            from .cpu import positions, raise_data_error
 
-        raise_index_errors(step.checks, to_host(Buffer(errors, device)), order)
+            raise_data_error(step, partial(_on_host, step, order, values, positions(order),
+                                           device))  # fmt: skip
 
 
 def _recipe(step: Step, order: list, sms: int) -> Recipe:

@@ -32,19 +32,31 @@ def _flat(a: np.ndarray) -> np.ndarray:
 
 
 def check_indices(n: Node, idx: np.ndarray, size: int, axis: int) -> None:
-    """Raise NumPy's IndexError (wrapped for the caller) when an index is out of bounds."""
-    if idx.size == 0:
+    """Raise NumPy's IndexError (wrapped for the caller) for the first index, in C order, that
+    is out of bounds."""
+    if idx.size == 0 or (idx.min() >= -size and idx.max() < size):
         return
-    lo, hi = idx.min(), idx.max()
-    if lo < -size or hi >= size:
-        raise index_error(n, int(hi if hi >= size else lo), size, axis)
+    first = idx[(idx < -size) | (idx >= size)].flat[0]
+    raise index_error(n, int(first), size, axis)
 
 
 def index_error(n: Node, bad: int, size: int, axis: int) -> DataError:
     """NumPy's IndexError for index ``bad``, pointing at the user's line that made node ``n``."""
-    error = IndexError(f"index {bad} is out of bounds for axis {axis} with size {size}")
+    message = f"index {bad} is out of bounds for axis {axis} with size {size}"
+    return data_error(n, IndexError(message))
+
+
+def check_exponents(n: Node, exponents: np.ndarray) -> None:
+    """NumPy's ValueError (wrapped for the caller) for a negative power of a signed integer."""
+    if exponents.size and exponents.min() < 0:
+        raise data_error(n, ValueError("Integers to negative integer powers are not allowed."))
+
+
+def data_error(n: Node, error: BaseException) -> DataError:
+    """``error``, found at a sync, with a note naming the user's line that made node ``n``."""
     if n.where is not None:
-        error.add_note(f"raised by the indexing at {n.where[0]}:{n.where[1]}")
+        error.add_note(f"numloom raised this at a sync point; the operation is at "
+                       f"{n.where[0]}:{n.where[1]}")  # fmt: skip
     return DataError(n, error)
 
 
@@ -63,6 +75,8 @@ def compute(n: Node, srcs: list):
     if op is Op.CAST:
         return srcs[0].astype(n.dtype)
     if op is Op.MAP:
+        if n.arg == "power" and n.srcs[1].dtype.kind == "i":
+            check_exponents(n, srcs[1])
         out = NUMPY_UFUNCS[n.arg](*srcs)
         return np.asarray(out, dtype=n.dtype) if np.ndim(out) == 0 else out
     if op is Op.REDUCE:
@@ -85,6 +99,8 @@ def compute(n: Node, srcs: list):
         return out.reshape(n.shape)
     if op is Op.CONCAT:
         return np.concatenate(srcs, axis=n.arg)
+    if op is Op.BITCAST:
+        return _flat(srcs[0]).view(n.dtype).reshape(n.shape)
     raise NotImplementedError(f"the reference executor has no rule for {op}")
 
 

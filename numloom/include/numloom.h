@@ -136,6 +136,17 @@ NL_FN float nl_round_half(float x) { return (float)(nl_half)x; }
 NL_FLOAT_DIVMOD(float, f)
 NL_FLOAT_DIVMOD(double, )
 
+/* --- data errors ---------------------------------------------------------------------------- */
+
+/* Records bad data (an index out of bounds, a negative integer power) in an error slot of the
+ * kernel's ``err`` buffer: a flag and the value. The backend then raises NumPy's error for it;
+ * the kernel goes on with 0 in place of the bad value. */
+NL_FN int64_t nl_flag(int64_t *err, int64_t value) {
+    err[0] = 1;
+    err[1] = value;
+    return 0;
+}
+
 /* --- integers: NumPy's division, remainder, shifts and powers ------------------------------ */
 #define NL_SIGNED(T, MIN, BITS)                                                       \
     NL_FN T nl_floor_divide_##T(T a, T b) {                                           \
@@ -167,6 +178,10 @@ NL_FLOAT_DIVMOD(double, )
         T out = 1;                                                                    \
         while (b > 0) { if (b & 1) out *= a; a *= a; b >>= 1; }                       \
         return out;                                                                   \
+    }                                                                                 \
+    /* NumPy raises for a negative exponent: flagged for the backend to raise it */   \
+    NL_FN T nl_power_checked_##T(T a, T b, int64_t *err) {                            \
+        return b < 0 ? (T)nl_flag(err, b) : nl_power_##T(a, b);                       \
     }                                                                                 \
     NL_FN T nl_abs_##T(T a) { return a < 0 ? (T)-a : a; }                             \
     NL_FN T nl_sign_##T(T a) { return (T)((a > 0) - (a < 0)); }
@@ -223,15 +238,10 @@ NL_FN uint8_t nl_f2uint8(double x) { return (uint8_t)nl_f2int32(x); }
 NL_FN uint16_t nl_f2uint16(double x) { return (uint16_t)nl_f2int32(x); }
 
 /* An index into an axis of ``n`` elements, wrapped when negative; out of bounds, it is
- * recorded in ``err`` (flag, index) for the backend to raise NumPy's IndexError, and 0 is read. */
+ * flagged in ``err`` for the backend to raise NumPy's IndexError, and element 0 is read. */
 NL_FN int64_t nl_index(int64_t i, int64_t n, int64_t *err) {
     const int64_t j = i < 0 ? i + n : i;
-    if (j < 0 || j >= n) {
-        err[0] = 1;
-        err[1] = i;
-        return 0;
-    }
-    return j;
+    return (j < 0 || j >= n) ? nl_flag(err, i) : j;
 }
 
 /* Exact comparison of a signed and an unsigned 64-bit integer (NumPy's mixed loops): <0, 0, >0. */
