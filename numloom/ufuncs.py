@@ -401,7 +401,7 @@ def _plain_call(uf: ufunc, args: tuple):
     for x in args:
         t = type(x)
         if t is ndarray:
-            keys.append(x._storage.version.dtype)
+            keys.append(x._dtype)
         elif t is float or t is int or t is complex:
             keys.append(t)
         elif t is bool:

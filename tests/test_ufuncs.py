@@ -1067,3 +1067,16 @@ def test_compiled_multi_output_kernels_render_for_cuda(monkeypatch):
     numloom.evaluate(q, r)
     for kernel in lower.generated.values():
         compiler.compile_cuda(render.render(kernel, render.CUDA), "sm_80", name_hint=kernel.name)
+
+
+def test_a_view_of_another_dtype_keeps_its_own_loop():
+    """Operator calls are resolved by each handle's dtype: a float32 view of int32 memory and
+    the int32 array itself get their own loops, whichever runs first."""
+
+    @numpy_compare()
+    def run(xp):
+        x = xp.asarray(numpy.arange(4, dtype=numpy.int32))
+        w = x.view(numpy.float32) * 2
+        return w, x * 2, (x.view(numpy.float32) + 1.5).dtype.name
+
+    run()
