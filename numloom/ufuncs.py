@@ -10,6 +10,7 @@ scalars) and casting errors are NumPy's by construction. Errors that depend on a
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import warnings
 
@@ -309,10 +310,14 @@ def _raises_for_data(uf: ufunc, inputs: tuple, loop: tuple) -> bool:
 
 
 def _fits(value: int, dtype) -> bool:
-    if dtype.kind in "iu":
-        info = _np.iinfo(dtype)
-        return info.min <= value <= info.max
-    return _INT64.min <= value <= _INT64.max
+    low, high = _int_range(dtype) if dtype.kind in "iu" else (_INT64.min, _INT64.max)
+    return low <= value <= high
+
+
+@functools.cache
+def _int_range(dtype) -> tuple:
+    info = _np.iinfo(dtype)
+    return int(info.min), int(info.max)
 
 
 def _compare_out_of_range(call: _Call, inputs: tuple, loop: tuple) -> tuple:
@@ -352,9 +357,26 @@ def as_loop_node(x, dtype, shape) -> Node:
         n = x._node()
         if n.dtype != dtype:
             n = node(Op.CAST, (n,), None, n.shape, dtype)
-    else:
-        n = scalar_node(x, dtype)
-    return broadcast_node(n, shape)
+        return broadcast_node(n, shape)
+    t = type(x)
+    if t is float or t is int or t is bool:
+        return _python_scalar(x, dtype, shape)
+    return broadcast_node(scalar_node(x, dtype), shape)
+
+
+# (dtype, shape, type, value) -> the broadcast constant: the scalars of a program (0.5, 2, 1.0)
+# come back on every traced call. Floats are keyed by their hex form (0.0 and -0.0 differ).
+_scalars: dict = {}
+
+
+def _python_scalar(x, dtype, shape) -> Node:
+    key = (dtype, shape, type(x), x.hex() if type(x) is float else x)
+    n = _scalars.get(key)
+    if n is None:
+        if len(_scalars) >= 4096:
+            _scalars.clear()
+        n = _scalars[key] = broadcast_node(scalar_node(x, dtype), shape)
+    return n
 
 
 def _shape(x) -> tuple:
@@ -418,6 +440,8 @@ def _plain_call(uf: ufunc, args: tuple):
         _plain_loops[(uf.__name__, keys)] = loop
     elif _value_matters(uf, args, loop):
         return None
+    if _raises_for_data(uf, args, loop):
+        return None  # apply records the user's line for the error
     shape, device = None, None
     for x in args:
         if type(x) is ndarray:
