@@ -10,6 +10,8 @@ sync point (conversion to host, ``repr``, ``numloom.sync()``...).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as _np
 
 from . import realize
@@ -427,9 +429,17 @@ def _is_identity(storage: Storage, view: View, dtype) -> bool:
 
 
 def result(n: Node, device: str | None = None) -> ndarray:
-    """A new array (with its own storage) whose value is node ``n``."""
-    storage = Storage(n, device or get_device())
-    return _adopt(ndarray.__new__(ndarray), storage, View.contiguous(n.shape))
+    """A new array (with its own storage) whose value is node ``n``: the whole of it, so the
+    handle is its storage's identity (every traced operation makes one: kept short)."""
+    a = ndarray.__new__(ndarray)
+    a._storage = Storage(n, device or get_device())
+    a._view, a._readonly, a._dtype, a._identity = _whole(n.shape), False, n.dtype, True
+    return a
+
+
+@functools.lru_cache(maxsize=4096)
+def _whole(shape: tuple) -> View:
+    return View.contiguous(shape)
 
 
 def share(a: ndarray, view: View, readonly: bool | None = None, dtype=None) -> ndarray:

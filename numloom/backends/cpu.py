@@ -276,8 +276,7 @@ def _launch(step: Step, order: list, values: dict, blocks: dict) -> None:
     pointers = (ctypes.c_void_p * (len(arrays) + len(outs) + len(errors)))(
         *[a.ctypes.data for a in arrays + outs + errors]
     )
-    block = _constants(step, order)
-    step.fn(pointers, step.params.ctypes.data, block.ctypes.data)
+    step.fn(pointers, step.params.ctypes.data, _constants(step, order))
     if errors and errors[0].any():
         raise_data_error(step, partial(_interpret, step, order, values, positions(order)))
     for p, a in zip(step.outputs, outs):
@@ -298,16 +297,18 @@ def positions(order: list) -> dict:
     return {id(n): i for i, n in enumerate(order)}
 
 
-def _constants(step: Step, order: list) -> np.ndarray:
+def _constants(step: Step, order: list) -> bytes:
     """The constant block: each constant's bytes at its offset (8-byte aligned block)."""
     from ..lower import const_value
 
     size = max((off + dt.itemsize for off, dt in step.layout), default=8)
-    block = np.zeros(-(-size // 8) * 8, np.uint8)
+    block = bytearray(-(-size // 8) * 8)
     for (p, part), (off, dt) in zip(step.consts, step.layout):
-        raw = np.asarray(const_value(order[p], part), dtype=dt).tobytes()
-        block[off : off + dt.itemsize] = np.frombuffer(raw, np.uint8)
-    return block
+        value = const_value(order[p], part)
+        same = isinstance(value, np.generic) and value.dtype == dt
+        raw = value.tobytes() if same else np.asarray(value, dtype=dt).tobytes()
+        block[off : off + dt.itemsize] = raw
+    return bytes(block)
 
 
 def _interpret(step: Step, order: list, values: dict, pos: dict, pooled: bool = False) -> None:
