@@ -49,7 +49,9 @@ def jit(fn=None, *, static_argnums=()):
         if trace is not None:
             return _replay(trace, args)
         if config.DEBUG >= 1 and key is not None:
-            print(f"numloom.jit: tracing {fn.__name__} for {_describe(args)}", file=sys.stderr)
+            why = _why_new(key, list(traces)) if traces else "first call"
+            print(f"numloom.jit: tracing {fn.__name__} for {_describe(args)} ({why})",
+                  file=sys.stderr)  # fmt: skip
         result, trace = _trace(fn, args, kwargs)
         if trace is not None and key is not None:
             traces[key] = trace
@@ -57,6 +59,31 @@ def jit(fn=None, *, static_argnums=()):
 
     wrapper.traces = traces
     return wrapper
+
+
+def _why_new(key: tuple, seen: list) -> str:
+    """What differs between a call's signature and the closest one traced before."""
+    closest = min(
+        seen, key=lambda old: sum(a != b for a, b in zip(old, key)) + abs(len(old) - len(key))
+    )
+    if len(closest) != len(key):
+        return f"{len(key)} arguments instead of {len(closest)}"
+    for k, (old, new) in enumerate(zip(closest, key)):
+        if old == new:
+            continue
+        if old[0] == new[0] == "array":
+            for what, i in (("shape", 1), ("dtype", 3), ("device", 4)):
+                a = old[i].shape if what == "shape" else old[i]
+                b = new[i].shape if what == "shape" else new[i]
+                if a != b:
+                    return f"argument {k}: {what} {a} before, {b} now"
+            return f"argument {k}: another view of its memory"
+        return f"argument {k}: {_shown(old)} before, {_shown(new)} now"
+    return "a new signature"
+
+
+def _shown(part: tuple) -> str:
+    return f"a {part[3]} array" if part[0] == "array" else repr(part[2])
 
 
 def _signature(args: tuple, kwargs: dict):

@@ -96,3 +96,19 @@ def test_outputs_are_independent_arrays(n):
     b = f(x)
     a[0] = 100
     assert b.get()[0] == 1.0
+
+
+def test_a_retrace_says_what_changed(monkeypatch, capsys):
+    from numloom import config
+
+    monkeypatch.setattr(config, "DEBUG", 1)
+    f = nl.jit(lambda a, s: a * s)
+    f(nl.arange(4.0), 2)
+    f(nl.arange(8.0), 2)
+    f(nl.arange(8.0), 3)
+    f(nl.arange(8, dtype="int32"), 3)
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("numloom.jit")]
+    assert lines[0].endswith("(first call)")
+    assert lines[1].endswith("(argument 0: shape (4,) before, (8,) now)")
+    assert lines[2].endswith("(argument 1: 2 before, 3 now)")
+    assert lines[3].endswith("(argument 0: dtype float64 before, int32 now)")
