@@ -252,6 +252,7 @@ class Recipe:
     sizes: tuple  # np.int64 size arguments
     consts: tuple  # (position, part, dtype) of each constant argument, in signature order
     outputs: tuple  # (position, shape, dtype) of each output
+    aligned: tuple = ()  # launches to use instead when every buffer is 16-byte aligned
     parts: int = 0  # partial results per output of a reduction in two passes
     scratch: int = 0  # length of the partial-result arrays (outputs x parts)
     acc: object = None  # the accumulator dtype of those arrays
@@ -503,6 +504,12 @@ def _recipe(step: Step, order: list, sms: int) -> Recipe:
     outputs = tuple((p, order[p].shape, order[p].dtype) for p in step.outputs)
     fixed = dict(sizes=tuple(np.int64(v) for v in step.params[:n_sizes]), consts=consts,
                  outputs=outputs)  # fmt: skip
+    if ir.kind == "map" and "KERNEL_vec" in step.functions:  # 16-byte loads where aligned
+        return Recipe(
+            (("KERNEL", _grid(outer, THREADS, sms), ""),),
+            **fixed,
+            aligned=(("KERNEL_vec", _grid(-(-outer // 4), THREADS, sms), ""),),
+        )
     if ir.kind in ("map", "scan"):
         return Recipe((("KERNEL", _grid(outer, THREADS, sms), ""),), **fixed)
     if ir.kind == "row":
@@ -557,7 +564,10 @@ def _step_launches(step: Step, recipe: Recipe, order: list, values: dict, device
         scratch = tuple(np.uint64(a.ptr) for a in arrays)
     with_parts = scratch + (np.int64(recipe.parts),)
     extra = {"": (), "part": scratch, "final": with_parts, "split": with_parts}
-    for name, grid, role in recipe.launches:
+    plan = recipe.launches
+    if recipe.aligned and all(int(p) % 16 == 0 for p in ptrs):
+        plan = recipe.aligned
+    for name, grid, role in plan:
         args = (*ptrs, *extra[role], *recipe.sizes, *consts)
         launches.append(Launch(step.functions[name], grid, THREADS, args, deps,
                                f"{step.kernel.name} ({name})"))  # fmt: skip
