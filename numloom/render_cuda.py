@@ -88,20 +88,22 @@ def _product(extents: tuple) -> str:
     return " * ".join(f"({e})" for e in extents) or "1"
 
 
-def _combine(r: kir.Reduction) -> list:
-    """Fold the partial result in slot ``t + s`` of shared memory into slot ``t``."""
-    a, b = "s_acc[t]", "s_acc[t + s]"
+def _combine(r: kir.Reduction, a: str = "s_acc[t]", b: str = "s_acc[t + s]",
+             a_arg: str = "s_arg[t]", b_arg: str = "s_arg[t + s]", a_nan: str = "s_nan[t]",
+             b_nan: str = "s_nan[t + s]") -> list:  # fmt: skip
+    """Fold partial result ``b`` (with its arg index and NaN flag) into ``a``: by default slot
+    ``t + s`` of shared memory into slot ``t``."""
     if r.kind in ("sum", "prod", "any", "all"):
         op = {"sum": "+", "prod": "*", "any": "||", "all": "&&"}[r.kind]
         return [f"{a} = {a} {op} {b};"]
     if r.kind in ("max", "min"):
         cmp = ">" if r.kind == "max" else "<"
-        return [f"{a} = {b} {cmp} {a} ? {b} : {a};", "s_nan[t] = s_nan[t] || s_nan[t + s];"]
+        return [f"{a} = {b} {cmp} {a} ? {b} : {a};", f"{a_nan} = {a_nan} || {b_nan};"]
     cmp = ">" if r.kind == "argmax" else "<"
-    nan = f" || ({b} != {b} && ({a} == {a} || s_arg[t + s] < s_arg[t]))" if _is_float(r) else ""
-    take = (f"s_arg[t + s] >= 0 && (s_arg[t] < 0 || {b} {cmp} {a} || "
-            f"({b} == {a} && s_arg[t + s] < s_arg[t]){nan})")  # fmt: skip
-    return [f"if ({take}) {{ {a} = {b}; s_arg[t] = s_arg[t + s]; }}"]
+    nan = f" || ({b} != {b} && ({a} == {a} || {b_arg} < {a_arg}))" if _is_float(r) else ""
+    take = (f"{b_arg} >= 0 && ({a_arg} < 0 || {b} {cmp} {a} || "
+            f"({b} == {a} && {b_arg} < {a_arg}){nan})")  # fmt: skip
+    return [f"if ({take}) {{ {a} = {b}; {a_arg} = {b_arg}; }}"]
 
 
 def _block_reduce(r: kir.Reduction, result: str) -> list:
@@ -306,16 +308,31 @@ def _full_reduce(k: kir.Kernel, r: kir.Reduction) -> list:
 
 
 def _block_tree(r: kir.Reduction) -> list:
-    """Every thread's (acc, arg, nan) combined into slot 0 of shared memory, in a fixed order."""
+    """Every thread's (acc, arg, nan) combined into slot 0 of shared memory, in a fixed order:
+    halving through shared memory down to one warp, then warp shuffles (the same pairs)."""
+    shuffled = ["const " + line for line in (
+        f"{r.acc_type} b = nl_shfl_down(a, s);", "int64_t b_arg = nl_shfl_down(a_arg, s);",
+        "bool b_nan = nl_shfl_down(a_nan, s);")]  # fmt: skip
+    combine = _combine(r, "a", "b", "a_arg", "b_arg", "a_nan", "b_nan")
     return [
         "{",
         "    const int t = threadIdx.x;",
         "    s_acc[t] = acc; s_arg[t] = arg; s_nan[t] = nan;",
         "    __syncthreads();",
-        f"    for (int s = {THREADS // 2}; s > 0; s >>= 1) {{",
+        f"    for (int s = {THREADS // 2}; s >= 32; s >>= 1) {{",
         f"        if (t < s) {{ {' '.join(_combine(r))} }}",
         "        __syncthreads();",
         "    }",
+        "    if (t < 32) {",
+        f"        {r.acc_type} a = s_acc[t];",
+        "        int64_t a_arg = s_arg[t];",
+        "        bool a_nan = s_nan[t];",
+        "        for (int s = 16; s > 0; s >>= 1) {",
+        *["            " + line for line in shuffled + combine],
+        "        }",
+        "        if (t == 0) { s_acc[0] = a; s_arg[0] = a_arg; s_nan[0] = a_nan; }",
+        "    }",
+        "    __syncthreads();",
         "}",
     ]
 

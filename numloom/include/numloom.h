@@ -49,6 +49,25 @@ NL_SIMD_MATH2(atan2) NL_SIMD_MATH2(hypot)
 #endif
 #endif
 
+#ifdef __CUDACC_RTC__
+/* A warp shuffle of any value of at most 8 bytes (reductions combine (acc, arg, nan) triples
+ * of every type in registers once one warp is left). */
+template <typename T> __device__ __forceinline__ T nl_shfl_down(T v, int s) {
+    if constexpr (sizeof(T) == 8) {
+        long long x;
+        memcpy(&x, &v, 8);
+        x = __shfl_down_sync(0xffffffffu, x, s);
+        memcpy(&v, &x, 8);
+    } else {
+        int x = 0;
+        memcpy(&x, &v, sizeof(T));
+        x = __shfl_down_sync(0xffffffffu, x, s);
+        memcpy(&v, &x, sizeof(T));
+    }
+    return v;
+}
+#endif
+
 /* hypot without undue overflow: glibc's on the CPU; on the GPU, CUDA's own overflows near the
  * largest double (hypot(DBL_MAX, 1) is inf there), so the larger side is scaled to [1, 2) by a
  * power of two first (exact), and float sides are summed in double. */
