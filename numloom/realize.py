@@ -8,6 +8,7 @@ device's backend runs them and hands back one ``Buffer`` per output.
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
 import weakref
@@ -53,18 +54,19 @@ def buffer_node(data, device: str = "cpu") -> Node:
     return node(Op.BUFFER, (), buf, buf.data.shape, buf.data.dtype)
 
 
+_SEQ = itertools.count(1)  # creation order of storages: plans list their outputs in it
+
+
 class Storage:
     """The memory behind an array and all of its views: its current version is a node."""
 
     __slots__ = ("version", "device", "error", "seq", "__weakref__")
-    _created = 0
 
     def __init__(self, version: Node, device: str):
         self.version = version
         self.device = device
         self.error = None
-        Storage._created += 1
-        self.seq = Storage._created
+        self.seq = next(_SEQ)
         if version.op is not Op.BUFFER:
             register(self)
 
@@ -108,7 +110,36 @@ def stats() -> dict:
 
 # --- pending work and sync points ------------------------------------------------------------
 
-_pending: weakref.WeakSet = weakref.WeakSet()
+class _Pending:
+    """The storages with pending versions, held weakly: ``add``, ``discard``, iteration.
+
+    Every traced operation adds one, so adding is a weak reference in a dict (no callback when
+    the storage dies, unlike a WeakSet); dead entries are dropped when iterating and, in long
+    runs without a sync, every few thousand adds.
+    """
+
+    def __init__(self):
+        self.refs: dict = {}
+        self.adds = 0
+
+    def add(self, storage) -> None:
+        self.refs[id(storage)] = weakref.ref(storage)
+        self.adds += 1
+        if self.adds & 4095 == 0:
+            self.refs = {k: r for k, r in self.refs.items() if r() is not None}
+
+    def discard(self, storage) -> None:
+        ref = self.refs.get(id(storage))
+        if ref is not None and ref() is storage:
+            del self.refs[id(storage)]
+
+    def __iter__(self):
+        pairs = [(r(), r) for r in self.refs.values()]
+        self.refs = {id(s): r for s, r in pairs if s is not None}
+        return iter([s for s, _ in pairs if s is not None])
+
+
+_pending = _Pending()
 _flushing = False
 
 

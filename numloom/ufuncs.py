@@ -47,6 +47,11 @@ class ufunc:
 
     def __call__(self, *args, out=_NOT_GIVEN, where=True, casting="same_kind", dtype=None,
                  signature=None, **kwargs):  # fmt: skip
+        if (out is _NOT_GIVEN and where is True and len(args) == self.nin and not kwargs
+                and casting == "same_kind" and dtype is None and signature is None):  # fmt: skip
+            made = _plain_call(self, args)  # the common call: operators, np.exp(x)...
+            if made is not None:
+                return made
         args, out = _split_positional_out(self, args, out)
         _check_kwargs(self.__name__, kwargs)
         if where is not True and out is _NOT_GIVEN:
@@ -57,11 +62,6 @@ class ufunc:
                 stacklevel=2,
             )
         out = None if out is _NOT_GIVEN else out
-        if (out is None and where is True and casting == "same_kind" and dtype is None
-                and signature is None and not kwargs):  # fmt: skip
-            made = _plain_call(self, args)
-            if made is not None:
-                return made
         return apply(self, args, out, where, casting, dtype, signature)
 
     def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
