@@ -24,6 +24,8 @@ GATHER     (src, i1, ... ik) indices of one shape         first indexed axis ``a
 SCATTER    (old, value)                                   ``View`` of old that value replaces
 SCATTER_AT (old, value, positions)                        None: flat positions of old replaced
 CONCAT     (a, b, ...)                                    axis
+KERNEL     (storage versions..., scalars..., launch shape) ``(Launch, i)``: storage i after a
+                                                          kernel written in Python ran
 ========== ============================================== =====================================
 
 ``VIEW`` is the only movement op: slices with steps, transposes, broadcasts (stride 0) and
@@ -53,6 +55,7 @@ class Op(enum.Enum):
     SCATTER = "scatter"
     SCATTER_AT = "scatter_at"
     CONCAT = "concat"
+    KERNEL = "kernel"
 
 
 LEAVES = frozenset({Op.BUFFER, Op.CONST, Op.IOTA})

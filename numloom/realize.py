@@ -243,8 +243,8 @@ def _quarantine(storages: list, failure: DataError) -> None:
             tainted.add(id(n))
     for s in storages:
         v = s.version
-        while id(v) in tainted and v.op in (Op.SCATTER, Op.SCATTER_AT):
-            v = v.srcs[0]
+        while id(v) in tainted and v.op in (Op.SCATTER, Op.SCATTER_AT, Op.KERNEL):
+            v = v.srcs[v.arg[1] if v.op is Op.KERNEL else 0]
         if id(v) in tainted:
             s.error = failure.error
             _pending.discard(s)
