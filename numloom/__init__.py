@@ -34,6 +34,7 @@ from .numpy_api import UFUNCS_BY_NAME  # noqa: F401
 from .realize import evaluate, stats, sync  # noqa: F401
 from .ufuncs import ufunc  # noqa: F401
 from . import cuda  # noqa: F401, E402  (numba.cuda's kernel API)
+from .vectorize import vectorize  # noqa: F401, E402
 
 
 def __getattr__(name: str):

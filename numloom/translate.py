@@ -356,10 +356,13 @@ class Translator:
         for name, t in zip(self.params, self.arg_types):
             info = self.vars.get(name)
             if info is None:
-                info = self.vars[name] = VarInfo(t, self.node, param=True)
+                vt = constant(t.value).type if isinstance(t, ConstArg) else t
+                info = self.vars[name] = VarInfo(vt, self.node, param=True)
             info.value = self._param_value(name, t)
 
     def _param_value(self, name: str, t) -> Value:
+        if isinstance(t, ConstArg):
+            return constant(t.value)
         c = f"v_{name}"
         if isinstance(t, Array):
             shape = tuple(f"{c}_n{k}" for k in range(t.ndim))
@@ -385,7 +388,8 @@ class Translator:
         name = f"nl_fn_{self.fn.__name__}_{digest}"
         params = (("nl_ctx", "nl_c"),) if self.uses_ctx else ()
         for pname, t in zip(self.params, self.arg_types):
-            params += tuple(_c_params(f"v_{pname}", t))
+            if not isinstance(t, ConstArg):
+                params += tuple(_c_params(f"v_{pname}", t))
         body = tuple(self._returns_fixed(body, ret, ret_ctype))
         ir = kir.Function(name, ret_ctype, params, self._locals(), body, self._lines())
         writes = frozenset(i for i, p in enumerate(self.params) if p in self.written)
@@ -601,6 +605,9 @@ class Translator:
         if info is None:
             info = self.vars[name] = VarInfo(value.type, stmt)
             self.changed = True
+        if info.param and info.value is not None and info.value.const is not _NO:
+            raise self.unsupported(node, f"assigning to the excluded argument '{name}'",
+                                   "assign to a new variable")  # fmt: skip
         merged = _unify(info.type, value.type)
         if merged is None or (info.param and merged != info.type):
             raise self._twice_typed(name, info, value, node)
@@ -812,6 +819,17 @@ class Translator:
         t = promote(a.type, b.type)
         return Value(t, f"({cond} ? {convert(a, t)} : {convert(b, t)})",
                      nonneg=a.nonneg and b.nonneg)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ConstArg:
+    """An argument whose value is part of the compiled function (``vectorize``'s excluded
+    arguments)."""
+
+    value: object
+
+    def __str__(self) -> str:
+        return f"constant {self.value!r}"
 
 
 @dataclass

@@ -246,6 +246,8 @@ def _compile(k, device: str):
 
     if k.kind == "library":
         return {}, None, None
+    if k.kind == "kernel":  # kernels written in Python compile per launch (cuda_kernels.py)
+        return {}, k.outputs[0].arg[0].kernel.source("cuda")[1], None
     try:
         lowered = lower(k)
     except Unsupported as why:
@@ -291,7 +293,11 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
     values.update(leaves or {})
     for step in program.steps:
         start = time.perf_counter()
-        if step.functions:
+        if step.kernel.kind == "kernel":  # a kernel written in Python (numloom.cuda)
+            from . import cuda_kernels
+
+            cuda_kernels.run(step, order, values, pos, device, program, roots)
+        elif step.functions:
             _launch(step, order, values, device)
         elif step.kernel.kind == "library" and _cupy() is not None:
             _matmul_cupy(step, order, values, device)
