@@ -56,6 +56,7 @@ def jit(fn=None, *, static_argnums=()):
         return result
 
     wrapper.traces = traces
+    wrapper.py_func = fn  # numba.jit's name for the undecorated function
     return wrapper
 
 

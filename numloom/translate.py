@@ -31,6 +31,7 @@ import hashlib
 import inspect
 import linecache
 import os
+import re
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -385,7 +386,7 @@ class Translator:
             ret_ctype = ktypes.ctype(ret)
         digest = hashlib.sha256(repr((self.fn.__qualname__, self.filename, body, ret_ctype,
                                       self.arg_types)).encode()).hexdigest()[:12]  # fmt: skip
-        name = f"nl_fn_{self.fn.__name__}_{digest}"
+        name = f"nl_fn_{_identifier(self.fn.__name__)}_{digest}"
         params = (("nl_ctx", "nl_c"),) if self.uses_ctx else ()
         for pname, t in zip(self.params, self.arg_types):
             if not isinstance(t, ConstArg):
@@ -856,6 +857,11 @@ def _var_value(name: str, info: VarInfo) -> Value:
     if isinstance(t, Tuple):
         return Value(t, items=tuple(Value(it, f"{c}_{k}") for k, it in enumerate(t.items)))
     return Value(t, c, nonneg=info.nonneg or t.kind in "bu")
+
+
+def _identifier(name: str) -> str:
+    """A Python name as part of a C identifier (a lambda is "<lambda>")."""
+    return re.sub(r"\W", "_", name).strip("_") or "f"
 
 
 def _store_counts(fn_node) -> dict:

@@ -62,6 +62,9 @@ def _writable(order, values, blocks, step, q: int, donated: bool, taken: set):
         if donated and node.op is Op.BUFFER:
             taken.add(q)
             buffer = node.arg
+            # The old version is gone: a cached plan holding its node must not hold the memory
+            # (nor count as a reference to it when the next launch asks).
+            buffer.data = None
             if buffer.release is not None:  # a pooled block: it now belongs to the output
                 buffer.release = None
                 return data, data.base

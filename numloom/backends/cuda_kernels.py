@@ -30,6 +30,8 @@ def run(step, order: list, values: dict, pos: dict, device: str, program, roots:
         free = order[q].op is not Op.BUFFER and q not in kept and _last_reader(program, step, q)
         if q not in taken and (free or (launch.donated[k] and order[q].op is Op.BUFFER)):
             taken.add(q)
+            if order[q].op is Op.BUFFER:  # the old version is gone (see cpu_kernels.py)
+                order[q].arg.data = None
         else:
             buffers[i] = _copy(buffers[i], device)
     scalars = srcs[launch.storages : launch.storages + launch.scalars]

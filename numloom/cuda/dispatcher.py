@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 import sys
 from dataclasses import dataclass, field, replace
 
@@ -58,7 +59,7 @@ class Specialization:
 
             body = render(replace(self.ir, name="KERNEL"), CUDA if dialect == "cuda" else C)
             digest = hashlib.sha256(body.encode()).hexdigest()[:16]
-            symbol = f"nl_k_{self.name}_{digest}"[:60]
+            symbol = "nl_k_" + re.sub(r"\W", "_", self.name)[:40] + "_" + digest
             self.sources[dialect] = (symbol, body.replace("KERNEL", symbol))
             # The compile-only CUDA tests render every generated kernel for the GPU too.
             generated.setdefault(f"user:{self.name}:{digest}", replace(self.ir, name=symbol))

@@ -62,7 +62,8 @@ def launch(spec, args: tuple, grid: tuple, block: tuple, shared: int, where) -> 
             index = len(storages) - 1
         arrays.append((index, a._view))
     written = _written(spec, arrays)
-    donated = tuple(_sole_holder(storages[i]) for i in written)
+    # A bounds-checked kernel may fail: its arrays then keep their old versions intact.
+    donated = tuple(_sole_holder(storages[i]) and not spec.ir.checks for i in written)
     versions = [s.version for s in storages]
     scalars = [_scalar(a, t) for a, t in zip(args, spec.arg_types)
                if not isinstance(t, ktypes.Array)]  # fmt: skip
