@@ -3,7 +3,10 @@ expression; and Numba's ``@vectorize([signatures], target=...)``.
 
 When the Python function is in the kernel subset (``translate.py``) it compiles to a device
 function for the call's argument types, and the call records one elementwise ``MAP`` node whose
-C is a call of that function::
+C is a call of that function. As NumPy's ``vectorize`` calls the function on Python scalars
+(``float``, ``int``) and casts the results to the dtype its first call returned (on NumPy
+scalars), the function computes with Python scalars and its result has that dtype; with
+Numba's signatures it computes in the declared types::
 
     @np.vectorize
     def gaussian_pdf(x, mean, sigma):
@@ -108,6 +111,7 @@ class vectorize:
         arg_types = tuple(loop[1] if loop else types)
         full = tuple(ktypes_or_const(p, arg_types) for p in params)
         name, outs = self._specialize(full, loop)
+        arg_types = tuple(ktypes.strong(t) for t in arg_types)  # the arrays' dtypes
         shapes = [v.shape for v in values if isinstance(v, ndarray)]
         shape = broadcast_shapes(*shapes) if shapes else ()
         if shape is None:
@@ -166,19 +170,21 @@ class vectorize:
         return found
 
     def _compile(self, full: tuple, loop) -> tuple:
-        from .translate import ConstArg, convert, translate_scalar
         from .translate import Value as TValue
+        from .translate import convert, translate_scalar
         from .ufunc_table import USER_UFUNCS
 
-        spec, program = translate_scalar(self.pyfunc, full)
-        ret = spec.ret
-        results = list(ret.items) if isinstance(ret, ktypes.Tuple) else [ret]
-        if any(not isinstance(r, ktypes.Scalar) for r in results):
-            raise TypingError(f"function {self.__name__} returns {ret}, not numbers")
-        outs = self._out_dtypes(results, loop)
+        values = full if loop else tuple(_weak(t) for t in full)
+        spec, program = translate_scalar(self.pyfunc, values)
+        results = _results(self.__name__, spec.ret)
+        first = results
+        if loop is None and self.otypes is None:  # the dtypes of a call on NumPy scalars
+            first = _results(self.__name__, translate_scalar(self.pyfunc, full)[0].ret)
+            if len(first) != len(results):
+                raise TypingError(f"{self.__name__} returns {len(first)} or {len(results)} values")
+        outs = self._out_dtypes(first, loop)
         digest = hashlib.sha256(repr((spec.name, outs)).encode()).hexdigest()[:12]
         name = f"vectorize.{digest}"
-        inputs = [t for t in full if not isinstance(t, ConstArg)]
         for k, (r, out) in enumerate(zip(results, outs)):
             field = "" if len(results) == 1 else f".f{k}"
 
@@ -186,7 +192,7 @@ class vectorize:
                 call = f"{spec.name}({', '.join(args)}){field}"
                 return convert(TValue(r, call), ktypes.Scalar(out))
 
-            numpy = functools.partial(_numpy_impl, self.pyfunc, full, inputs, outs, k)
+            numpy = functools.partial(_numpy_impl, self.pyfunc, values, outs, k)
             key = name if len(results) == 1 else f"{name}.{k}"
             USER_UFUNCS[key] = UserUfunc(snippet, tuple(program.items), numpy)
         return name, tuple(outs)
@@ -282,6 +288,21 @@ def _operand(v):
     return asarray(host)
 
 
+def _weak(t):
+    """What NumPy's vectorize passes the function for an element of dtype ``t``: a Python
+    scalar (a Python int for every integer dtype)."""
+    if isinstance(t, ktypes.Scalar):
+        return ktypes.WEAK["i" if t.kind == "u" else t.kind]
+    return t
+
+
+def _results(name: str, ret) -> list:
+    results = list(ret.items) if isinstance(ret, ktypes.Tuple) else [ret]
+    if any(not isinstance(r, ktypes.Scalar) for r in results):
+        raise TypingError(f"function {name} returns {ret}, not numbers")
+    return results
+
+
 def _type_of(v):
     from .array import ndarray
 
@@ -313,22 +334,21 @@ def _device_of(args: tuple, kwargs: dict):
     return None
 
 
-def _numpy_impl(pyfunc, full: tuple, inputs: list, outs: list, k: int, *arrays):
-    """The function through NumPy's loop (the reference executor's path), with weak
-    arguments passed as Python scalars, as the compiled function treats them."""
+def _numpy_impl(pyfunc, types: tuple, outs: list, k: int, *arrays):
+    """The function through NumPy's loop (the reference executor's path): on Python scalars
+    where the compiled function takes them, on NumPy scalars of the declared types else."""
     from .translate import ConstArg
 
     def call(*values):
-        it = iter(zip(values, inputs))
+        it = iter(values)
         args = []
-        for t in full:
+        for t in types:
             if isinstance(t, ConstArg):
                 args.append(t.value)
             else:
-                v, vt = next(it)
-                args.append(v.item() if vt.weak else v)
+                v = next(it)
+                args.append(v if t.weak else t.dtype.type(v))
         return pyfunc(*args)
 
-    fn = np.vectorize(call, otypes=list(outs))
-    out = fn(*arrays)
+    out = np.vectorize(call, otypes=list(outs))(*arrays)
     return out[k] if len(outs) > 1 else out

@@ -76,7 +76,7 @@ def _lines(array, axis):
 
     moved = numloom.moveaxis(array, axis, -1)
     n = moved.shape[-1]
-    return moved.reshape(-1, n), moved.shape[:-1], n
+    return moved.reshape(int(np.prod(moved.shape[:-1])), n), moved.shape[:-1], n
 
 
 def _check_binary(vf, method: str) -> None:
@@ -125,7 +125,7 @@ def accumulate(vf, array, axis, dtype, out):
         array = array.astype(dtype)
     axis = axis + array.ndim if axis < 0 else axis
     moved = numloom.moveaxis(array, axis, -1)
-    lines = moved.reshape(-1, moved.shape[-1])
+    lines = moved.reshape(int(np.prod(moved.shape[:-1])), moved.shape[-1])
     acc = _result_dtype(vf, array.dtype)
     result = numloom.empty(lines.shape, acc)
     if lines.size:
