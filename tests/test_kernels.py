@@ -485,3 +485,53 @@ def test_inspect_source_and_types(capsys):
     saxpy.inspect_types()
     printed = capsys.readouterr().out
     assert "idx: int (Python)" in printed and "alpha" in printed
+
+
+# --- the GPU (run by the GPU tier; everything above runs there too under NUMLOOM_DEVICE=cuda) ---
+
+needs_gpu = pytest.mark.skipif(not cuda.gpu_available(), reason="no usable CUDA GPU here")
+
+
+def _on(device: str, tiled):
+    """The tutorial's histogram, transpose and warp sums, and the Mandelbrot kernel, on one
+    device: their results as NumPy arrays."""
+    with nl.device(device):
+        data = nl.asarray(RNG.integers(0, NBINS, 100_000).astype(numpy.int32))
+        bins = nl.zeros(NBINS, numpy.int32)
+        histogram[16, 128](data, bins)
+        a = nl.asarray(numpy.arange(256 * 256, dtype=numpy.int32).reshape(256, 256))
+        t = nl.zeros((256, 256), numpy.int32)
+        tiled[(8, 8), (32, 8)](a, t)
+        x = nl.asarray(numpy.arange(256, dtype=numpy.int32))
+        sums = nl.zeros(8, numpy.int32)
+        warp_sums[4, 64](x, sums)
+        image = nl.zeros((64, 64), numpy.uint8)
+        mandel_kernel[(4, 4), (16, 16)](-2.0, 1.0, -1.0, 1.0, image, 30)
+        return [bins.get(), t.get(), sums.get(), x.get(), image.get(), bins.device]
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_cpu_and_gpu_give_the_same_results(tutorial):
+    tiled = tutorial["tile_transpose"]
+    cpu, gpu = _on("cpu", tiled), _on("cuda", tiled)
+    assert cpu[-1] == "cpu" and gpu[-1].startswith("cuda")
+    for c, g in zip(cpu[:4], gpu[:4]):
+        numpy.testing.assert_array_equal(c, g)
+    assert (cpu[4] != gpu[4]).mean() <= 1e-3  # float Mandelbrot: a GPU contracts to FMA
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_device_arrays_stay_on_the_gpu():
+    with nl.device("cuda"):
+        x = nl.arange(100_000, dtype=numpy.float32)
+        out = nl.zeros(100_000, numpy.float32)
+    before = nl.stats()
+    for _ in range(3):
+        scale_into.forall(100_000)(x, out, 2.0)
+        out.get()
+    moved = nl.stats()["device_to_host_bytes"] - before["device_to_host_bytes"]
+    assert moved == 3 * out.nbytes and out.device.startswith("cuda")
+    assert nl.stats()["host_to_device_bytes"] == before["host_to_device_bytes"]
+    numpy.testing.assert_array_equal(out.get(), numpy.arange(100_000, dtype=numpy.float32) * 2)
