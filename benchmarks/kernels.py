@@ -10,8 +10,10 @@ the first-call time of a small kernel (translate, render, NVRTC, load, launch).
     python benchmarks/kernels.py                        # the default device (CPU here)
     python benchmarks/kernels.py --device cuda --size 8192 --repeat 20
 
-Each timed call ends when its results are complete (``cuda.synchronize()``); the table shows
-medians. Results are checked against NumPy before timing.
+Kernels are timed as GPU programs run them: ``--repeat`` launches in a row, then one
+``cuda.synchronize()`` (the launches queue while earlier ones run); a row shows the median,
+over five such batches, of the time per launch. NumPy's calls are timed one by one. Results
+are checked against NumPy before timing.
 """
 
 from __future__ import annotations
@@ -98,13 +100,18 @@ extern "C" __global__ void saxpy(float a, const float *x, float *y, long long n)
 """
 
 
-def median_time(call, repeat: int) -> float:
+def median_time(call, repeat: int, sync=None, batches: int = 5) -> float:
+    """Seconds per call: batches of ``repeat`` calls, each batch ending with ``sync()``."""
+    sync = sync or (lambda: None)
     call()  # first call apart: compiles, allocates
+    sync()
     times = []
-    for _ in range(repeat):
+    for _ in range(batches):
         start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
+        for _ in range(repeat):
+            call()
+        sync()
+        times.append((time.perf_counter() - start) / repeat)
     return statistics.median(times)
 
 
@@ -126,26 +133,25 @@ def numloom_cases(size: int, count: int, device: str):
     out = nl.zeros((size, size), np.float32)
     data = nl.asarray(data_host)
     x, y = nl.asarray(rng.random(count, np.float32)), nl.asarray(rng.random(count, np.float32))
-    state = {}
 
     def transpose():
         tile_transpose[(size // TILE, size // TILE), (TILE, ROWS)](a, out)
-        cuda.synchronize()
 
-    def hist():
-        state["bins"] = nl.zeros(BINS, np.int32)
-        histogram[histogram_blocks(count, device), THREADS](data, state["bins"])
-        cuda.synchronize()
+    bins = nl.zeros(BINS, np.int32)
+
+    def hist():  # counts add up over the launches, each reading the one before
+        histogram[histogram_blocks(count, device), THREADS](data, bins)
 
     def axpy():
         saxpy.forall(count, THREADS)(np.float32(2.0), x, y)
-        cuda.synchronize()
 
-    return [
+    reference = np.bincount(data_host, minlength=BINS)
+    cases = [
         ("transpose", transpose, lambda: out.get(), a_host.T),
-        ("histogram", hist, lambda: state["bins"].get(), np.bincount(data_host, minlength=BINS)),
+        ("histogram", hist, lambda: bins.get(), reference),
         ("saxpy", axpy, None, None),
-    ], (a_host, data_host, x, y)
+    ]
+    return cuda.synchronize, cases, (a_host, data_host, x, y)
 
 
 def first_call_compile() -> float:
@@ -186,29 +192,26 @@ def cupy_peers(host, size: int, count: int):
     a, out = cp.asarray(a_host), cp.empty((size, size), cp.float32)
     data = cp.asarray(data_host)
     x, y = cp.asarray(np.random.random(count).astype(np.float32)), cp.zeros(count, cp.float32)
-    sync = cp.cuda.get_current_stream().synchronize
 
     def transpose():
         module.get_function("tile_transpose")((size // TILE, size // TILE), (TILE, ROWS),
                                               (a, out, np.int64(size)))  # fmt: skip
-        sync()
+
+    bins = cp.zeros(BINS, cp.int32)
 
     def hist():
-        bins = cp.zeros(BINS, cp.int32)
         module.get_function("histogram")((histogram_blocks(count, "cuda"),), (THREADS,),
                                          (data, bins, np.int64(count)))  # fmt: skip
-        sync()
 
     def axpy():
         module.get_function("saxpy")((-(-count // THREADS),), (THREADS,),
                                      (np.float32(2.0), x, y, np.int64(count)))  # fmt: skip
-        sync()
 
     def copy():
         cp.copyto(out, a)
-        sync()
 
-    return {"transpose": transpose, "histogram": hist, "saxpy": axpy, "copy": copy}
+    calls = {"transpose": transpose, "histogram": hist, "saxpy": axpy, "copy": copy}
+    return calls, cp.cuda.get_current_stream().synchronize
 
 
 # --- the table ----------------------------------------------------------------------------------
@@ -219,19 +222,19 @@ def main() -> int:
     parser.add_argument("--device", choices=["cpu", "cuda"], help="default: numloom's default")
     parser.add_argument("--size", type=int, help="transpose size N (default 4096; 8192 on a GPU)")
     parser.add_argument("--count", type=int, help="histogram and SAXPY elements")
-    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=10, help="launches per timed batch")
     args = parser.parse_args()
     if args.device:
         nl.set_device(args.device)
     device = nl.get_device()
     gpu = device.startswith("cuda")
     size = args.size or (8192 if gpu else 4096)
-    count = args.count or (1 << 26 if gpu else 1 << 24)
-    cases, host = numloom_cases(size, count, device)
-    peers = cupy_peers(host, size, count) if gpu else numpy_peers(host)
+    count = args.count or (1 << 28 if gpu else 1 << 24)
+    sync, cases, host = numloom_cases(size, count, device)
+    peers, peer_sync = cupy_peers(host, size, count) if gpu else (numpy_peers(host), None)
     peer_name = "CuPy RawKernel" if gpu else "NumPy"
     print(f"numloom {nl.__version__} kernels on {device}: transpose {size}x{size} float32, "
-          f"histogram and SAXPY of {count} elements, median of {args.repeat}")  # fmt: skip
+          f"histogram and SAXPY of {count} elements; per launch, batches of {args.repeat}")  # fmt: skip
     print(f"{'kernel':<12} {'numloom ms':>11} {peer_name + ' ms':>18} {'ratio':>7}  note")
     failed = False
     for name, call, result, want in cases:
@@ -241,13 +244,13 @@ def main() -> int:
             failed |= not ok
         else:
             ok = True
-        ours = median_time(call, args.repeat)
-        theirs = median_time(peers[name], args.repeat) if name in peers else None
+        ours = median_time(call, args.repeat, sync)
+        theirs = median_time(peers[name], args.repeat, peer_sync) if name in peers else None
         note = "" if ok else "RESULT DIFFERS"
         if name == "transpose":
             note += f" {2 * size * size * 4 / ours / 1e9:.1f} GB/s"
             if "copy" in peers:
-                copy = median_time(peers["copy"], args.repeat)
+                copy = median_time(peers["copy"], args.repeat, peer_sync)
                 note += f" (device copy {2 * size * size * 4 / copy / 1e9:.1f} GB/s)"
         ratio = f"{theirs / ours:7.2f}" if theirs else "      -"
         peer = f"{theirs * 1e3:18.3f}" if theirs else f"{'-':>18}"

@@ -90,3 +90,12 @@ def caller_where(depth: int = 2) -> Where | None:
             if start_line == line and start_col is not None:
                 col, end = start_col, end_col if end_line == line else None
     return Where(code.co_filename, line, col, end)
+
+
+def caller_line() -> Where | None:
+    """The user's file and line (no columns: cheap enough for every launch)."""
+    frame = sys._getframe(2)
+    package = __name__.rsplit(".", 1)[0]
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(package):
+        frame = frame.f_back
+    return None if frame is None else Where(frame.f_code.co_filename, frame.f_lineno)

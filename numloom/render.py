@@ -122,7 +122,9 @@ def render(k: kir.Kernel, dialect: Dialect = C) -> str:
                    "scatter": _render_scatter, "scan": _render_scan}  # fmt: skip
     inner += render_kind[k.kind](k)
     text = "\n".join(body + _indent(inner, 1) + ["}"])
-    functions = "\n".join(definitions(k.functions, False))
+    functions = (
+        "\n".join([KERNELS_INCLUDE, *definitions(k.functions, False)]) if k.functions else ""
+    )
     return dialect.prelude + functions + re.sub(r"(?<!= )P\[(\d+)\]", r"p\1", text) + "\n"
 
 
@@ -367,6 +369,9 @@ def _render_scan(k: kir.Kernel) -> list:
 # --- kernels and functions written in Python (numloom.cuda, numloom.vectorize) -----------------
 
 
+KERNELS_INCLUDE = '#include "numloom_kernels.h"'
+
+
 def _comment(line: int, lines: dict) -> list:
     """The Python line a statement comes from, as a comment beside the C it became."""
     text = lines.get(line)
@@ -554,7 +559,8 @@ def render_user_kernel_c(k: kir.UserKernel) -> str:
     ]
     text = "\n".join([f"void {k.name}(void **B, const int64_t *P, const char *K) {{",
                       *_indent(head + loop, 1), "}"])  # fmt: skip
-    return C.prelude + "\n".join(definitions(k.functions, False)) + text + "\n"
+    prelude = C.prelude.replace('"numloom.h"', '"numloom_kernels.h"')
+    return prelude + "\n".join(definitions(k.functions, False)) + text + "\n"
 
 
 def _arrays(k: kir.UserKernel) -> list:

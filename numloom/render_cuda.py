@@ -282,11 +282,12 @@ def _scan(k: kir.Kernel) -> list:
 
 def render_cuda(k: kir.Kernel) -> str:
     """The CUDA C++ source of kernel ``k`` (one or two ``__global__`` functions)."""
-    from .render import definitions
+    from .render import KERNELS_INCLUDE, definitions
 
     body = {"map": _map, "reduce": _reduce, "row": _row, "scatter": _scatter,
             "scan": _scan}[k.kind](k)  # fmt: skip
-    source = "\n".join(['#include "numloom.h"', "", *definitions(k.functions, True), *body]) + "\n"
+    functions = [KERNELS_INCLUDE, *definitions(k.functions, True)] if k.functions else []
+    source = "\n".join(['#include "numloom.h"', "", *functions, *body]) + "\n"
     source = re.sub(r"(?<![.\w])P\[(\d+)\]", r"p\1", source)
     return _CONST.sub(r"k\2", source)
 
@@ -351,4 +352,6 @@ def render_user_kernel_cuda(k: kir.UserKernel) -> str:
             body.append(declare(v))
     body += statements(k.body, dict(k.lines), True)
     text = "\n".join([f'extern "C" __global__ void {k.name}({args}) {{', *_indent(body, 1), "}"])
-    return '#include "numloom.h"\n' + "\n".join(definitions(k.functions, True)) + text + "\n"
+    return (
+        '#include "numloom_kernels.h"\n' + "\n".join(definitions(k.functions, True)) + text + "\n"
+    )

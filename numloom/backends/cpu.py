@@ -243,7 +243,11 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
             else:
                 _interpret(step, order, values, pos)
             if config.DEBUG >= 1:
-                how = "compiled" if step.fn is not None else "through NumPy"
+                how = (
+                    "through NumPy"
+                    if step.fn is None and step.kernel.kind != "kernel"
+                    else "compiled"
+                )
                 took = (time.perf_counter() - start) * 1e3
                 print(
                     f"numloom: {step.kernel.name} [{step.kernel.kind}] {how} {took:.3f} ms",

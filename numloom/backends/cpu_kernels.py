@@ -89,7 +89,7 @@ def _compiled(spec):
 
 def _call(spec, launch, buffers: list, scalars: tuple, dims: list, err: np.ndarray) -> None:
     ir = spec.ir
-    args = arguments(ir)
+    args = spec.layouts.get("c") or spec.layouts.setdefault("c", arguments(ir))
     arrays = [a for a in launch.arrays if a is not None]
     pointers = [buffers[i].ctypes.data + view.offset * buffers[i].itemsize for i, view in arrays]
     pointers.append(err.ctypes.data if ir.checks else 0)

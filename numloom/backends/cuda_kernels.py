@@ -91,8 +91,11 @@ def _launch(spec, launch, buffers: list, scalars: tuple, dims: list, err, device
     from cuda.core import LaunchConfig
     from cuda.core import launch as cuda_launch
 
+    signature = spec.layouts.get("cuda") or spec.layouts.setdefault(
+        "cuda", user_kernel_signature(spec.ir)
+    )
     args = [_argument(source, spec, launch, buffers, scalars, dims, err)
-            for _, source in user_kernel_signature(spec.ir)]  # fmt: skip
+            for _, source in signature]  # fmt: skip
     config = LaunchConfig(grid=tuple(dims[0:3]), block=tuple(dims[3:6]), shmem_size=dims[6])
     stream = backend._get(device).stream
     try:

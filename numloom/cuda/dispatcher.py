@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import os
 import re
 import sys
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .. import config, ktypes
-from ..kerrors import ArgumentError, LaunchError, caller_where
+from ..kerrors import ArgumentError, LaunchError, caller_line, caller_where
 
 # Kernels cannot have more threads per block, or blocks per grid, than CUDA allows.
 MAX_BLOCK = (1024, 1024, 64)
@@ -42,6 +43,7 @@ class Specialization:
     types: dict  # variable -> type, for inspect_types
     sources: dict = field(default_factory=dict)  # dialect -> (symbol, source)
     compiled: dict = field(default_factory=dict)  # device -> compiled function(s)
+    layouts: dict = field(default_factory=dict)  # how arguments are passed, per dialect
 
     @property
     def name(self) -> str:
@@ -86,6 +88,7 @@ class Dispatcher:
         self.debug = debug
         self.options = options
         self.specializations: dict = {}
+        self.params = list(inspect.signature(py_func).parameters)
         self.signatures = [_parse(s) for s in signatures] if signatures else []
         for sig in self.signatures:
             if not device:
@@ -187,7 +190,7 @@ class Launcher:
     def __call__(self, *args):
         from .launch import launch
 
-        where = caller_where()
+        where = caller_line()
         d = self.dispatcher
         types = _arg_types(d, args, where)
         spec = d.specialize(types)
@@ -195,19 +198,17 @@ class Launcher:
 
 
 def _arg_types(d: Dispatcher, args: tuple, where) -> tuple:
-    import inspect
-
-    params = list(inspect.signature(d.py_func).parameters)
+    params = d.params
     if len(args) != len(params):
         raise ArgumentError(f"kernel {d.__name__} takes {len(params)} arguments "
                             f"({', '.join(params)}) but {len(args)} were given",
-                            where)  # fmt: skip
+                            caller_where())  # fmt: skip
     types = []
     for name, a in zip(params, args):
         t = ktypes.typeof(a)
         if t is None:
             raise ArgumentError(f"kernel {d.__name__}: argument '{name}' is a "
-                                f"{type(a).__name__}, which kernels cannot take", where,
+                                f"{type(a).__name__}, which kernels cannot take", caller_where(),
                                 "pass NumPy or numloom arrays and scalars (bool, int, float, "
                                 "complex)")  # fmt: skip
         types.append(t)
@@ -226,7 +227,7 @@ def _match_signature(d: Dispatcher, types: tuple, params: list, where) -> tuple:
     declared = "; ".join("(" + ", ".join(map(str, s)) + ")" for s in d.signatures)
     given = ", ".join(map(str, types))
     raise ArgumentError(f"kernel {d.__name__} was declared for {declared}, not for ({given})",
-                        where)  # fmt: skip
+                        caller_where())  # fmt: skip
 
 
 def _fits(t, s) -> bool:

@@ -14,6 +14,7 @@ stays lazy.
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass
 
@@ -94,7 +95,9 @@ def _scalar(value, t):
     return scalar_node(value, t.dtype)
 
 
+@functools.lru_cache(maxsize=1024)
 def _int(v: int):
+    """A launch-shape constant (cached: the same few values come back launch after launch)."""
     return node(Op.CONST, (), np.int64(v), (), np.int64)
 
 
