@@ -982,14 +982,18 @@ def _shuffle(kind: str):
         if not isinstance(value.type, Scalar) or value.type.kind == "c":
             raise tr.typing(node, f"{what} of {_describe(value)}", "shuffle real scalars")
         t = ktypes.strong(value.type)
-        if t.kind == "b":
-            t = Scalar(np.dtype(np.int32))
+        if t.kind == "b" or t.dtype.itemsize < 4:  # CUDA shuffles 32- and 64-bit values
+            t = Scalar(np.dtype(np.int32 if t.kind != "f" else np.float32))
         ctype = ktypes.ctype(t)
         target = tr.temp(ctype)
         tr.emit(kir.Shuffle(target, kind, convert(value, t), convert(lane, ktypes.INT64), ctype,
                             convert(mask, Scalar(np.dtype(np.uint32))), node.lineno))  # fmt: skip
         if value.type.kind == "b":
             return Value(value.type, f"({target} != 0)")
+        if t.dtype != ktypes.strong(value.type).dtype:
+            return Value(
+                ktypes.strong(value.type), convert(Value(t, target), ktypes.strong(value.type))
+            )
         return Value(t, target)
 
     return handler

@@ -414,8 +414,9 @@ class Translator:
                 init.append(kir.Assign(f"v_{name}", f"p_{name}", self.node.lineno))
             else:
                 params.append(kir.Param(f"v_{name}", ktypes.ctype(t)))
+        used = repr(body) + repr(self._locals())
         return kir.UserKernel(self.label, tuple(params), self._locals(), tuple(init + body),
-                              tuple(self.program.items), self._lines(),
+                              reachable(self.program.items, used), self._lines(),
                               self.program.boundscheck)  # fmt: skip
 
     def types(self) -> dict:
@@ -973,6 +974,20 @@ def truth(tr: Translator, v: Value, node) -> str:
 # --- entry points -------------------------------------------------------------------------------
 
 
+def reachable(items, text: str) -> tuple:
+    """The structs and functions ``text`` uses, directly or through each other, in order.
+    (Type inference may compile a callee for types an early pass guessed; those go.)"""
+    by_name = {item.name: item for item in items}
+    needed, stack = set(), [text]
+    while stack:
+        found = stack.pop()
+        for name, item in by_name.items():
+            if name not in needed and re.search(rf"\b{name}\b", found):
+                needed.add(name)
+                stack.append(repr(item))
+    return tuple(item for item in items if item.name in needed)
+
+
 def translate_kernel(fn, arg_types: tuple, boundscheck: bool = False, name: str = "") -> tuple:
     """``(kir.UserKernel, program, translator)`` for kernel ``fn`` called with ``arg_types``."""
     program = Program(boundscheck)
@@ -986,7 +1001,7 @@ def translate_scalar(fn, arg_types: tuple) -> tuple:
     program = Program(scalar=True)
     tr = Translator(program, fn, arg_types, "scalar")
     spec = tr.function()
-    program.items.append(spec.ir)
+    program.items[:] = list(reachable(program.items, repr(spec.ir))) + [spec.ir]
     return spec, program
 
 

@@ -535,3 +535,66 @@ def test_device_arrays_stay_on_the_gpu():
     assert moved == 3 * out.nbytes and out.device.startswith("cuda")
     assert nl.stats()["host_to_device_bytes"] == before["host_to_device_bytes"]
     numpy.testing.assert_array_equal(out.get(), numpy.arange(100_000, dtype=numpy.float32) * 2)
+
+
+# --- barriers inside loops and branches (Numba's documented shared-memory matmul) ---------------
+
+TPB = 16
+
+
+@cuda.jit
+def fast_matmul(A, B, C):
+    sA = cuda.shared.array(shape=(TPB, TPB), dtype=nl.float32)
+    sB = cuda.shared.array(shape=(TPB, TPB), dtype=nl.float32)
+    x, y = cuda.grid(2)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    bpg = cuda.gridDim.x
+    tmp = nl.float32(0.0)
+    for i in range(bpg):
+        sA[ty, tx] = 0
+        sB[ty, tx] = 0
+        if y < A.shape[0] and (tx + i * TPB) < A.shape[1]:
+            sA[ty, tx] = A[y, tx + i * TPB]
+        if x < B.shape[1] and (ty + i * TPB) < B.shape[0]:
+            sB[ty, tx] = B[ty + i * TPB, x]
+        cuda.syncthreads()
+        for j in range(TPB):
+            tmp += sA[ty, j] * sB[j, tx]
+        cuda.syncthreads()
+    if y < C.shape[0] and x < C.shape[1]:
+        C[y, x] = tmp
+
+
+def test_shared_memory_matmul_with_barriers_in_a_loop():
+    A = RNG.integers(-4, 4, (40, 40)).astype(numpy.float32)  # exact in float32
+    B = RNG.integers(-4, 4, (40, 40)).astype(numpy.float32)
+    C = nl.zeros((40, 40), numpy.float32)
+    fast_matmul[(3, 3), (TPB, TPB)](A, B, C)
+    numpy.testing.assert_array_equal(C.get(), A @ B)
+
+
+@cuda.jit
+def staged(x, out):
+    scratch = cuda.local.array(2, numpy.int64)
+    sm = cuda.shared.array(64, numpy.int64)
+    t = cuda.threadIdx.x
+    scratch[0] = x[t]
+    scratch[1] = x[t] * 10
+    if cuda.blockIdx.x == 0:  # the same for every thread of a block
+        sm[t] = scratch[0]
+        cuda.syncthreads()
+        out[t] = sm[63 - t] + scratch[1]
+    else:
+        sm[t] = scratch[1]
+        cuda.syncthreads()
+        out[64 + t] = sm[63 - t] + scratch[0]
+
+
+def test_barriers_in_branches_and_local_arrays_across_them():
+    x = numpy.arange(64)
+    out = nl.zeros(128, numpy.int64)
+    staged[2, 64](x, out)
+    numpy.testing.assert_array_equal(
+        out.get(), numpy.concatenate([x[::-1] + 10 * x, 10 * x[::-1] + x])
+    )
