@@ -598,3 +598,28 @@ def test_barriers_in_branches_and_local_arrays_across_them():
     numpy.testing.assert_array_equal(
         out.get(), numpy.concatenate([x[::-1] + 10 * x, 10 * x[::-1] + x])
     )
+
+
+@cuda.jit
+def add_scalar(x, k):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        x[i] += k
+
+
+def test_launches_inside_numloom_jit_replay_on_new_inputs():
+    @nl.jit
+    def step(a):
+        b = a * 2
+        add_scalar.forall(a.shape[0])(b, 1)
+        add_scalar.forall(a.shape[0])(a, 5)
+        return b
+
+    for start in range(3):  # traced once, replayed twice
+        a = nl.asarray(numpy.arange(4.0) + start)
+        kept = a.copy()  # shares a's buffer: the replay must not write it in place
+        b = step(a)
+        numpy.testing.assert_array_equal(b.get(), (numpy.arange(4.0) + start) * 2 + 1)
+        numpy.testing.assert_array_equal(a.get(), numpy.arange(4.0) + start + 5)
+        numpy.testing.assert_array_equal(kept.get(), numpy.arange(4.0) + start)
+    assert len(step.traces) == 1

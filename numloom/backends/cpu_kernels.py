@@ -59,7 +59,7 @@ def _writable(order, values, blocks, step, q: int, donated: bool, taken: set):
         if node.op is not Op.BUFFER and q in step.frees and q in blocks:
             taken.add(q)
             return data, blocks.pop(q)
-        if donated and node.op is Op.BUFFER:
+        if donated and node.op is Op.BUFFER and node.arg.data is data:
             taken.add(q)
             buffer = node.arg
             # The old version is gone: a cached plan holding its node must not hold the memory

@@ -28,7 +28,8 @@ def run(step, order: list, values: dict, pos: dict, device: str, program, roots:
     for k, i in enumerate(launch.written):
         q = pos[id(srcs[i])]
         free = order[q].op is not Op.BUFFER and q not in kept and _last_reader(program, step, q)
-        if q not in taken and (free or (launch.donated[k] and order[q].op is Op.BUFFER)):
+        mine = order[q].op is Op.BUFFER and order[q].arg.data is buffers[i]  # not a replay's
+        if q not in taken and (free or (launch.donated[k] and mine)):
             taken.add(q)
             if order[q].op is Op.BUFFER:  # the old version is gone (see cpu_kernels.py)
                 order[q].arg.data = None

@@ -24,6 +24,7 @@ from .. import ktypes, realize
 from ..array import from_host, ndarray
 from ..dag import Op, View, node
 from ..device import get_device
+from ..jit import TRACING
 from ..kerrors import ArgumentError
 
 
@@ -63,8 +64,10 @@ def launch(spec, args: tuple, grid: tuple, block: tuple, shared: int, where) -> 
             index = len(storages) - 1
         arrays.append((index, a._view))
     written = _written(spec, arrays)
-    # A bounds-checked kernel may fail: its arrays then keep their old versions intact.
-    donated = tuple(_sole_holder(storages[i]) and not spec.ir.checks for i in written)
+    # A bounds-checked kernel may fail: its arrays then keep their old versions intact. A traced
+    # function (numloom.jit) replays on other buffers: they are not the launch's to overwrite.
+    donated = tuple(_sole_holder(storages[i]) and not spec.ir.checks and not TRACING
+                    for i in written)  # fmt: skip
     versions = [s.version for s in storages]
     scalars = [_scalar(a, t) for a, t in zip(args, spec.arg_types)
                if not isinstance(t, ktypes.Array)]  # fmt: skip
