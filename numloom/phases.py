@@ -76,12 +76,14 @@ class _Splitter:
         self.arrays.append(PerThread(name, ctype))
         return name
 
-    def split(self, stmts, guard: str, loop_state: str | None, in_loop: bool) -> list:
+    def split(self, stmts, guard: str, states: tuple, in_loop: bool) -> list:
+        """Block-level items for ``stmts`` run where ``guard`` holds, inside the block-level
+        loops whose per-thread states are ``states`` (innermost last)."""
         items, current = [], []
 
         def flush():
             if current:
-                items.append(self.phase(tuple(current), guard, loop_state, in_loop))
+                items.append(self.phase(tuple(current), guard, states, in_loop))
                 current.clear()
 
         for s in stmts:
@@ -99,15 +101,15 @@ class _Splitter:
                 mask = self.fresh("m", "bool")
                 current.append(kir.Assign(f"{mask}[nl_t]", s.cond, s.line))
                 flush()
-                items += self.split(s.then, _and(guard, f"{mask}[nl_t]"), loop_state, in_loop)
-                items += self.split(s.orelse, _and(guard, f"!{mask}[nl_t]"), loop_state, in_loop)
+                items += self.split(s.then, _and(guard, f"{mask}[nl_t]"), states, in_loop)
+                items += self.split(s.orelse, _and(guard, f"!{mask}[nl_t]"), states, in_loop)
             else:
                 flush()
-                items += self.loop(s, guard)
+                items += self.loop(s, guard, states)
         flush()
         return items
 
-    def loop(self, s, guard: str) -> list:
+    def loop(self, s, guard: str, states: tuple) -> list:
         """A loop containing a barrier: every thread's state, the body while any runs."""
         state = self.fresh("w", "int8_t")
         start = f"({guard}) ? 0 : 2" if guard else "0"
@@ -122,14 +124,14 @@ class _Splitter:
                 kir.If(f"{state}[nl_t] == 0 && !({cond})", (kir.Assign(f"{state}[nl_t]", "2"),)),
                 kir.Do(f"nl_any |= ({state}[nl_t] == 0)"))  # fmt: skip
         head = (Phase(test, "", False, True, self._index()),)
-        body = self.split(s.body, f"{state}[nl_t] == 0", state, True)
+        body = self.split(s.body, _and(guard, f"{state}[nl_t] == 0"), states + (state,), True)
         if isinstance(s, kir.For):
             step = kir.Assign(s.var, f"{s.var} + {s.step}", s.line)
             body.append(Phase((step,), f"{state}[nl_t] < 2", False, True, self._index()))
         return items + [BlockLoop(head, tuple(body))]
 
-    def phase(self, stmts, guard: str, loop_state, in_loop: bool) -> Phase:
-        body = tuple(_exits(stmts, loop_state, self.barriers))
+    def phase(self, stmts, guard: str, states: tuple, in_loop: bool) -> Phase:
+        body = tuple(_exits(stmts, states, self.barriers))
         text = repr(body)
         simd = "atomic" not in text and "nl_any" not in text and "goto" not in text
         return Phase(body, guard, simd, in_loop, self._index())
@@ -154,28 +156,25 @@ def _for_cond(s: kir.For) -> str:
     return f"({s.step} > 0 ? {s.var} < {s.stop} : {s.var} > {s.stop})"
 
 
-def _exits(stmts, loop_state: str | None, barriers: bool, nested: bool = False) -> list:
+def _exits(stmts, states: tuple, alive: bool, nested: bool = False) -> list:
     """``return``, and ``break``/``continue`` of a block-level loop, inside a phase: set the
-    thread's flag and jump to the end of its turn (``goto nl_end``)."""
+    thread's flags and jump to the end of its turn (``goto nl_end``). A thread that returns
+    leaves every block-level loop around it."""
     out = []
     for s in stmts:
         if isinstance(s, kir.Return):
-            alive = [kir.Assign("nl_alive[nl_t]", "0", s.line)] if barriers else []
-            out.append(_block(alive + [kir.Do("goto nl_end", s.line)]))
-        elif isinstance(s, (kir.Break, kir.Continue)) and not nested and loop_state:
+            flags = [kir.Assign("nl_alive[nl_t]", "0", s.line)] if alive else []
+            flags += [kir.Assign(f"{w}[nl_t]", "2", s.line) for w in states]
+            out.append(_block(flags + [kir.Do("goto nl_end", s.line)]))
+        elif isinstance(s, (kir.Break, kir.Continue)) and not nested and states:
             value = "2" if isinstance(s, kir.Break) else "1"
-            out.append(_block([kir.Assign(f"{loop_state}[nl_t]", value, s.line),
+            out.append(_block([kir.Assign(f"{states[-1]}[nl_t]", value, s.line),
                                kir.Do("goto nl_end", s.line)]))  # fmt: skip
         elif isinstance(s, kir.If):
-            out.append(
-                replace(
-                    s,
-                    then=tuple(_exits(s.then, loop_state, barriers, nested)),
-                    orelse=tuple(_exits(s.orelse, loop_state, barriers, nested)),
-                )
-            )
+            then = tuple(_exits(s.then, states, alive, nested))
+            out.append(replace(s, then=then, orelse=tuple(_exits(s.orelse, states, alive, nested))))
         elif isinstance(s, (kir.While, kir.For)):
-            out.append(replace(s, body=tuple(_exits(s.body, loop_state, barriers, True))))
+            out.append(replace(s, body=tuple(_exits(s.body, states, alive, True))))
         else:
             out.append(s)
     return out
@@ -190,7 +189,7 @@ def split(k: kir.UserKernel) -> tuple:
     when threads may return before a barrier (their flags are then kept)."""
     alive = has_barrier(k.body) and _returns(k.body)
     s = _Splitter(alive)
-    items = s.split(k.body, "nl_alive[nl_t]" if alive else "", None, False)
+    items = s.split(k.body, "nl_alive[nl_t]" if alive else "", (), False)
     if alive:
         s.arrays.append(PerThread("nl_alive", "bool"))
     return items, s.arrays, alive

@@ -623,3 +623,28 @@ def test_launches_inside_numloom_jit_replay_on_new_inputs():
         numpy.testing.assert_array_equal(a.get(), numpy.arange(4.0) + start + 5)
         numpy.testing.assert_array_equal(kept.get(), numpy.arange(4.0) + start)
     assert len(step.traces) == 1
+
+
+@cuda.jit
+def leaves_early(x, out):
+    sm = cuda.shared.array(32, numpy.int64)
+    t = cuda.threadIdx.x
+    n = 0
+    while n < 4:
+        sm[t] = x[t] + n
+        cuda.syncthreads()
+        if t >= 16 and n == 1:
+            out[t] = -1
+            return  # leaves the loop and the kernel; the others go on
+        n += 1
+        if n == 3:  # every thread still running breaks (a GPU needs them all at a barrier)
+            break
+        cuda.syncthreads()
+    out[t] = sm[t] * 10 + n
+
+
+def test_return_and_break_inside_a_loop_with_barriers():
+    out = nl.zeros(32, numpy.int64)
+    leaves_early[1, 32](numpy.arange(32), out)
+    want = numpy.where(numpy.arange(32) >= 16, -1, (numpy.arange(32) + 2) * 10 + 3)
+    numpy.testing.assert_array_equal(out.get(), want)
