@@ -180,7 +180,7 @@ def attribute(tr, node) -> Value:
             raise tr.typing(node, f"{_name(obj)} has no attribute '{attr}'") from None
         if found is I.laneid:
             return thread_value(tr, node, "nl_lane(nl_c)")
-        return constant(found)
+        return tr.program.global_value(found)
     if isinstance(base.type, Array):
         return _array_attribute(tr, node, base, attr)
     if isinstance(base.type, Scalar) and attr in ("real", "imag"):

@@ -211,6 +211,15 @@ class Struct:
 
 
 @dataclass(frozen=True)
+class Table:
+    """A read-only array compiled into the program: ``NL_TABLE ctype name[] = {values};``."""
+
+    name: str
+    ctype: str
+    values: tuple
+
+
+@dataclass(frozen=True)
 class Function:
     """A device function: ``NL_FN ret name(params) { locals; body }``."""
 

@@ -435,6 +435,8 @@ def _atomic(name: str):
             raise tr.typing(node, f"cuda.atomic.{name} takes {nargs} arguments "
                             f"(ary, idx{', old' if nargs == 4 else ''}, val)")  # fmt: skip
         ary = args[0]
+        if isinstance(ary.type, Array) and ary.type.space == "const":
+            raise tr.typing(node, f"cuda.atomic.{name} on a global array (read-only)")
         if not isinstance(ary.type, Array):
             raise tr.typing(node, f"cuda.atomic.{name} works on an array, not {_describe(ary)}")
         dtype = ary.type.dtype

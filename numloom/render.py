@@ -445,7 +445,10 @@ def definitions(items, cuda: bool) -> list:
     out = []
     for item in items:
         out += [f"#ifndef NL_DEF_{item.name}", f"#define NL_DEF_{item.name}"]
-        if isinstance(item, kir.Struct):
+        if isinstance(item, kir.Table):
+            out.append(f"NL_TABLE {item.ctype} {item.name}[{max(len(item.values), 1)}] = "
+                       f"{{{', '.join(item.values) or '0'}}};")  # fmt: skip
+        elif isinstance(item, kir.Struct):
             fields = " ".join(f"{c} {f};" for c, f in item.fields)
             params = ", ".join(f"{c} {f}" for c, f in item.fields)
             sets = " ".join(f"r.{f} = {f};" for _, f in item.fields)

@@ -220,6 +220,26 @@ class Program:
             self.items.append(kir.Struct(name, tuple((c, f"f{k}") for k, c in enumerate(ctypes_))))
         return name
 
+    def global_value(self, value) -> Value:
+        """A module global or closure variable: a constant, or a NumPy array as a read-only
+        table compiled into the kernel (as Numba freezes global arrays)."""
+        if not (
+            isinstance(value, np.ndarray)
+            and value.dtype.kind in "biuf"
+            and ktypes.storage_ctype(value.dtype) != "nl_half"
+            and value.size <= 1 << 16
+        ):
+            return constant(value)  # fmt: skip
+        data = np.ascontiguousarray(value)
+        digest = hashlib.sha256(data.tobytes() + str(data.dtype).encode()).hexdigest()[:12]
+        name = f"nl_table_{digest}"
+        if not any(item.name == name for item in self.items):
+            values = tuple(literal(v, data.dtype) for v in data.reshape(-1).tolist())
+            self.items.insert(0, kir.Table(name, ktypes.storage_ctype(data.dtype), values))
+        strides = tuple(str(s // data.itemsize) for s in data.strides)
+        ref = ArrayRef(name, tuple(str(n) for n in data.shape), strides, fixed=True)
+        return Value(Array(data.dtype, data.ndim, "C", "const"), arr=ref)
+
     def check_code(self, array: str, axis: int, where: Where) -> int:
         self.checks.append((array, axis, where))
         return len(self.checks) - 1
@@ -680,6 +700,9 @@ class Translator:
         if value.type.kind == "c" and dst.kind != "c":
             raise self.typing(target, f"cannot store a complex value in a {dst} array",
                               "store value.real or abs(value)")  # fmt: skip
+        if arr.type.space == "const":
+            raise self.typing(target, "a global array is read-only in kernels",
+                              "pass the array as an argument to write it")  # fmt: skip
         if arr.arr.root is not None:
             self.written.add(arr.arr.root)
         code = convert(value, dst)
@@ -728,7 +751,7 @@ class Translator:
                 f"name '{name}' is not defined",
                 "kernels see module globals, closure variables and builtins",
             )
-        return constant(self.env[name])
+        return self.program.global_value(self.env[name])
 
     def expr_Tuple(self, node) -> Value:
         items = tuple(self.expr(e) for e in node.elts)

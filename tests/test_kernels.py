@@ -648,3 +648,21 @@ def test_return_and_break_inside_a_loop_with_barriers():
     leaves_early[1, 32](numpy.arange(32), out)
     want = numpy.where(numpy.arange(32) >= 16, -1, (numpy.arange(32) + 2) * 10 + 3)
     numpy.testing.assert_array_equal(out.get(), want)
+
+
+WEIGHTS = numpy.array([[1, 2, 3], [4, 5, 6]], numpy.int16)
+
+
+@cuda.jit
+def weighted(x, out):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        out[i] = x[i] * WEIGHTS[i % 2, i % 3] + WEIGHTS.shape[1]
+
+
+def test_global_arrays_are_compiled_in():
+    x = numpy.arange(12)
+    out = nl.zeros(12, numpy.int64)
+    weighted.forall(12)(x, out)
+    i = numpy.arange(12)
+    numpy.testing.assert_array_equal(out.get(), x * WEIGHTS[i % 2, i % 3] + 3)

@@ -8,6 +8,13 @@
 
 #include "numloom.h"
 
+/* A global NumPy array a kernel reads, compiled in (read-only device memory on a GPU). */
+#ifdef __CUDACC_RTC__
+#define NL_TABLE static __device__ const
+#else
+#define NL_TABLE static const
+#endif
+
 /* Where a thread is: CUDA's threadIdx, blockIdx, blockDim and gridDim, and the error buffer of
  * bounds-checked kernels. The C dialect fills it in its loops over blocks and threads. */
 typedef struct {
