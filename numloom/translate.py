@@ -156,17 +156,27 @@ def function_ast(fn) -> tuple:
             f"numloom cannot read the source of {fn.__qualname__} (defined in {filename})",
             None, "define kernels and vectorized functions in a .py file or a notebook cell",
         )  # fmt: skip
-    found = None
+    candidates = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.Lambda)):
             first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
             name = getattr(node, "name", "<lambda>")
-            if first == code.co_firstlineno and name == code.co_name:
-                found = node if found is None or _arg_names(node) == code.co_varnames[
-                    : code.co_argcount] else found  # fmt: skip
-    if found is None:
+            args = _arg_names(node) == code.co_varnames[: code.co_argcount]
+            if first == code.co_firstlineno and name == code.co_name and args:
+                candidates.append(node)
+    if len(candidates) > 1:  # lambdas on one line: the one whose bytecode is fn's
+        candidates = [n for n in candidates if _same_code(n, code)] or candidates
+    if not candidates:
         raise UnsupportedError(f"numloom cannot find the source of {fn.__qualname__} in {filename}")
-    return filename, found
+    return filename, candidates[0]
+
+
+def _same_code(node, code) -> bool:
+    if not isinstance(node, ast.Lambda):
+        return False
+    compiled = compile(ast.Expression(node), code.co_filename, "eval")
+    inner = next((c for c in compiled.co_consts if hasattr(c, "co_code")), None)
+    return inner is not None and inner.co_code == code.co_code
 
 
 def _arg_names(node) -> tuple:

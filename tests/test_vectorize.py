@@ -197,3 +197,9 @@ def test_reduce_accumulate_outer():
     assert float(sub.reduce(x)) == numpy.subtract.reduce(x)
     with pytest.raises(ValueError, match="no identity"):
         sub.reduce(numpy.zeros(0))
+
+
+def test_lambdas_on_one_line_are_told_apart():
+    plus, times = nl.vectorize(lambda v: v + 1), nl.vectorize(lambda v: v * 10)
+    numpy.testing.assert_array_equal(plus(nl.arange(3)).get(), [1, 2, 3])
+    numpy.testing.assert_array_equal(times(nl.arange(3)).get(), [0, 10, 20])
