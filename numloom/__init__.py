@@ -35,6 +35,9 @@ from .numpy_api import *  # noqa: F403
 from .numpy_api import UFUNCS_BY_NAME  # noqa: F401
 from .realize import evaluate, stats, sync  # noqa: F401
 from .ufuncs import ufunc  # noqa: F401
+from . import cuda  # noqa: F401, E402  (numba.cuda's kernel API)
+from .vectorize import vectorize  # noqa: F401, E402
+from . import types  # noqa: F401, E402  (numba.types' names: `import numloom as numba`)
 
 
 def __getattr__(name: str):

@@ -175,6 +175,14 @@ class ndarray:
             return out
         return host
 
+    def copy_to_host(self, ary=None, stream=0) -> _np.ndarray:
+        """numba.cuda's name for ``get()``: the data as a NumPy array (into ``ary`` if given)."""
+        return self.get(out=ary)
+
+    def copy_to_device(self, ary, stream=0) -> None:
+        """numba.cuda's in-place copy of host (or device) data into this array."""
+        _api.setitem(self, Ellipsis, ary)
+
     def __array__(self, dtype=None, copy=None):
         host = self.get()
         return host if dtype is None else host.astype(dtype, copy=False)

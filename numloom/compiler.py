@@ -122,13 +122,19 @@ def _include_digest(source: str) -> str:
 _versions: dict[str, str] = {}
 
 
+@functools.lru_cache(maxsize=16)
+def _which(name: str, search_path: str) -> str | None:
+    """``shutil.which`` once per compiler name and PATH: every evaluation asks."""
+    return shutil.which(name, path=search_path or None)
+
+
 def c_compiler() -> tuple[str, str]:
     """The C compiler (``$NUMLOOM_CC``, else ``$CC``, else ``cc``) as (path, version line).
 
     Raises CompileError when it cannot be found or run.
     """
     name = os.environ.get("NUMLOOM_CC") or os.environ.get("CC") or "cc"
-    path = shutil.which(name)
+    path = _which(name, os.environ.get("PATH", ""))
     if path is None:
         raise CompileError(
             f"no C compiler: {name!r} is not an executable on PATH; install one (gcc or clang) "

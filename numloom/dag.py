@@ -26,6 +26,8 @@ SCATTER_AT (old, value, positions)                        None: flat positions o
 CONCAT     (a, b, ...)                                    axis
 BITCAST    (src,)                                         None: src's bytes in C order read as
                                                           ``dtype`` elements of ``shape``
+KERNEL     (storage versions..., scalars..., launch shape) ``(Launch, i)``: storage i after a
+                                                          kernel written in Python ran
 ========== ============================================== =====================================
 
 ``VIEW`` is the only movement op: slices with steps, transposes, broadcasts (stride 0) and
@@ -60,6 +62,7 @@ class Op(enum.Enum):
     SCATTER_AT = "scatter_at"
     CONCAT = "concat"
     BITCAST = "bitcast"
+    KERNEL = "kernel"
 
 
 LEAVES = frozenset({Op.BUFFER, Op.CONST, Op.IOTA})

@@ -22,6 +22,10 @@ from .array import _adopt, ndarray
 from .dag import toposort
 from .realize import Storage
 
+# The functions being traced (a replay feeds new buffers to the traced program, so nothing it
+# launches may count on holding its inputs alone).
+TRACING: list = []
+
 
 @dataclass
 class _Trace:
@@ -58,6 +62,7 @@ def jit(fn=None, *, static_argnums=()):
         return result
 
     wrapper.traces = traces
+    wrapper.py_func = fn  # numba.jit's name for the undecorated function
     return wrapper
 
 
@@ -123,7 +128,11 @@ def _trace(fn, args: tuple, kwargs: dict):
     arrays = _array_args(args)
     before = {id(a._storage): a._storage.version for _, a in arrays}
     evaluated = realize.stats()["plans_evaluated"]
-    result = fn(*args, **kwargs)
+    TRACING.append(fn)  # kernels launched now must not write their inputs in place
+    try:
+        result = fn(*args, **kwargs)
+    finally:
+        TRACING.pop()
     handles = _flatten(result)
     if realize.stats()["plans_evaluated"] != evaluated or not handles:
         return result, None  # it evaluated while tracing: call it every time

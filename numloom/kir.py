@@ -1,4 +1,4 @@
-"""The kernel IR: what a fused kernel computes, independent of the language it is rendered in.
+"""The kernel IR: what a kernel computes, independent of the language it is rendered in.
 
 A kernel is a loop nest over an iteration space (``outer`` extents, and ``inner`` extents for a
 reduction), a list of ``Let`` statements computing one point (C expressions over the loop
@@ -6,6 +6,10 @@ coordinates ``i0, i1, ...`` and ``r0, r1, ...``), and what happens to the result
 output buffers, or a ``Reduction`` into an accumulator. Every size, stride and offset is a kernel
 argument (``P[k]``), every scalar constant comes from the constant block (``K``), so one kernel
 source serves every size and every value of the constants.
+
+Kernels written in Python (``numloom.cuda.jit``, compiled ``numloom.vectorize`` functions) are
+``UserKernel``s and ``Function``s: structured statements (``Assign``, ``If``, ``While``, ``For``,
+``Barrier``...) over C expressions, each statement carrying the Python line it comes from.
 """
 
 from __future__ import annotations
@@ -85,6 +89,7 @@ class Kernel:
     phases: tuple = ()  # a row kernel's passes over each row, in order
     row_stores: tuple = ()  # a row kernel's per-row outputs (after its phases)
     view_coords: tuple = ()  # a write through a box view: view coordinates at (i0, i1, ...)
+    functions: tuple = ()  # Structs and Functions the expressions call (compiled vectorize)
 
     def __str__(self) -> str:
         lines = [f"kernel {self.name} [{self.kind}] outer={list(self.outer)} "
@@ -96,3 +101,163 @@ class Kernel:
             r = self.reduction
             lines.append(f"  {r.kind}({r.value}) -> {r.out.buffer}[{r.out.index}]")
         return "\n".join(lines)
+
+
+# --- structured statements: kernels and functions written in Python ------------------------------
+
+
+@dataclass(frozen=True)
+class Assign:
+    """``target = value;`` (``target`` is a local or an element of an array)."""
+
+    target: str
+    value: str
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Do:
+    """``expr;``: an expression for its effect (an atomic whose old value is unused)."""
+
+    expr: str
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class If:
+    cond: str
+    then: tuple
+    orelse: tuple = ()
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class While:
+    cond: str
+    body: tuple
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class For:
+    """``for (var = start; step > 0 ? var < stop : var > stop; var += step)``; ``stop`` and
+    ``step`` are locals or literals (Python evaluates a range's bounds once). ``sign`` is the
+    step's sign when known (1 or -1), else 0."""
+
+    var: str
+    start: str
+    stop: str
+    step: str
+    body: tuple
+    sign: int = 1
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Break:
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Continue:
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Return:
+    value: str | None = None
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Barrier:
+    """``cuda.syncthreads()`` (``kind="block"``) or ``cuda.syncwarp(mask)`` (``"warp"``)."""
+
+    kind: str = "block"
+    mask: str = "0xffffffffu"
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Shuffle:
+    """``target = value`` of another lane of the warp: ``kind`` is idx, up, down or xor and
+    ``lane`` the source lane, the delta or the lane mask (CUDA's ``__shfl_*_sync``)."""
+
+    target: str
+    kind: str
+    value: str
+    lane: str
+    ctype: str
+    mask: str = "0xffffffffu"
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Local:
+    """A local variable: a scalar, or an array of ``size`` elements (``cuda.local.array``) or,
+    with ``space="shared"``, a block's shared array (``size`` 0: the dynamic shared memory)."""
+
+    name: str
+    ctype: str
+    size: int | None = None
+    space: str = "thread"
+
+
+@dataclass(frozen=True)
+class Struct:
+    """``typedef struct { ctype f0; ctype f1; ... } name;``: a tuple a function returns."""
+
+    name: str
+    fields: tuple
+
+
+@dataclass(frozen=True)
+class Table:
+    """A read-only array compiled into the program: ``NL_TABLE ctype name[] = {values};``."""
+
+    name: str
+    ctype: str
+    values: tuple
+
+
+@dataclass(frozen=True)
+class Function:
+    """A device function: ``NL_FN ret name(params) { locals; body }``."""
+
+    name: str
+    ret: str
+    params: tuple  # (ctype, name) pairs
+    locals: tuple
+    body: tuple
+    lines: tuple = ()  # (line, Python source) for the comments beside the statements
+
+
+@dataclass(frozen=True)
+class Param:
+    """A kernel argument: an array (a pointer, its shape and, unless C-contiguous, its strides)
+    or a scalar (read from the constant block)."""
+
+    name: str
+    ctype: str
+    ndim: int | None = None  # None for a scalar
+    contiguous: bool = False
+    written: bool = False
+
+
+@dataclass(frozen=True)
+class UserKernel:
+    """A kernel written in Python: ``numloom.cuda.jit``'s kernels."""
+
+    name: str
+    params: tuple
+    locals: tuple
+    body: tuple
+    functions: tuple = ()
+    lines: tuple = ()
+    checks: bool = False  # indices are bounds-checked into the error buffer
+    kind: str = "kernel"
+
+    def __str__(self) -> str:
+        from .render import render
+
+        return render(self)

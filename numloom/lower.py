@@ -22,6 +22,7 @@ import numpy as np
 from . import config, kir
 from .dag import Node, Op, contiguous_strides
 from .schedule import Kernel, broadcast_dims, trailing_axes
+from .ufunc_table import USER_UFUNCS
 
 
 class Unsupported(Exception):
@@ -245,6 +246,18 @@ class _Lowerer:
         self.row_locals: dict = {}  # a row kernel's reductions computed so far: node id -> name
         self.checks: list = []  # (node, k) flagging bad data in each error slot
         self.locals = 0
+        self.functions: list = []  # definitions compiled vectorize functions need
+
+    def user_function(self, name: str):
+        """The snippet of a compiled ``numloom.vectorize`` function (its definitions are
+        added to the kernel)."""
+        user = USER_UFUNCS.get(name)
+        if user is None:
+            return None
+        for item in user.definitions:
+            if item not in self.functions:
+                self.functions.append(item)
+        return user.snippet
 
     # -- arguments and locals --
 
@@ -329,7 +342,7 @@ class _Lowerer:
         if op is Op.REDUCE and id(n) in self.row_locals:
             return self.row_locals[id(n)]
         if op is Op.MAP:
-            snippet = SNIPPETS.get(n.arg)
+            snippet = SNIPPETS.get(n.arg) or self.user_function(n.arg)
             if snippet is None:
                 raise Unsupported(f"no C snippet for {n.arg}")
             loop = n.srcs[0].dtype if n.arg not in ("where",) else n.srcs[1].dtype
@@ -462,6 +475,8 @@ def lower(kernel: Kernel) -> Lowered:
         raise Unsupported(f"{kernel.kind} kernels")
     if low.checks:  # error slots for bad data (indices, powers): one more output buffer
         ir = replace(ir, buffers=ir.buffers + (kir.Buffer("err", "int64_t", True),))
+    if low.functions:
+        ir = replace(ir, functions=tuple(low.functions))
     generated.setdefault(str(replace(ir, name="")), ir)
     return Lowered(
         ir, tuple(low.params), tuple(low.consts), tuple(low.const_layout), tuple(low.checks)

@@ -110,6 +110,7 @@ def stats() -> dict:
 
 # --- pending work and sync points ------------------------------------------------------------
 
+
 class _Pending:
     """The storages with pending versions, held weakly: ``add``, ``discard``, iteration.
 
@@ -306,5 +307,8 @@ def _without_failed_writes(roots: list, bad: Node) -> dict:
 
 
 def _written_over(n: Node) -> int | None:
-    """For a write, which of its sources is the version it writes over (None: not a write)."""
+    """For a write, which of its sources is the version it writes over (None: not a write):
+    a kernel written in Python writes over storage ``arg[1]`` among its sources."""
+    if n.op is Op.KERNEL:
+        return n.arg[1]
     return 0 if n.op in (Op.SCATTER, Op.SCATTER_AT) else None

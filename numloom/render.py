@@ -108,6 +108,10 @@ CUDA = Dialect(name="cuda", prelude='#include "numloom.h"\n', signature="", rest
 
 def render(k: kir.Kernel, dialect: Dialect = C) -> str:
     """The source text of kernel ``k`` in ``dialect``."""
+    if isinstance(k, kir.UserKernel):
+        from .render_cuda import render_user_kernel_cuda
+
+        return render_user_kernel_cuda(k) if dialect is CUDA else render_user_kernel_c(k)
     if dialect is CUDA:
         from .render_cuda import render_cuda
 
@@ -118,7 +122,10 @@ def render(k: kir.Kernel, dialect: Dialect = C) -> str:
                    "scatter": _render_scatter, "scan": _render_scan}  # fmt: skip
     inner += render_kind[k.kind](k)
     text = "\n".join(body + _indent(inner, 1) + ["}"])
-    return dialect.prelude + re.sub(r"(?<!= )P\[(\d+)\]", r"p\1", text) + "\n"
+    functions = (
+        "\n".join([KERNELS_INCLUDE, *definitions(k.functions, False)]) if k.functions else ""
+    )
+    return dialect.prelude + functions + re.sub(r"(?<!= )P\[(\d+)\]", r"p\1", text) + "\n"
 
 
 def _render_map(k: kir.Kernel) -> list:
@@ -357,3 +364,297 @@ def _render_scan(k: kir.Kernel) -> list:
     if not k.outer:
         return ["{", *_indent(line, 1), "}"]
     return _loops(k.outer, "i", line, parallel=True, simd=False, work=k.inner)
+
+
+# --- kernels and functions written in Python (numloom.cuda, numloom.vectorize) -----------------
+
+
+KERNELS_INCLUDE = '#include "numloom_kernels.h"'
+
+
+def _comment(line: int, lines: dict) -> list:
+    """The Python line a statement comes from, as a comment beside the C it became."""
+    text = lines.get(line)
+    if not text:
+        return []
+    # A trailing backslash would continue the comment; ?? could start a trigraph.
+    text = text.rstrip("\\").replace("??", "? ?")
+    return [f"// {line}: {text}"]
+
+
+def statements(stmts, lines: dict, cuda: bool, last: list | None = None) -> list:
+    """C (or CUDA C++) lines of structured statements, each Python line as a comment."""
+    last = [None] if last is None else last
+    out = []
+    for s in stmts:
+        line = getattr(s, "line", 0)
+        if line and line != last[0]:
+            out += _comment(line, lines)
+            last[0] = line
+        out += _statement(s, lines, cuda, last)
+    return out
+
+
+def _statement(s, lines: dict, cuda: bool, last: list) -> list:
+    body = lambda stmts: _indent(statements(stmts, lines, cuda, last), 1)  # noqa: E731
+    if isinstance(s, kir.Assign):
+        return [f"{s.target} = {s.value};"]
+    if isinstance(s, kir.Do):
+        return [f"{s.expr};"]
+    if isinstance(s, kir.If):
+        if s.cond == "1" and not s.orelse:
+            return ["{", *body(s.then), "}"]
+        out = [f"if ({s.cond}) {{", *body(s.then)]
+        return out + (["} else {", *body(s.orelse), "}"] if s.orelse else ["}"])
+    if isinstance(s, kir.While):
+        return [f"while ({s.cond}) {{", *body(s.body), "}"]
+    if isinstance(s, kir.For):
+        cond = {1: f"{s.var} < {s.stop}", -1: f"{s.var} > {s.stop}"}.get(
+            s.sign, f"({s.step} > 0 ? {s.var} < {s.stop} : {s.var} > {s.stop})"
+        )
+        head = f"for ({s.var} = {s.start}; {cond}; {s.var} += {s.step}) {{"
+        return [head, *body(s.body), "}"]
+    if isinstance(s, kir.Break):
+        return ["break;"]
+    if isinstance(s, kir.Continue):
+        return ["continue;"]
+    if isinstance(s, kir.Return):
+        return ["return;" if s.value is None else f"return {s.value};"]
+    if isinstance(s, kir.Barrier) and cuda:
+        return ["__syncthreads();" if s.kind == "block" else f"__syncwarp({s.mask});"]
+    if isinstance(s, kir.Shuffle) and cuda:
+        fn = {"idx": "__shfl_sync", "up": "__shfl_up_sync", "down": "__shfl_down_sync",
+              "xor": "__shfl_xor_sync"}[s.kind]  # fmt: skip
+        lane = s.lane if s.kind != "idx" else f"(int)({s.lane})"
+        return [f"{s.target} = {fn}({s.mask}, {s.value}, (int)({lane}));"]
+    raise ValueError(f"{type(s).__name__} cannot be rendered here")
+
+
+def declare(v: kir.Local) -> str:
+    """A local's declaration: scalars start at zero (a Python variable is always assigned
+    before it is read, but C cannot prove it on every path)."""
+    if v.size is not None:
+        return f"{v.ctype} {v.name}[{max(v.size, 1)}];"
+    if v.ctype.endswith("*") or v.ctype.startswith("nl_"):
+        return f"{v.ctype} {v.name};"
+    return f"{v.ctype} {v.name} = 0;"
+
+
+def definitions(items, cuda: bool) -> list:
+    """Structs and device functions, each once per program however many kernels use it."""
+    out = []
+    for item in items:
+        out += [f"#ifndef NL_DEF_{item.name}", f"#define NL_DEF_{item.name}"]
+        if isinstance(item, kir.Table):
+            out.append(f"NL_TABLE {item.ctype} {item.name}[{max(len(item.values), 1)}] = "
+                       f"{{{', '.join(item.values) or '0'}}};")  # fmt: skip
+        elif isinstance(item, kir.Struct):
+            fields = " ".join(f"{c} {f};" for c, f in item.fields)
+            params = ", ".join(f"{c} {f}" for c, f in item.fields)
+            sets = " ".join(f"r.{f} = {f};" for _, f in item.fields)
+            out += [f"typedef struct {{ {fields} }} {item.name};",
+                    f"NL_FN {item.name} {item.name}_make({params}) {{ {item.name} r; {sets} "
+                    "return r; }"]  # fmt: skip
+        else:
+            params = ", ".join(f"{c} {n}" for c, n in item.params) or "void"
+            body = [declare(v) for v in item.locals]
+            body += statements(item.body, dict(item.lines), cuda)
+            out += [f"NL_FN {item.ret} {item.name}({params}) {{", *_indent(body, 1), "}"]
+        out += ["#endif", ""]
+    return out
+
+
+@dataclass(frozen=True)
+class Arguments:
+    """How a user kernel's arguments are passed. ``sizes`` are the int64 values (``P`` on the
+    CPU, by-value arguments on the GPU): ("launch", i) for grid, block and dynamic shared
+    bytes, ("shape", param, axis) and ("stride", param, axis) of each array. ``scalars`` are
+    (param index, ctype, offset in the constant block ``K``)."""
+
+    sizes: tuple
+    scalars: tuple
+    block: int
+
+
+LAUNCH = ("gdx", "gdy", "gdz", "bdx", "bdy", "bdz", "dyn_bytes")
+
+
+def arguments(k: kir.UserKernel) -> Arguments:
+    sizes = [("launch", i) for i in range(len(LAUNCH))]
+    scalars, offset = [], 0
+    for j, p in enumerate(k.params):
+        if p.ndim is None:
+            size = _SCALAR_SIZE.get(p.ctype, 8)
+            align = min(size, 8)
+            offset = -(-offset // align) * align
+            scalars.append((j, p.ctype, offset))
+            offset += size
+            continue
+        sizes += [("shape", j, d) for d in range(p.ndim)]
+        if not p.contiguous:
+            sizes += [("stride", j, d) for d in range(p.ndim)]
+    return Arguments(tuple(sizes), tuple(scalars), max(8, -(-offset // 8) * 8))
+
+
+_SCALAR_SIZE = {"bool": 1, "int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2,
+                "int32_t": 4, "uint32_t": 4, "float": 4, "nl_complex64": 8,
+                "nl_complex128": 16}  # fmt: skip
+
+
+def _size_name(k: kir.UserKernel, entry: tuple) -> str:
+    if entry[0] == "launch":
+        return f"nl_{LAUNCH[entry[1]]}"
+    kind, j, d = entry
+    return f"{k.params[j].name}_{'n' if kind == 'shape' else 's'}{d}"
+
+
+def _derived_strides(k: kir.UserKernel) -> list:
+    """C-contiguous arrays take no strides: the last is 1, each other the next's times its
+    size (constants the C compiler folds into the indexing)."""
+    out = []
+    for p in k.params:
+        if p.ndim is None or not p.contiguous:
+            continue
+        for d in reversed(range(p.ndim)):
+            value = "1" if d == p.ndim - 1 else f"{p.name}_s{d + 1} * {p.name}_n{d + 1}"
+            out.append(f"const int64_t {p.name}_s{d} = {value};")
+    return out
+
+
+def render_user_kernel_c(k: kir.UserKernel) -> str:
+    """The C + OpenMP source of a kernel written in Python: blocks run in parallel, each
+    block's threads one after another, split into phases at barriers (``phases.py``)::
+
+        void NAME(void **B, const int64_t *P, const char *K) {
+            float *v_x = (float *)B[0];  const int64_t v_x_n0 = P[7]; ...
+            #pragma omp parallel for schedule(dynamic) if (nl_blocks > 1)
+            for (int64_t nl_b = 0; nl_b < nl_blocks; nl_b++) {
+                nl_ctx nl_cb = ...;                       // blockIdx, blockDim, gridDim
+                float s_12_4[1056];                       // shared arrays
+                for (tz) for (ty) for (tx) {              // one loop per phase
+                    nl_ctx nl_c = nl_cb; nl_c.tx = nl_tx; ...
+                    <the Python statements>
+                }
+            }
+        }
+    """
+    from . import phases
+
+    args = arguments(k)
+    # No const and no restrict: two arguments may be views of one array.
+    head = [f"{p.ctype} *{p.name} = ({p.ctype} *)B[{j}];" for j, p in enumerate(_arrays(k))]
+    head.append(f"int64_t *nl_err = (int64_t *)B[{len(_arrays(k))}];")
+    head += [f"const int64_t {_size_name(k, e)} = P[{i}];" for i, e in enumerate(args.sizes)]
+    head += _derived_strides(k)
+    head += [f"const {c} {k.params[j].name} = *(const {c} *)(K + {off});"
+             for j, c, off in args.scalars]  # fmt: skip
+    head += ["const int64_t nl_threads = nl_bdx * nl_bdy * nl_bdz;",
+             "const int64_t nl_blocks = nl_gdx * nl_gdy * nl_gdz;"]  # fmt: skip
+    items, arrays, barriers = phases.split(k)
+    keep = phases.per_thread(items, k.locals)
+    block = _block_start(k, arrays, keep, barriers)
+    block += _block_items(k, items, keep)
+    loop = [
+        "#pragma omp parallel for schedule(dynamic) if (nl_blocks > 1)",
+        "for (int64_t nl_b = 0; nl_b < nl_blocks; nl_b++) {",
+        *_indent(block, 1),
+        "}",
+    ]
+    text = "\n".join([f"void {k.name}(void **B, const int64_t *P, const char *K) {{",
+                      *_indent(head + loop, 1), "}"])  # fmt: skip
+    prelude = C.prelude.replace('"numloom.h"', '"numloom_kernels.h"')
+    return prelude + "\n".join(definitions(k.functions, False)) + text + "\n"
+
+
+def _arrays(k: kir.UserKernel) -> list:
+    return [p for p in k.params if p.ndim is not None]
+
+
+def _block_start(k: kir.UserKernel, arrays, keep: set, barriers: bool) -> list:
+    lines = ["nl_ctx nl_cb;",
+             "nl_cb.bx = nl_b % nl_gdx; nl_cb.by = (nl_b / nl_gdx) % nl_gdy; "
+             "nl_cb.bz = nl_b / (nl_gdx * nl_gdy);",
+             "nl_cb.bdx = nl_bdx; nl_cb.bdy = nl_bdy; nl_cb.bdz = nl_bdz;",
+             "nl_cb.gdx = nl_gdx; nl_cb.gdy = nl_gdy; nl_cb.gdz = nl_gdz;",
+             "nl_cb.tx = 0; nl_cb.ty = 0; nl_cb.tz = 0; nl_cb.err = nl_err;"]  # fmt: skip
+    dynamic = [v for v in k.locals if v.space == "shared" and v.size == 0]
+    if dynamic:
+        lines.append("unsigned char nl_dynamic[nl_dyn_bytes + 16] __attribute__((aligned(16)));")
+    for v in k.locals:
+        if v.space == "shared":
+            lines.append(f"{v.ctype} *{v.name} = ({v.ctype} *)nl_dynamic;" if v.size == 0
+                         else f"{v.ctype} {v.name}[{max(v.size, 1)}];")  # fmt: skip
+        elif v.name in keep:
+            dims = f"[nl_threads][{v.size}]" if v.size is not None else "[nl_threads]"
+            lines.append(f"{v.ctype} pt_{v.name}{dims};")
+    lines += [f"{a.ctype} {a.name}[nl_threads];" for a in arrays]
+    if barriers:
+        lines.append("for (int64_t nl_t = 0; nl_t < nl_threads; nl_t++) nl_alive[nl_t] = 1;")
+    return lines
+
+
+def _block_items(k: kir.UserKernel, items, keep: set) -> list:
+    from . import phases
+
+    out = []
+    for item in items:
+        if isinstance(item, phases.Phase):
+            out += _thread_loop(k, item, keep)
+            continue
+        head = ["int nl_any = 0;"]
+        for p in item.head:
+            head += _thread_loop(k, p, keep)
+        out += ["for (;;) {", *_indent(head + ["if (!nl_any) break;"]
+                                      + _block_items(k, item.body, keep), 1), "}"]  # fmt: skip
+    return out
+
+
+def _thread_loop(k: kir.UserKernel, phase, keep: set) -> list:
+    """One phase: a loop over the block's threads (the x loop a vector loop when nothing in
+    it orders threads), each thread's kept locals loaded at the start and saved at the end."""
+    from . import phases
+
+    lines = dict(k.lines)
+    thread_locals = [v for v in k.locals if v.space == "thread"]
+    names = phases._names(repr(phase.stmts) + phase.guard, {v.name for v in thread_locals})
+    decls, saves = [], []
+    for v in thread_locals:
+        if v.name not in names:
+            continue
+        if v.name in keep and v.size is not None:
+            decls.append(f"{v.ctype} *{v.name} = pt_{v.name}[nl_t];")
+        elif v.name in keep:
+            decls.append(f"{v.ctype} {v.name} = pt_{v.name}[nl_t];")
+            saves.append(f"pt_{v.name}[nl_t] = {v.name};")
+        else:
+            decls.append(declare(v))
+    body = [
+        "const int64_t nl_t = (nl_tz * nl_bdy + nl_ty) * nl_bdx + nl_tx;",
+        "nl_ctx nl_c = nl_cb;",
+        "nl_c.tx = nl_tx; nl_c.ty = nl_ty; nl_c.tz = nl_tz;",
+    ]
+    if phase.guard:
+        body.append(f"if (!({phase.guard})) continue;")
+    body += decls + statements(phase.stmts, lines, False)
+    text = repr(phase.stmts)
+    if "goto nl_end" in text:
+        body = [b.replace("goto nl_end;", f"goto nl_end{phase.index};") for b in body]
+        body += [f"nl_end{phase.index}:;"]
+    body += saves
+    simd = phase.simd and not _calls_atomics(k, text)
+    return [
+        "for (int64_t nl_tz = 0; nl_tz < nl_bdz; nl_tz++)",
+        "for (int64_t nl_ty = 0; nl_ty < nl_bdy; nl_ty++)",
+        *(["#pragma omp simd"] if simd else []),
+        "for (int64_t nl_tx = 0; nl_tx < nl_bdx; nl_tx++) {",
+        *_indent(body, 1),
+        "}",
+    ]
+
+
+def _calls_atomics(k: kir.UserKernel, text: str) -> bool:
+    """Whether a phase calls a device function that uses atomics (they order threads)."""
+    for f in k.functions:
+        if isinstance(f, kir.Function) and f.name in text and "atomic" in repr(f.body):
+            return True
+    return False

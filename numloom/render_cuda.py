@@ -464,8 +464,76 @@ def _scan(k: kir.Kernel) -> list:
 
 def render_cuda(k: kir.Kernel) -> str:
     """The CUDA C++ source of kernel ``k`` (one or two ``__global__`` functions)."""
+    from .render import KERNELS_INCLUDE, definitions
+
     body = {"map": _map, "reduce": _reduce, "row": _row, "scatter": _scatter,
             "scan": _scan}[k.kind](k)  # fmt: skip
-    source = "\n".join(['#include "numloom.h"', "", *body]) + "\n"
+    functions = [KERNELS_INCLUDE, *definitions(k.functions, True)] if k.functions else []
+    source = "\n".join(['#include "numloom.h"', "", *functions, *body]) + "\n"
     source = re.sub(r"(?<![.\w])P\[(\d+)\]", r"p\1", source)
     return _CONST.sub(r"k\2", source)
+
+
+# --- kernels written in Python -------------------------------------------------------------------
+
+
+def user_kernel_signature(k: kir.UserKernel) -> list:
+    """The CUDA arguments of a user kernel, in order: ``(C declaration, source)`` where source
+    is ("ptr", param), ("size", entry of ``render.arguments``), ("scalar", param, part) or
+    ("err",). Grid and block sizes come from CUDA's own variables; scalars arrive by value
+    (bools as int32, complex numbers as two parts)."""
+    from .render import _size_name, arguments
+
+    out = [(f"{p.ctype} *{p.name}", ("ptr", j)) for j, p in enumerate(k.params)
+           if p.ndim is not None]  # fmt: skip
+    for entry in arguments(k).sizes:
+        if entry[0] != "launch" or entry[1] == 6:
+            out.append((f"const int64_t {_size_name(k, entry)}", ("size", entry)))
+    for j, p in enumerate(k.params):
+        if p.ndim is not None:
+            continue
+        if p.ctype == "bool":
+            out.append((f"const int32_t {p.name}_arg", ("scalar", j, None)))
+        elif p.ctype.startswith("nl_complex"):
+            part = "float" if p.ctype == "nl_complex64" else "double"
+            out += [(f"const {part} {p.name}_re", ("scalar", j, "real")),
+                    (f"const {part} {p.name}_im", ("scalar", j, "imag"))]  # fmt: skip
+        else:
+            out.append((f"const {p.ctype} {p.name}", ("scalar", j, None)))
+    out.append(("int64_t *nl_err", ("err",)))
+    return out
+
+
+def render_user_kernel_cuda(k: kir.UserKernel) -> str:
+    """The CUDA C++ source of a kernel written in Python: the statements as they are, thread
+    indices from CUDA's own variables, shared arrays ``__shared__``::
+
+        extern "C" __global__ void NAME(float *v_x, const int64_t v_x_n0, ...,
+                                        const float v_a, int64_t *nl_err) {
+            const nl_ctx nl_c = nl_cuda_ctx(nl_err);
+            __shared__ float s_12_4[1056];
+            <the Python statements; cuda.syncthreads() is __syncthreads()>
+        }
+    """
+    from .render import _derived_strides, declare, definitions, statements
+
+    args = ", ".join(decl for decl, _ in user_kernel_signature(k))
+    body = ["const nl_ctx nl_c = nl_cuda_ctx(nl_err);", *_derived_strides(k)]
+    for p in k.params:
+        if p.ndim is None and p.ctype == "bool":
+            body.append(f"const bool {p.name} = {p.name}_arg != 0;")
+        elif p.ndim is None and p.ctype.startswith("nl_complex"):
+            body.append(f"const {p.ctype} {p.name} = {p.ctype}_make({p.name}_re, {p.name}_im);")
+    if any(v.space == "shared" and v.size == 0 for v in k.locals):
+        body.append("extern __shared__ __align__(16) unsigned char nl_dynamic[];")
+    for v in k.locals:
+        if v.space == "shared":
+            body.append(f"{v.ctype} *{v.name} = ({v.ctype} *)nl_dynamic;" if v.size == 0
+                        else f"__shared__ {v.ctype} {v.name}[{max(v.size, 1)}];")  # fmt: skip
+        else:
+            body.append(declare(v))
+    body += statements(k.body, dict(k.lines), True)
+    text = "\n".join([f'extern "C" __global__ void {k.name}({args}) {{', *_indent(body, 1), "}"])
+    return (
+        '#include "numloom_kernels.h"\n' + "\n".join(definitions(k.functions, True)) + text + "\n"
+    )

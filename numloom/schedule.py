@@ -10,7 +10,9 @@ node is fused into the kernel that consumes it:
 - writes (scatters), joins (concatenate) and the sources of gathers (read at random places);
 - reinterpretations of memory as another dtype (bitcasts) and what they reinterpret;
 - a node read through a shifted or strided view (a stencil over a computed value);
-- a node that several kernels would otherwise each recompute, unless it is cheap.
+- a node that several kernels would otherwise each recompute, unless it is cheap;
+- launches of kernels written in Python (``numloom.cuda``) and their array arguments: the
+  new versions of all the storages one launch writes come out of one kernel.
 
 Elementwise outputs of one shape that share work become one multi-output kernel (Black-Scholes'
 call and put). ``schedule_nodes`` gives every node its own kernel: the reference plan.
@@ -35,6 +37,7 @@ KIND = {
     Op.SCATTER_AT: "copy",
     Op.CONCAT: "map",
     Op.BITCAST: "copy",
+    Op.KERNEL: "kernel",
 }
 FREE = frozenset({Op.BUFFER, Op.CONST, Op.VIEW})
 
@@ -89,6 +92,8 @@ def _describe(n: Node) -> str:
 
 
 def _name(n: Node) -> str:
+    if n.op is Op.KERNEL:
+        return n.arg[0].kernel.name
     if n.op is Op.MAP:
         return n.arg
     if n.op in (Op.REDUCE, Op.SCAN):
@@ -127,6 +132,7 @@ _MATERIALIZE_OP = {
     Op.SCATTER: "a write makes a new version of its storage",
     Op.SCATTER_AT: "a write makes a new version of its storage",
     Op.BITCAST: "a reinterpretation of memory (NumPy's view as another dtype)",
+    Op.KERNEL: "a kernel written in Python (it writes its arrays in memory)",
 }
 
 
@@ -188,6 +194,10 @@ def _materialized(order: list, roots: list) -> dict:
                     why.setdefault(id(s), f"read by {n.op.value} at computed positions")
         if n.op is Op.BITCAST and n.srcs[0].op not in LEAVES_OR_VIEWS:
             why.setdefault(id(n.srcs[0]), "read as other bytes (a bitcast reads memory)")
+        if n.op is Op.KERNEL:
+            for s in n.srcs:
+                if s.op not in LEAVES_OR_VIEWS:
+                    why.setdefault(id(s), "an argument of a kernel written in Python")
         if n.op is Op.VIEW and n.srcs[0].op not in (Op.BUFFER, Op.CONST):
             src = n.srcs[0]
             if src.op is Op.VIEW or broadcast_dims(n.arg, src.shape) is None:
@@ -313,7 +323,7 @@ def schedule(roots: list, device: str = "cpu") -> Plan:
     order = toposort(roots)
     by_id = {id(n): n for n in order}
     why = _materialized(order, roots)
-    group = {}  # kernel root id -> representative id (multi-output kernels share one)
+    group = _launches(order)  # kernel root id -> representative id (multi-output kernels)
     while True:
         owners = _owners(order, why)
         changed = False
@@ -338,6 +348,16 @@ def schedule(roots: list, device: str = "cpu") -> Plan:
         if not changed:
             break
     return _plan(order, roots, why, owners, group, device)
+
+
+def _launches(order: list) -> dict:
+    """The storages one launch of a Python kernel writes come out of one kernel."""
+    group, first = {}, {}
+    for n in order:
+        if n.op is Op.KERNEL:
+            key = (n.arg[0], tuple(map(id, n.srcs)))
+            group[id(n)] = first.setdefault(key, id(n))
+    return group
 
 
 def _depends(kernel_roots: list, order: list) -> bool:

@@ -62,3 +62,9 @@ NUMPY_UFUNCS.update(
 
 
 COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
+
+
+# Compiled ``numloom.vectorize`` functions, by the MAP name their nodes carry ("vectorize.<hash>"):
+# objects with ``snippet(args, dtype)`` (the C call), ``definitions`` (the kir functions it
+# needs) and ``numpy(*arrays)`` (the same function through NumPy, for the reference executor).
+USER_UFUNCS: dict = {}

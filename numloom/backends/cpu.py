@@ -173,6 +173,10 @@ def _compile(k):
     from ..lower import Unsupported, lower
     from ..render import render
 
+    if k.kind == "kernel":  # kernels written in Python compile per launch (cpu_kernels.py)
+        from .cpu_kernels import source
+
+        return None, source(k), None
     try:
         lowered = lower(k)
     except Unsupported as why:
@@ -235,12 +239,20 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
     with np.errstate(all="ignore"):
         for step in program.steps:
             start = time.perf_counter()
-            if step.fn is not None:
+            if step.kernel.kind == "kernel":  # a kernel written in Python (numloom.cuda)
+                from . import cpu_kernels
+
+                cpu_kernels.run(step, order, values, blocks, pos)
+            elif step.fn is not None:
                 _launch(step, order, values, blocks)
             else:
                 _interpret(step, order, values, pos, pooled=any(p in blocks for p in step.inputs))
             if config.DEBUG >= 1:
-                how = "compiled" if step.fn is not None else "through NumPy"
+                how = (
+                    "through NumPy"
+                    if step.fn is None and step.kernel.kind != "kernel"
+                    else "compiled"
+                )
                 took = (time.perf_counter() - start) * 1e3
                 print(
                     f"numloom: {step.kernel.name} [{step.kernel.kind}] {how} {took:.3f} ms",

@@ -340,7 +340,9 @@ def _explain_splits(kernels: list, steps: list) -> list:
     out = []
     for k, step in zip(kernels, steps):
         if not _on_gpu(step):
-            where = "in cuBLAS" if k.kind == "library" else "on the host (no CUDA code for it)"
+            where = {"library": "in cuBLAS", "kernel": "as its own launch"}.get(
+                k.kind, "on the host (no CUDA code for it)"
+            )
             k = replace(k, reason=f"{k.reason}; runs {where}, between CUDA graphs")
         out.append(k)
     return out
@@ -355,6 +357,8 @@ def _compile(k, device: str):
 
     if k.kind == "library":
         return {}, None, None
+    if k.kind == "kernel":  # kernels written in Python compile per launch (cuda_kernels.py)
+        return {}, k.outputs[0].arg[0].kernel.source("cuda")[1], None
     try:
         lowered = lower(k)
     except Unsupported as why:
@@ -422,6 +426,11 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
         first = program.steps[segment[0]]
         if _on_gpu(first):
             _run_kernels(program, index, segment, order, values, device)
+        elif first.kernel.kind == "kernel":  # a kernel written in Python (numloom.cuda)
+            from . import cuda_kernels
+
+            pos = {id(n): i for i, n in enumerate(order)}
+            cuda_kernels.run(first, order, values, pos, device, program, roots)
         elif first.kernel.kind == "library" and _matmul_library() is not None:
             _matmul(first, order, values, device)
         else:

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..dag import Node, Op
 from ..realize import Buffer, DataError, count, node
-from ..ufunc_table import NUMPY_UFUNCS
+from ..ufunc_table import NUMPY_UFUNCS, USER_UFUNCS
 
 
 def strided(flat: np.ndarray, view) -> np.ndarray:
@@ -75,9 +75,10 @@ def compute(n: Node, srcs: list):
     if op is Op.CAST:
         return srcs[0].astype(n.dtype)
     if op is Op.MAP:
+        fn = NUMPY_UFUNCS.get(n.arg) or USER_UFUNCS[n.arg].numpy
         if n.arg == "power" and n.srcs[1].dtype.kind == "i":
             check_exponents(n, srcs[1])
-        out = NUMPY_UFUNCS[n.arg](*srcs)
+        out = fn(*srcs)
         return np.asarray(out, dtype=n.dtype) if np.ndim(out) == 0 else out
     if op is Op.REDUCE:
         return _reduce(n, srcs[0])

@@ -1,0 +1,133 @@
+"""Kernels written in Python (``numloom.cuda``) on a CUDA device: the rendered CUDA C++
+(``render_cuda.render_user_kernel_cuda``) compiled with NVRTC once per architecture, launched
+with cuda.core's ``launch`` on numloom's stream, in the plan's order.
+
+As on the CPU, each storage the kernel writes starts as its old version: the old device buffer
+itself when nothing else can see it, else a device-to-device copy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..dag import Op
+from ..realize import Buffer, DataError
+from ..render_cuda import user_kernel_signature
+from . import cuda as backend
+
+
+def run(step, order: list, values: dict, pos: dict, device: str, program, roots: list) -> None:
+    """Launch kernel step ``step``; its outputs (device arrays) go to ``values``."""
+    first = order[step.outputs[0]]
+    launch = first.arg[0]
+    spec = launch.kernel
+    srcs = first.srcs
+    buffers = [values[pos[id(s)]] for s in srcs[: launch.storages]]
+    kept = {pos[id(r)] for r in roots}
+    taken: set = set()
+    for k, i in enumerate(launch.written):
+        q = pos[id(srcs[i])]
+        free = order[q].op is not Op.BUFFER and q not in kept and _last_reader(program, step, q)
+        mine = order[q].op is Op.BUFFER and order[q].arg.data is buffers[i]  # not a replay's
+        if q not in taken and (free or (launch.donated[k] and mine)):
+            taken.add(q)
+            if order[q].op is Op.BUFFER:  # the old version is gone (see cpu_kernels.py)
+                order[q].arg.data = None
+        else:
+            buffers[i] = _copy(buffers[i], device)
+    scalars = srcs[launch.storages : launch.storages + launch.scalars]
+    dims = [int(s.arg) for s in srcs[launch.storages + launch.scalars :]]
+    err = backend.to_device(np.zeros(4, np.int64), device).arg.data if spec.ir.checks else None
+    _launch(spec, launch, buffers, scalars, dims, err, device)
+    if err is not None:
+        slots = backend.to_host(Buffer(err, device))
+        if slots[0]:
+            from .cpu_kernels import index_error
+
+            raise DataError(first, index_error(spec, slots))
+    for p in step.outputs:
+        values[p] = buffers[order[p].arg[1]]
+
+
+def _last_reader(program, step, q: int) -> bool:
+    """Whether no step after ``step`` reads position ``q``."""
+    after = False
+    for s in program.steps:
+        if s is step:
+            after = True
+        elif after and q in s.inputs:
+            return False
+    return True
+
+
+def _copy(array, device: str):
+    from cuda.bindings import driver
+
+    out = backend.DeviceArray(array.shape, array.dtype, device)
+    if out.nbytes:
+        stream = backend._get(device).stream
+        backend._check(driver.cuMemcpyDtoDAsync(out.ptr, array.ptr, out.nbytes, stream.handle),
+                       "cuMemcpyDtoDAsync")  # fmt: skip
+    return out
+
+
+def _function(spec, device: str):
+    state = backend._get(device)
+    key = ("cuda", state.arch)
+    fn = spec.compiled.get(key)
+    if fn is None:
+        from cuda.core import ObjectCode
+
+        from ..compiler import compile_cuda, cuda_code_kind
+
+        symbol, text = spec.source("cuda")
+        code = compile_cuda(text, state.arch, name_hint=symbol)
+        module = (ObjectCode.from_cubin(code) if cuda_code_kind(code) == "cubin"
+                  else ObjectCode.from_ptx(code))  # fmt: skip
+        fn = spec.compiled[key] = module.get_kernel(symbol)
+    return fn
+
+
+def _launch(spec, launch, buffers: list, scalars: tuple, dims: list, err, device: str) -> None:
+    from cuda.core import LaunchConfig
+    from cuda.core import launch as cuda_launch
+
+    signature = spec.layouts.get("cuda") or spec.layouts.setdefault(
+        "cuda", user_kernel_signature(spec.ir)
+    )
+    args = [_argument(source, spec, launch, buffers, scalars, dims, err)
+            for _, source in signature]  # fmt: skip
+    config = LaunchConfig(grid=tuple(dims[0:3]), block=tuple(dims[3:6]), shmem_size=dims[6])
+    stream = backend._get(device).stream
+    try:
+        cuda_launch(stream, config, _function(spec, device), *args)
+    except Exception as e:  # noqa: BLE001 (re-raised with the kernel's name)
+        raise backend.CudaError(f"launching kernel {spec.name} failed: {e}") from e
+
+
+def _argument(source: tuple, spec, launch, buffers, scalars, dims, err):
+    """One kernel argument as cuda.core passes it (a sized NumPy scalar)."""
+    kind = source[0]
+    if kind == "ptr":
+        j = source[1]
+        i, view = launch.arrays[j]
+        return np.uint64(buffers[i].ptr + view.offset * buffers[i].dtype.itemsize)
+    if kind == "size":
+        entry = source[1]
+        if entry[0] == "launch":
+            return np.int64(dims[entry[1]])
+        _, j, d = entry
+        view = launch.arrays[j][1]
+        return np.int64(view.shape[d] if entry[0] == "shape" else view.strides[d])
+    if kind == "err":
+        return np.uint64(err.ptr if err is not None else 0)
+    _, j, part = source
+    k = sum(1 for a in launch.arrays[:j] if a is None)
+    value = np.asarray(scalars[k].arg, dtype=spec.arg_types[j].dtype)[()]
+    if part is not None:
+        return getattr(value, part)
+    if value.dtype == np.bool_:
+        return np.int32(value)
+    if value.dtype == np.float16:
+        return np.float32(value)
+    return value

@@ -1,0 +1,272 @@
+/* numloom_kernels.h: what kernels written in Python (numloom.cuda, numloom.vectorize) need
+ * beyond numloom.h's NumPy-exact scalar helpers: where a thread is, bounds-checked indexing,
+ * Python's slices, complex numbers with NumPy's arithmetic, atomics and shuffles. Shared by
+ * the C (OpenMP) and CUDA dialects; fused kernels that call no such function do not include it.
+ */
+#ifndef NUMLOOM_KERNELS_H
+#define NUMLOOM_KERNELS_H
+
+#include "numloom.h"
+
+/* A global NumPy array a kernel reads, compiled in (read-only device memory on a GPU). */
+#ifdef __CUDACC_RTC__
+#define NL_TABLE static __device__ const
+#else
+#define NL_TABLE static const
+#endif
+
+/* Where a thread is: CUDA's threadIdx, blockIdx, blockDim and gridDim, and the error buffer of
+ * bounds-checked kernels. The C dialect fills it in its loops over blocks and threads. */
+typedef struct {
+    int64_t tx, ty, tz, bx, by, bz, bdx, bdy, bdz, gdx, gdy, gdz;
+    int64_t *err;
+} nl_ctx;
+
+NL_FN int64_t nl_lane(nl_ctx c) { return ((c.tz * c.bdy + c.ty) * c.bdx + c.tx) & 31; }
+
+/* A negative index counts from the end, as in Python. */
+NL_FN int64_t nl_wrap(int64_t i, int64_t n) { return i < 0 ? i + n : i; }
+
+/* Python's slice bounds: start or stop clamped to the axis (negative ones count from the end),
+ * and the number of elements from start to stop by step. */
+NL_FN int64_t nl_slice_bound(int64_t i, int64_t n, int64_t step) {
+    if (i < 0) { i += n; if (i < 0) i = step < 0 ? -1 : 0; }
+    else if (i >= n) i = step < 0 ? n - 1 : n;
+    return i;
+}
+NL_FN int64_t nl_slice_len(int64_t start, int64_t stop, int64_t step) {
+    if (step < 0) return stop < start ? (start - stop - 1) / (-step) + 1 : 0;
+    return start < stop ? (stop - start - 1) / step + 1 : 0;
+}
+
+#ifdef __CUDACC_RTC__
+#define nl_threadfence() __threadfence()
+#else
+#define nl_threadfence() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#endif
+
+/* A bounds-checked index: out of bounds, the first failure's (code, index, size) is recorded
+ * in err[1..3] (err[0] flags it) for the backend to raise IndexError, and element 0 is used. */
+NL_FN int64_t nl_check(int64_t i, int64_t n, int64_t *err, int64_t code) {
+    if (i >= 0 && i < n) return i;
+#ifdef __CUDACC_RTC__
+    if (atomicCAS((unsigned long long *)err, 0ull, 1ull) == 0ull) {
+#else
+    int64_t zero = 0;
+    if (__atomic_compare_exchange_n(err, &zero, 1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+#endif
+        err[1] = code;
+        err[2] = i;
+        err[3] = n;
+    }
+    return 0;
+}
+
+/* Complex numbers as NumPy lays them out (real part, then imaginary part), with NumPy's
+ * arithmetic (npymath's division, power by repeated multiplication for small integers). */
+typedef struct { float re, im; } nl_complex64;
+typedef struct { double re, im; } nl_complex128;
+
+#define NL_COMPLEX(C, T, SUF)                                                          \
+    NL_FN C C##_make(T re, T im) { C z; z.re = re; z.im = im; return z; }              \
+    NL_FN C C##_add(C a, C b) { return C##_make(a.re + b.re, a.im + b.im); }           \
+    NL_FN C C##_sub(C a, C b) { return C##_make(a.re - b.re, a.im - b.im); }           \
+    NL_FN C C##_neg(C a) { return C##_make(-a.re, -a.im); }                            \
+    NL_FN C C##_conj(C a) { return C##_make(a.re, -a.im); }                            \
+    NL_FN C C##_mul(C a, C b) {                                                        \
+        return C##_make(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);         \
+    }                                                                                 \
+    NL_FN C C##_div(C a, C b) {                                                        \
+        T ar = fabs##SUF(b.re), ai = fabs##SUF(b.im);                                  \
+        if (ar >= ai) {                                                               \
+            if (ar == 0 && ai == 0) return C##_make(a.re / ar, a.im / ai);             \
+            T rat = b.im / b.re, scl = (T)1.0 / (b.re + b.im * rat);                  \
+            return C##_make((a.re + a.im * rat) * scl, (a.im - a.re * rat) * scl);     \
+        }                                                                             \
+        T rat = b.re / b.im, scl = (T)1.0 / (b.im + b.re * rat);                      \
+        return C##_make((a.re * rat + a.im) * scl, (a.im * rat - a.re) * scl);         \
+    }                                                                                 \
+    NL_FN bool C##_eq(C a, C b) { return a.re == b.re && a.im == b.im; }               \
+    NL_FN T C##_abs(C a) { return hypot##SUF(a.re, a.im); }                            \
+    NL_FN T C##_phase(C a) { return atan2##SUF(a.im, a.re); }                          \
+    NL_FN C C##_exp(C a) {                                                             \
+        T r = exp##SUF(a.re);                                                         \
+        if (a.im == 0) return C##_make(r, a.im);                                      \
+        return C##_make(r * cos##SUF(a.im), r * sin##SUF(a.im));                       \
+    }                                                                                 \
+    NL_FN C C##_log(C a) { return C##_make(log##SUF(C##_abs(a)), C##_phase(a)); }      \
+    NL_FN C C##_sqrt(C a) {                                                            \
+        if (a.re == 0 && a.im == 0) return C##_make((T)0, a.im);                      \
+        if (isinf(a.im)) return C##_make((T)INFINITY, a.im);                          \
+        T t = sqrt##SUF((fabs##SUF(a.re) + C##_abs(a)) * (T)0.5);                      \
+        if (a.re >= 0) return C##_make(t, a.im / (2 * t));                            \
+        return C##_make(fabs##SUF(a.im) / (2 * t), copysign##SUF(t, a.im));            \
+    }                                                                                 \
+    NL_FN C C##_sin(C a) {                                                             \
+        return C##_make(sin##SUF(a.re) * cosh##SUF(a.im), cos##SUF(a.re) * sinh##SUF(a.im)); \
+    }                                                                                 \
+    NL_FN C C##_cos(C a) {                                                             \
+        return C##_make(cos##SUF(a.re) * cosh##SUF(a.im), -sin##SUF(a.re) * sinh##SUF(a.im)); \
+    }                                                                                 \
+    NL_FN C C##_sinh(C a) {                                                            \
+        return C##_make(sinh##SUF(a.re) * cos##SUF(a.im), cosh##SUF(a.re) * sin##SUF(a.im)); \
+    }                                                                                 \
+    NL_FN C C##_cosh(C a) {                                                            \
+        return C##_make(cosh##SUF(a.re) * cos##SUF(a.im), sinh##SUF(a.re) * sin##SUF(a.im)); \
+    }                                                                                 \
+    NL_FN C C##_tanh(C a) {                                                            \
+        if (fabs##SUF(a.re) > (T)20)                                                  \
+            return C##_make(copysign##SUF((T)1, a.re),                                \
+                            4 * sin##SUF(a.im) * cos##SUF(a.im) * exp##SUF(-2 * fabs##SUF(a.re))); \
+        T d = cosh##SUF(2 * a.re) + cos##SUF(2 * a.im);                               \
+        return C##_make(sinh##SUF(2 * a.re) / d, sin##SUF(2 * a.im) / d);             \
+    }                                                                                 \
+    NL_FN C C##_tan(C a) {                                                             \
+        C t = C##_tanh(C##_make(-a.im, a.re));                                        \
+        return C##_make(t.im, -t.re);                                                 \
+    }                                                                                 \
+    NL_FN C C##_pow(C a, C b) {                                                        \
+        if (b.re == 0 && b.im == 0) return C##_make((T)1, (T)0);                      \
+        if (a.re == 0 && a.im == 0) {                                                 \
+            if (b.re > 0 && b.im == 0) return C##_make((T)0, (T)0);                   \
+            return C##_make((T)NAN, (T)NAN);                                          \
+        }                                                                             \
+        if (b.im == 0 && b.re == (T)(int)b.re && b.re > -100 && b.re < 100) {         \
+            int n = (int)b.re, m = n < 0 ? -n : n;                                    \
+            C r = C##_make((T)1, (T)0), p = a;                                        \
+            while (m) { if (m & 1) r = C##_mul(r, p); p = C##_mul(p, p); m >>= 1; }   \
+            return n < 0 ? C##_div(C##_make((T)1, (T)0), r) : r;                      \
+        }                                                                             \
+        return C##_exp(C##_mul(b, C##_log(a)));                                       \
+    }
+
+NL_COMPLEX(nl_complex64, float, f)
+NL_COMPLEX(nl_complex128, double, )
+
+/* Atomics: the old value of *p, after *p = op(*p, v). On the CPU, a block's threads run on one
+ * core in turn, so shared-memory "atomics" (nl_satomic_*) are plain read-modify-writes. */
+#ifdef __CUDACC_RTC__
+#define NL_CUDA_ATOMIC(T, U, NAME, CALL)                                              \
+    NL_FN T nl_atomic_##NAME##_##T(T *p, T v) { return (T)CALL((U *)p, (U)v); }        \
+    NL_FN T nl_satomic_##NAME##_##T(T *p, T v) { return (T)CALL((U *)p, (U)v); }
+#define NL_CUDA_INT_ATOMICS(T, U, M)                                                  \
+    NL_CUDA_ATOMIC(T, U, add, atomicAdd)                                              \
+    NL_CUDA_ATOMIC(T, M, max, atomicMax)                                              \
+    NL_CUDA_ATOMIC(T, M, min, atomicMin)                                              \
+    NL_CUDA_ATOMIC(T, U, and, atomicAnd)                                              \
+    NL_CUDA_ATOMIC(T, U, or, atomicOr)                                                \
+    NL_CUDA_ATOMIC(T, U, xor, atomicXor)                                              \
+    NL_CUDA_ATOMIC(T, U, exch, atomicExch)                                            \
+    NL_FN T nl_atomic_sub_##T(T *p, T v) { return (T)atomicAdd((U *)p, (U)(0 - (U)v)); } \
+    NL_FN T nl_satomic_sub_##T(T *p, T v) { return nl_atomic_sub_##T(p, v); }          \
+    NL_FN T nl_atomic_cas_##T(T *p, T e, T d) { return (T)atomicCAS((U *)p, (U)e, (U)d); } \
+    NL_FN T nl_satomic_cas_##T(T *p, T e, T d) { return nl_atomic_cas_##T(p, e, d); }
+NL_CUDA_INT_ATOMICS(int32_t, int, int)
+NL_CUDA_INT_ATOMICS(uint32_t, unsigned int, unsigned int)
+NL_CUDA_INT_ATOMICS(int64_t, unsigned long long, long long)
+NL_CUDA_INT_ATOMICS(uint64_t, unsigned long long, unsigned long long)
+
+/* Floats: add natively; the rest through compare-and-swap on the bits. */
+#define NL_CUDA_FLOAT_ATOMICS(T, B, TO_BITS, FROM_BITS)                               \
+    NL_FN T nl_atomic_add_##T(T *p, T v) { return atomicAdd(p, v); }                   \
+    NL_FN T nl_atomic_sub_##T(T *p, T v) { return atomicAdd(p, -v); }                  \
+    NL_FN T nl_atomic_cas_##T(T *p, T e, T d) {                                        \
+        return FROM_BITS(atomicCAS((B *)p, (B)TO_BITS(e), (B)TO_BITS(d)));             \
+    }                                                                                 \
+    NL_FN T nl_atomic_exch_##T(T *p, T v) {                                            \
+        return FROM_BITS(atomicExch((B *)p, (B)TO_BITS(v)));                           \
+    }                                                                                 \
+    NL_FN T nl_atomic_max_##T(T *p, T v) {                                             \
+        T old = *p;                                                                   \
+        while (old < v) {                                                             \
+            B got = atomicCAS((B *)p, (B)TO_BITS(old), (B)TO_BITS(v));                 \
+            if (got == (B)TO_BITS(old)) break;                                        \
+            old = FROM_BITS(got);                                                     \
+        }                                                                             \
+        return old;                                                                   \
+    }                                                                                 \
+    NL_FN T nl_atomic_min_##T(T *p, T v) {                                             \
+        T old = *p;                                                                   \
+        while (old > v) {                                                             \
+            B got = atomicCAS((B *)p, (B)TO_BITS(old), (B)TO_BITS(v));                 \
+            if (got == (B)TO_BITS(old)) break;                                        \
+            old = FROM_BITS(got);                                                     \
+        }                                                                             \
+        return old;                                                                   \
+    }                                                                                 \
+    NL_FN T nl_satomic_add_##T(T *p, T v) { return nl_atomic_add_##T(p, v); }          \
+    NL_FN T nl_satomic_sub_##T(T *p, T v) { return nl_atomic_sub_##T(p, v); }          \
+    NL_FN T nl_satomic_max_##T(T *p, T v) { return nl_atomic_max_##T(p, v); }          \
+    NL_FN T nl_satomic_min_##T(T *p, T v) { return nl_atomic_min_##T(p, v); }          \
+    NL_FN T nl_satomic_exch_##T(T *p, T v) { return nl_atomic_exch_##T(p, v); }        \
+    NL_FN T nl_satomic_cas_##T(T *p, T e, T d) { return nl_atomic_cas_##T(p, e, d); }
+NL_CUDA_FLOAT_ATOMICS(float, int, __float_as_int, __int_as_float)
+NL_CUDA_FLOAT_ATOMICS(double, unsigned long long, __double_as_longlong, __longlong_as_double)
+#else
+#define NL_CAS_LOOP(T, NAME, NEW)                                                     \
+    NL_FN T nl_atomic_##NAME##_##T(T *p, T v) {                                        \
+        T old, want;                                                                  \
+        __atomic_load(p, &old, __ATOMIC_RELAXED);                                     \
+        do { want = (NEW); } while (!__atomic_compare_exchange(p, &old, &want, 1,     \
+                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED));             \
+        return old;                                                                   \
+    }
+#define NL_PLAIN(T, NAME, NEW)                                                        \
+    NL_FN T nl_satomic_##NAME##_##T(T *p, T v) { T old = *p; *p = (NEW); return old; }
+#define NL_COMMON_ATOMICS(T)                                                          \
+    NL_CAS_LOOP(T, max, old < v ? v : old) NL_PLAIN(T, max, old < v ? v : old)         \
+    NL_CAS_LOOP(T, min, old > v ? v : old) NL_PLAIN(T, min, old > v ? v : old)         \
+    NL_FN T nl_atomic_exch_##T(T *p, T v) {                                           \
+        T old; __atomic_exchange(p, &v, &old, __ATOMIC_RELAXED); return old;            \
+    }                                                                                 \
+    NL_PLAIN(T, exch, v)                                                              \
+    NL_FN T nl_atomic_cas_##T(T *p, T e, T d) {                                        \
+        __atomic_compare_exchange(p, &e, &d, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);   \
+        return e;                                                                     \
+    }                                                                                 \
+    NL_FN T nl_satomic_cas_##T(T *p, T e, T d) { T old = *p; if (old == e) *p = d; return old; }
+#define NL_INT_ATOMICS(T)                                                             \
+    NL_COMMON_ATOMICS(T)                                                              \
+    NL_FN T nl_atomic_add_##T(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); } \
+    NL_FN T nl_atomic_sub_##T(T *p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); } \
+    NL_FN T nl_atomic_and_##T(T *p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); } \
+    NL_FN T nl_atomic_or_##T(T *p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); } \
+    NL_FN T nl_atomic_xor_##T(T *p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); } \
+    NL_PLAIN(T, add, (T)(old + v)) NL_PLAIN(T, sub, (T)(old - v))                      \
+    NL_PLAIN(T, and, old & v) NL_PLAIN(T, or, old | v) NL_PLAIN(T, xor, old ^ v)
+#define NL_FLOAT_ATOMICS(T)                                                           \
+    NL_COMMON_ATOMICS(T)                                                              \
+    NL_CAS_LOOP(T, add, old + v) NL_CAS_LOOP(T, sub, old - v)                         \
+    NL_PLAIN(T, add, old + v) NL_PLAIN(T, sub, old - v)
+NL_INT_ATOMICS(int32_t)
+NL_INT_ATOMICS(uint32_t)
+NL_INT_ATOMICS(int64_t)
+NL_INT_ATOMICS(uint64_t)
+NL_FLOAT_ATOMICS(float)
+NL_FLOAT_ATOMICS(double)
+#endif
+
+#ifndef __CUDACC_RTC__
+/* The thread a shuffle reads on the CPU (kind 0 idx, 1 up, 2 down, 3 xor, as __shfl_*_sync):
+ * a lane of the same warp of 32, or the thread itself where CUDA returns its own value. */
+NL_FN int64_t nl_shfl_source(int kind, int64_t t, int64_t arg, int64_t n) {
+    const int64_t lane = t & 31, base = t - lane;
+    const int64_t src = kind == 0 ? (arg & 31) : kind == 1 ? lane - arg
+                      : kind == 2 ? lane + arg : (lane ^ arg);
+    return (src < 0 || src > 31 || base + src >= n) ? t : base + src;
+}
+#endif
+
+#ifdef __CUDACC_RTC__
+NL_FN nl_ctx nl_cuda_ctx(int64_t *err) {
+    nl_ctx c;
+    c.tx = threadIdx.x; c.ty = threadIdx.y; c.tz = threadIdx.z;
+    c.bx = blockIdx.x; c.by = blockIdx.y; c.bz = blockIdx.z;
+    c.bdx = blockDim.x; c.bdy = blockDim.y; c.bdz = blockDim.z;
+    c.gdx = gridDim.x; c.gdy = gridDim.y; c.gdz = gridDim.z;
+    c.err = err;
+    return c;
+}
+#endif
+
+#endif /* NUMLOOM_KERNELS_H */

@@ -1,0 +1,187 @@
+"""Errors about kernels point at the user's code: file, line, column and a caret under the
+construct, with the supported alternative. Bounds-checked kernels raise IndexError naming the
+kernel, the array and the index."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy
+import pytest
+
+import numloom as nl
+from numloom import cuda
+from numloom.kerrors import ArgumentError, KernelError, LaunchError, TypingError, UnsupportedError
+
+
+def line_of(fn, text: str) -> int:
+    """The file line of ``fn``'s source that contains ``text``."""
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(k for k, line in enumerate(lines) if text in line)
+
+
+def check_points_at(error: KernelError, fn_or_file, text: str, column_text: str | None = None):
+    filename = __file__
+    line = line_of(fn_or_file, text) if callable(fn_or_file) else fn_or_file
+    assert error.where.filename == filename
+    assert error.where.line == line
+    source_line = open(filename).read().splitlines()[line - 1]
+    assert error.where.col == source_line.index(column_text or text)
+    message = str(error)
+    assert f'File "{filename}", line {line}, column {error.where.col + 1}' in message
+    assert "^" in message.splitlines()[-1] or "^" in message
+
+
+def comprehension(out):
+    i = cuda.grid(1)
+    out[i] = sum([v for v in range(3)])
+
+
+def test_unsupported_construct():
+    kernel = cuda.jit(comprehension)
+    with pytest.raises(UnsupportedError) as e:
+        kernel[1, 1](nl.zeros(1))
+    check_points_at(e.value, comprehension, "[v for v", "[v for v")
+    assert "list comprehension" in str(e.value) and "range(...)" in str(e.value)
+
+
+def untyped(out):
+    i = cuda.grid(1)
+    if i == 0:
+        acc = acc + 1  # noqa: F821 (the error under test)
+        out[0] = acc
+
+
+def test_untyped_variable():
+    with pytest.raises(TypingError) as e:
+        cuda.jit(untyped)[1, 1](nl.zeros(1))
+    check_points_at(e.value, untyped, "acc = acc + 1", "acc + 1")
+    assert "variable 'acc' has no type" in str(e.value)
+
+
+def twice_typed(x, y, out):
+    i = cuda.grid(1)
+    v = x[i]
+    v = y[i]
+    out[i] = v
+
+
+def test_twice_typed_variable():
+    kernel = cuda.jit(twice_typed)
+    with pytest.raises(TypingError) as e:
+        kernel[1, 4](numpy.zeros(4, numpy.float32), numpy.zeros(4, numpy.int64), nl.zeros(4))
+    check_points_at(e.value, twice_typed, "v = y[i]", "v = y[i]")
+    text = str(e.value)
+    assert "'v' is float32" in text and "int64" in text and "np.float32(...)" in text
+
+
+def unknown_call(out):
+    i = cuda.grid(1)
+    out[i] = numpy.linalg.norm(out)
+
+
+def test_unknown_function():
+    with pytest.raises(TypingError) as e:
+        cuda.jit(unknown_call)[1, 1](nl.zeros(1))
+    check_points_at(e.value, unknown_call, "numpy.linalg.norm(out)")
+    assert "unknown function" in str(e.value) and "cuda.jit(device=True)" in str(e.value)
+
+
+@cuda.jit
+def two_args(x, out):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        out[i] = x[i]
+
+
+def test_wrong_argument_count_at_launch():
+    with pytest.raises(ArgumentError) as e:
+        two_args[1, 4](nl.zeros(4))  # the launch line
+    line = inspect.currentframe().f_lineno - 1
+    check_points_at(e.value, line, "two_args[1, 4](nl.zeros(4))")
+    assert "takes 2 arguments (x, out) but 1 were given" in str(e.value)
+
+
+def test_wrong_argument_type_at_launch():
+    with pytest.raises(ArgumentError) as e:
+        two_args[1, 4]("text", nl.zeros(4))
+    line = inspect.currentframe().f_lineno - 1
+    check_points_at(e.value, line, 'two_args[1, 4]("text", nl.zeros(4))')
+    assert "argument 'x' is a str" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "blocks, threads, words",
+    [(0, 32, "must be positive"), (1, 2048, "allows at most 1024"), ((1, 2, 3, 4), 1, "1 to 3"),
+     (1.5, 32, "must be an integer"), (1, (32, 32, 2), "2048 threads per block")],
+)  # fmt: skip
+def test_invalid_launch_shape(blocks, threads, words):
+    with pytest.raises(LaunchError) as e:
+        two_args[blocks, threads](nl.zeros(4), nl.zeros(4))
+    line = inspect.currentframe().f_lineno - 1
+    check_points_at(e.value, line, "two_args[blocks, threads]")
+    assert words in str(e.value)
+
+
+def test_launch_without_a_configuration():
+    with pytest.raises(LaunchError) as e:
+        two_args(nl.zeros(4), nl.zeros(4))
+    assert "two_args[blocks, threads_per_block]" in str(e.value)
+
+
+@cuda.jit(device=True)
+def helper(a, b):
+    return a + b
+
+
+def calls_helper_badly(out):
+    out[0] = helper(out[0])
+
+
+def test_wrong_argument_count_of_a_device_function():
+    with pytest.raises(TypingError) as e:
+        cuda.jit(calls_helper_badly)[1, 1](nl.zeros(1))
+    check_points_at(e.value, calls_helper_badly, "helper(out[0])")
+    assert "bad call of helper" in str(e.value)
+
+
+def overrun(out):
+    i = cuda.grid(1)
+    out[i + 1] = 1.0
+
+
+def test_boundscheck_environment_variable(monkeypatch):
+    monkeypatch.setenv("NUMLOOM_BOUNDSCHECK", "1")
+    out = nl.zeros(8)
+    cuda.jit(overrun)[1, 8](out)
+    with pytest.raises(IndexError) as e:
+        out.get()
+    text = str(e.value)
+    assert "index 8 is out of bounds for axis 0 with size 8" in text
+    assert "kernel overrun" in text and "array 'out'" in text
+    note = "\n".join(getattr(e.value, "__notes__", []))
+    assert f"line {line_of(overrun, 'out[i + 1] = 1.0')}" in note
+    numpy.testing.assert_array_equal(out.get(), numpy.zeros(8))  # the write never happened
+
+
+def test_debug_kernels_check_bounds():
+    out = nl.zeros(4)
+    cuda.jit(debug=True)(overrun)[1, 4](out)
+    with pytest.raises(IndexError, match="index 4 is out of bounds"):
+        out.get()
+
+
+def uses_a_list(x):
+    return [x, 1][0] * 2
+
+
+def test_vectorize_falls_back_with_one_warning():
+    vf = nl.vectorize(uses_a_list)
+    with pytest.warns(nl.NumloomFallbackWarning) as record:
+        got = vf(nl.arange(5.0))
+        again = vf(nl.arange(3.0))
+    assert len(record) == 1
+    text = str(record[0].message)
+    assert "a list" in text and f"line {line_of(uses_a_list, '[x, 1]')}" in text
+    numpy.testing.assert_array_equal(got.get(), numpy.vectorize(uses_a_list)(numpy.arange(5.0)))
+    numpy.testing.assert_array_equal(again.get(), numpy.arange(3.0) * 2)

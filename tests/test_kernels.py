@@ -1,0 +1,668 @@
+"""Kernels written in Python (``numloom.cuda``) against NumPy: the Numba tutorial's programs run
+unchanged but for the import, CudaPy's examples, and the kernel API one feature at a time.
+Everything runs on the default device (the CPU here; the GPU under NUMLOOM_DEVICE=cuda)."""
+
+from __future__ import annotations
+
+import cmath
+import math
+import pathlib
+import runpy
+
+import numpy
+import pytest
+
+import numloom as nl
+from numloom import cuda
+
+RNG = numpy.random.default_rng(5)
+TUTORIAL = pathlib.Path(__file__).parent / "programs" / "numba_tutorial.py"
+
+
+def host(a):
+    return a.get() if isinstance(a, nl.ndarray) else numpy.asarray(a)
+
+
+# --- the Numba tutorial, run as written -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tutorial():
+    return runpy.run_path(str(TUTORIAL))
+
+
+def test_tutorial_hypot(tutorial):
+    assert tutorial["hypot"](3.0, 4.0) == 5.0
+    assert tutorial["hypot_jit"](3.0, 4.0) == 5.0
+    assert tutorial["hypot_jit"].py_func(-5.0, 12.0) == 13.0
+
+
+def test_tutorial_add_ufunc_on_scalars(tutorial):
+    vf = nl.vectorize(["int64(int64, int64)"], target="cuda")(lambda x, y: x + y)
+    assert int(vf(12, 17)) == 29 and int(vf(11, 1)) == 12
+
+
+def test_tutorial_gaussian_pdf(tutorial):
+    x = host(tutorial["x"])  # the last x: arange(n) as float32
+    pdf = host(tutorial["gaussian_pdf"](x, numpy.float32(0.5), numpy.float32(2.0)))
+    want = numpy.exp(-0.5 * ((x - 0.5) / 2.0) ** 2) / (2.0 * numpy.float32((2 * math.pi) ** 0.5))
+    assert pdf.dtype == numpy.float32
+    numpy.testing.assert_allclose(pdf, want, rtol=1e-6, atol=1e-30)
+
+
+def test_tutorial_polar_distance(tutorial):
+    r1, t1, r2, t2 = (host(tutorial[k]).astype(numpy.float64)
+                      for k in ("rho1", "theta1", "rho2", "theta2"))  # fmt: skip
+    want = numpy.hypot(
+        r1 * numpy.cos(t1) - r2 * numpy.cos(t2), r1 * numpy.sin(t1) - r2 * numpy.sin(t2)
+    )
+    got = host(tutorial["distance"])
+    assert got.dtype == numpy.float32
+    numpy.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_tutorial_add_kernels(tutorial):
+    x, y = tutorial["x"], tutorial["y"]
+    numpy.testing.assert_array_equal(tutorial["out_threads"], x + y)
+    numpy.testing.assert_array_equal(tutorial["out_grid"], x + y)
+    numpy.testing.assert_array_equal(tutorial["out_host"], x + y)
+
+
+def test_tutorial_thread_counters(tutorial):
+    assert tutorial["safe_count"].tolist() == [64 * 64]
+    assert 1 <= tutorial["race_count"][0] <= 64 * 64  # racy by design: some increments win
+
+
+def test_tutorial_transposes(tutorial):
+    a = numpy.arange(1024 * 1024, dtype=numpy.int32).reshape(1024, 1024)
+    numpy.testing.assert_array_equal(tutorial["naive_out"], a.T)
+    numpy.testing.assert_array_equal(tutorial["tiled_out"], a.T)
+
+
+# --- CudaPy's examples -----------------------------------------------------------------------------
+
+
+@cuda.jit
+def saxpy(alpha, X, Y):
+    idx = cuda.grid(1)
+    if idx < len(X):
+        Y[idx] = alpha * X[idx] + Y[idx]
+
+
+@cuda.jit(device=True)
+def add(a, b):
+    return a + b
+
+
+@cuda.jit
+def saxpy_with_helper(alpha, X, Y):
+    idx = cuda.grid(1)
+    if idx < len(X):
+        Y[idx] = add(alpha * X[idx], Y[idx])
+
+
+def test_cudapy_saxpy_with_a_thread_count():
+    X = RNG.random(10_000, numpy.float32)
+    Y = nl.asarray(RNG.random(10_000, numpy.float32))
+    want = numpy.float32(2.5) * X + Y.get()
+    saxpy.forall(len(X))(2.5, X, Y)  # X copied in; Y stays on the device
+    numpy.testing.assert_allclose(Y.get(), want, rtol=1e-6)
+
+
+def test_cudapy_kernel_calling_a_helper():
+    X, Y = RNG.random(1000), RNG.random(1000)
+    want = 3.0 * X + Y
+    saxpy_with_helper.forall(1000)(3.0, X, Y)  # a NumPy Y is written back, as Numba does
+    numpy.testing.assert_allclose(Y, want, rtol=1e-15)
+
+
+@cuda.jit(device=True)
+def mandel(x, y, max_iters):
+    c = complex(x, y)
+    z = 0j
+    for i in range(max_iters):
+        z = z * z + c
+        if (z.real * z.real + z.imag * z.imag) >= 4:
+            return i
+    return max_iters
+
+
+@cuda.jit
+def mandel_kernel(min_x, max_x, min_y, max_y, image, iters):
+    height, width = image.shape
+    pixel_size_x = (max_x - min_x) / width
+    pixel_size_y = (max_y - min_y) / height
+    x, y = cuda.grid(2)
+    if x < width and y < height:
+        image[y, x] = mandel(min_x + x * pixel_size_x, min_y + y * pixel_size_y, iters)
+
+
+def _mandel_numpy(min_x, max_x, min_y, max_y, shape, iters):
+    height, width = shape
+    xs = min_x + numpy.arange(width) * ((max_x - min_x) / width)
+    ys = min_y + numpy.arange(height) * ((max_y - min_y) / height)
+    c = xs[None, :] + 1j * ys[:, None]
+    z, out = numpy.zeros_like(c), numpy.full(shape, iters, numpy.uint8)
+    alive = numpy.ones(shape, bool)
+    for i in range(iters):
+        z[alive] = z[alive] * z[alive] + c[alive]
+        escaped = alive & (z.real * z.real + z.imag * z.imag >= 4)
+        out[escaped] = i
+        alive &= ~escaped
+    return out
+
+
+def test_cudapy_mandelbrot_kernel():
+    image = nl.zeros((96, 128), numpy.uint8)
+    mandel_kernel[(8, 6), (16, 16)](-2.0, 1.0, -1.0, 1.0, image, 20)
+    want = _mandel_numpy(-2.0, 1.0, -1.0, 1.0, (96, 128), 20)
+    mismatched = (image.get() != want).mean()
+    assert mismatched <= (0 if image.device == "cpu" else 1e-3)  # a GPU contracts to FMA
+
+
+# --- lazy launches in the DAG ---------------------------------------------------------------------
+
+
+@cuda.jit
+def scale_into(x, out, factor):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        out[i] = x[i] * factor
+
+
+def test_launch_is_lazy_and_ordered_against_array_work():
+    a = nl.arange(1000.0)
+    pending = a * 2 + 1  # not computed yet: the kernel's input
+    out = nl.zeros(1000)
+    before = nl.stats()["kernels_launched"]
+    scale_into.forall(1000)(pending, out, 3.0)
+    assert nl.stats()["kernels_launched"] == before  # recorded, not run
+    after = out + 1  # reads the kernel's output
+    numpy.testing.assert_array_equal(after.get(), (numpy.arange(1000.0) * 2 + 1) * 3 + 1)
+
+
+@cuda.jit
+def increment(x):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        x[i] += 1
+
+
+def test_writes_keep_copies_and_earlier_reads_intact():
+    x = nl.asarray(numpy.arange(10))
+    copy = x.copy()  # shares x's buffer until one of them changes
+    earlier = x * 10  # pending work reading x's old version
+    increment.forall(10)(x)
+    later = x * 10
+    numpy.testing.assert_array_equal(copy.get(), numpy.arange(10))
+    numpy.testing.assert_array_equal(earlier.get(), numpy.arange(10) * 10)
+    numpy.testing.assert_array_equal(later.get(), (numpy.arange(10) + 1) * 10)
+    numpy.testing.assert_array_equal(x.get(), numpy.arange(10) + 1)
+
+
+def test_a_loop_of_launches_reuses_its_plan_and_compiles_once():
+    x = nl.zeros(256, numpy.int64)
+    for _ in range(2):  # from zeros, then from the first result: two plans
+        increment.forall(256)(x)
+        x.get()
+    before = nl.stats()
+    for _ in range(5):
+        increment.forall(256)(x)
+        x.get()
+    after = nl.stats()
+    assert after["kernels_compiled"] == before["kernels_compiled"]
+    assert after["plan_cache_hits"] - before["plan_cache_hits"] >= 5
+    numpy.testing.assert_array_equal(x.get(), numpy.full(256, 7))
+
+
+@cuda.jit
+def fill_view(v, value):
+    i, j = cuda.grid(2)
+    if i < v.shape[0] and j < v.shape[1]:
+        v[i, j] = value + i * 100 + j
+
+
+def test_kernels_write_through_strided_views():
+    a = nl.zeros((6, 8), numpy.int32)
+    view = a[::2, 1:]  # a strided view: the kernel writes into a's storage
+    fill_view[(1, 1), (4, 8)](view, 7)
+    want = numpy.zeros((6, 8), numpy.int32)
+    i, j = numpy.meshgrid(numpy.arange(3), numpy.arange(7), indexing="ij")
+    want[::2, 1:] = 7 + i * 100 + j
+    numpy.testing.assert_array_equal(a.get(), want)
+
+
+@cuda.jit
+def shift_left(src, dst):
+    i = cuda.grid(1)
+    if i < dst.shape[0]:
+        dst[i] = src[i + 1]
+
+
+def test_one_array_as_two_arguments():
+    a = nl.asarray(numpy.arange(8.0))
+    shift_left[1, 8](a[:], a[:7])  # both view one storage, as on a GPU
+    assert a.get()[7] == 7.0
+    assert set(a.get()[:7]) <= set(numpy.arange(8.0))
+
+
+# --- shared memory, barriers, atomics, shuffles ---------------------------------------------------
+
+NBINS = 16
+
+
+@cuda.jit
+def histogram(data, bins):
+    local_bins = cuda.shared.array(NBINS, numpy.int32)
+    t = cuda.threadIdx.x
+    for b in range(t, NBINS, cuda.blockDim.x):
+        local_bins[b] = 0
+    cuda.syncthreads()
+    for i in range(cuda.grid(1), data.shape[0], cuda.gridsize(1)):
+        cuda.atomic.add(local_bins, data[i], 1)
+    cuda.syncthreads()
+    for b in range(t, NBINS, cuda.blockDim.x):
+        cuda.atomic.add(bins, b, local_bins[b])
+
+
+def test_histogram_with_shared_memory_atomics():
+    data = RNG.integers(0, NBINS, 50_000).astype(numpy.int32)
+    bins = nl.zeros(NBINS, numpy.int32)
+    histogram[8, 64](nl.asarray(data), bins)
+    numpy.testing.assert_array_equal(bins.get(), numpy.bincount(data, minlength=NBINS))
+
+
+@cuda.jit
+def block_sums(x, out):
+    sm = cuda.shared.array(128, numpy.int64)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    sm[t] = x[i] if i < x.shape[0] else 0
+    cuda.syncthreads()
+    s = cuda.blockDim.x // 2
+    while s > 0:
+        if t < s:
+            sm[t] += sm[t + s]
+        cuda.syncthreads()
+        s //= 2
+    if t == 0:
+        out[cuda.blockIdx.x] = sm[0]
+
+
+def test_tree_reduction_with_barriers_in_a_loop():
+    x = RNG.integers(-1000, 1000, 1000)
+    out = nl.zeros(8, numpy.int64)
+    block_sums[8, 128](x, out)
+    padded = numpy.zeros(1024, numpy.int64)
+    padded[:1000] = x
+    numpy.testing.assert_array_equal(out.get(), padded.reshape(8, 128).sum(axis=1))
+
+
+@cuda.jit
+def reverse_blocks(x, out):
+    sm = cuda.shared.array(0, numpy.float32)  # dynamic: sized by the launch
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if i >= x.shape[0]:
+        return
+    sm[t] = x[i]
+    cuda.syncthreads()
+    out[i] = sm[cuda.blockDim.x - 1 - t]
+
+
+def test_dynamic_shared_memory_and_early_return():
+    x = numpy.arange(256, dtype=numpy.float32)
+    out = nl.zeros(256, numpy.float32)
+    reverse_blocks[4, 64, 0, 64 * 4](x, out)
+    numpy.testing.assert_array_equal(out.get(), x.reshape(4, 64)[:, ::-1].reshape(-1))
+
+
+@cuda.jit
+def warp_sums(x, out):
+    i = cuda.grid(1)
+    v = x[i]
+    offset = 16
+    while offset > 0:
+        v += cuda.shfl_down_sync(0xFFFFFFFF, v, offset)
+        offset //= 2
+    cuda.syncwarp()
+    if cuda.laneid == 0:
+        out[i // cuda.warpsize] = v
+    w = cuda.shfl_xor_sync(0xFFFFFFFF, x[i], 1)
+    x[i] = w
+
+
+def test_warp_shuffles():
+    x = RNG.integers(0, 100, 128).astype(numpy.int32)
+    dx = nl.asarray(x)
+    out = nl.zeros(4, numpy.int32)
+    warp_sums[2, 64](dx, out)
+    numpy.testing.assert_array_equal(out.get(), x.reshape(4, 32).sum(axis=1))
+    numpy.testing.assert_array_equal(dx.get(), x.reshape(-1, 2)[:, ::-1].reshape(-1))
+
+
+@cuda.jit
+def atomics(ints, floats, old):
+    i = cuda.grid(1)
+    if i < 64:
+        cuda.atomic.max(ints, 0, i)
+        cuda.atomic.min(ints, 1, -i)
+        cuda.atomic.sub(ints, 2, 2)
+        cuda.atomic.or_(ints, 3, 1 << (i % 30))
+        cuda.atomic.xor(ints, 4, 1)
+        cuda.atomic.and_(ints, 5, ~(1 << (i % 30)))
+        cuda.atomic.max(floats, 0, i * 0.5)
+        cuda.atomic.add(floats, 1, 0.25)
+        if i == 3:
+            old[0] = cuda.atomic.exch(ints, 6, 42)
+            old[1] = cuda.atomic.cas(ints, 7, 5, 9)
+            old[2] = cuda.atomic.cas(ints, 8, 1, 9)
+
+
+def test_atomic_operations():
+    ints = nl.asarray(numpy.array([0, 0, 1000, 0, 0, -1, 7, 5, 0], numpy.int32))
+    floats = nl.zeros(2, numpy.float64)
+    old = nl.zeros(3, numpy.int32)
+    atomics[2, 32](ints, floats, old)
+    assert ints.get().tolist() == [63, -63, 1000 - 128, (1 << 30) - 1, 0, -(1 << 30), 42, 9, 0]
+    assert floats.get().tolist() == [31.5, 16.0]
+    assert old.get().tolist() == [7, 5, 0]
+
+
+@cuda.jit
+def local_scratch(x, out):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        tmp = cuda.local.array(4, numpy.float64)
+        for k in range(4):
+            tmp[k] = x[i] * (k + 1)
+        out[i] = tmp[0] + tmp[3] - tmp[1]
+
+
+def test_local_arrays():
+    x = RNG.random(100)
+    out = nl.zeros(100)
+    local_scratch.forall(100)(x, out)
+    numpy.testing.assert_allclose(out.get(), x + 4 * x - 2 * x, rtol=1e-15)
+
+
+# --- arithmetic as NumPy's --------------------------------------------------------------------
+
+
+@cuda.jit
+def int_ops(a, b, q, r, w):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        q[i] = a[i] // b[i]
+        r[i] = a[i] % b[i]
+        w[i] = a[i] * 100000 + b[i]
+
+
+def test_integer_semantics_are_numpys():
+    a = RNG.integers(-50, 50, 200).astype(numpy.int32)
+    b = RNG.integers(-5, 5, 200).astype(numpy.int32)  # zeros included: x // 0 == 0
+    q, r, w = (nl.zeros(200, numpy.int32) for _ in range(3))
+    int_ops.forall(200)(a, b, q, r, w)
+    with numpy.errstate(all="ignore"):
+        numpy.testing.assert_array_equal(q.get(), a // b)
+        numpy.testing.assert_array_equal(r.get(), a % b)
+        numpy.testing.assert_array_equal(w.get(), a * numpy.int32(100000) + b)  # wraps
+
+
+@cuda.jit
+def complex_ops(z, w, out):
+    i = cuda.grid(1)
+    if i < z.shape[0]:
+        out[i] = z[i] * w[i] / (z[i] + 1) + cmath.exp(z[i]) - cmath.sqrt(w[i]).conjugate()
+
+
+def test_complex_arithmetic_and_cmath():
+    z = RNG.random(50) + 1j * RNG.random(50)
+    w = RNG.random(50) - 1j * RNG.random(50)
+    out = nl.zeros(50, numpy.complex128)
+    complex_ops.forall(50)(z, w, out)
+    want = z * w / (z + 1) + numpy.exp(z) - numpy.conj(numpy.sqrt(w))
+    numpy.testing.assert_allclose(out.get(), want, rtol=1e-13)
+
+
+@cuda.jit
+def mixed_types(x, flag, scale, out):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        v = x[i] * scale  # float32 times a Python float stays float32 (NEP 50)
+        out[i] = v if flag else -v
+
+
+def test_scalar_arguments_and_python_scalar_promotion():
+    x = RNG.random(10, numpy.float32)
+    out = nl.zeros(10, numpy.float32)
+    mixed_types.forall(10)(x, False, 0.1, out)
+    numpy.testing.assert_array_equal(out.get(), -(x * 0.1))
+    assert mixed_types.specializations  # one per argument types
+    (spec,) = mixed_types.specializations.values()
+    assert spec.types["v"] == nl.ktypes.Scalar(numpy.dtype(numpy.float32))
+
+
+@cuda.jit("void(float32[:], float32)")
+def declared(x, value):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        x[i] = value
+
+
+def test_signature_strings():
+    x = nl.zeros(5, numpy.float32)
+    declared[1, 8](x, 2)  # the int converts to the declared float32
+    numpy.testing.assert_array_equal(x.get(), numpy.full(5, 2, numpy.float32))
+
+
+# --- cuda.reduce and inspection ------------------------------------------------------------------
+
+
+def test_cuda_reduce():
+    sum_reduce = cuda.reduce(lambda a, b: a + b)
+    x = RNG.integers(0, 100, 100_000)
+    assert sum_reduce(x) == x.sum()
+    assert sum_reduce(x, init=5) == x.sum() + 5
+
+    @cuda.reduce
+    def max_reduce(a, b):
+        return max(a, b)
+
+    y = RNG.standard_normal(1000).astype(numpy.float32)
+    assert max_reduce(nl.asarray(y), init=-100.0) == y.max()
+    assert sum_reduce(numpy.zeros(0), init=3) == 3
+
+
+def test_inspect_source_and_types(capsys):
+    sources = saxpy.inspect_source()
+    text = next(iter(sources.values()))
+    assert (
+        "Y[idx] = alpha * X[idx] + Y[idx]" in text and "#pragma omp" in text or "__global__" in text
+    )
+    cuda_text = saxpy.inspect_source(next(iter(saxpy.specializations)), device="cuda")
+    assert "__global__" in cuda_text and "// " in cuda_text
+    saxpy.inspect_types()
+    printed = capsys.readouterr().out
+    assert "idx: int (Python)" in printed and "alpha" in printed
+
+
+# --- the GPU (run by the GPU tier; everything above runs there too under NUMLOOM_DEVICE=cuda) ---
+
+needs_gpu = pytest.mark.skipif(not cuda.gpu_available(), reason="no usable CUDA GPU here")
+
+
+def _on(device: str, tiled):
+    """The tutorial's histogram, transpose and warp sums, and the Mandelbrot kernel, on one
+    device: their results as NumPy arrays."""
+    with nl.device(device):
+        data = nl.asarray(RNG.integers(0, NBINS, 100_000).astype(numpy.int32))
+        bins = nl.zeros(NBINS, numpy.int32)
+        histogram[16, 128](data, bins)
+        a = nl.asarray(numpy.arange(256 * 256, dtype=numpy.int32).reshape(256, 256))
+        t = nl.zeros((256, 256), numpy.int32)
+        tiled[(8, 8), (32, 8)](a, t)
+        x = nl.asarray(numpy.arange(256, dtype=numpy.int32))
+        sums = nl.zeros(8, numpy.int32)
+        warp_sums[4, 64](x, sums)
+        image = nl.zeros((64, 64), numpy.uint8)
+        mandel_kernel[(4, 4), (16, 16)](-2.0, 1.0, -1.0, 1.0, image, 30)
+        return [bins.get(), t.get(), sums.get(), x.get(), image.get(), bins.device]
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_cpu_and_gpu_give_the_same_results(tutorial):
+    tiled = tutorial["tile_transpose"]
+    cpu, gpu = _on("cpu", tiled), _on("cuda", tiled)
+    assert cpu[-1] == "cpu" and gpu[-1].startswith("cuda")
+    for c, g in zip(cpu[:4], gpu[:4]):
+        numpy.testing.assert_array_equal(c, g)
+    assert (cpu[4] != gpu[4]).mean() <= 1e-3  # float Mandelbrot: a GPU contracts to FMA
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_device_arrays_stay_on_the_gpu():
+    with nl.device("cuda"):
+        x = nl.arange(100_000, dtype=numpy.float32)
+        out = nl.zeros(100_000, numpy.float32)
+    before = nl.stats()
+    for _ in range(3):
+        scale_into.forall(100_000)(x, out, 2.0)
+        out.get()
+    moved = nl.stats()["device_to_host_bytes"] - before["device_to_host_bytes"]
+    assert moved == 3 * out.nbytes and out.device.startswith("cuda")
+    assert nl.stats()["host_to_device_bytes"] == before["host_to_device_bytes"]
+    numpy.testing.assert_array_equal(out.get(), numpy.arange(100_000, dtype=numpy.float32) * 2)
+
+
+# --- barriers inside loops and branches (Numba's documented shared-memory matmul) ---------------
+
+TPB = 16
+
+
+@cuda.jit
+def fast_matmul(A, B, C):
+    sA = cuda.shared.array(shape=(TPB, TPB), dtype=nl.float32)
+    sB = cuda.shared.array(shape=(TPB, TPB), dtype=nl.float32)
+    x, y = cuda.grid(2)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    bpg = cuda.gridDim.x
+    tmp = nl.float32(0.0)
+    for i in range(bpg):
+        sA[ty, tx] = 0
+        sB[ty, tx] = 0
+        if y < A.shape[0] and (tx + i * TPB) < A.shape[1]:
+            sA[ty, tx] = A[y, tx + i * TPB]
+        if x < B.shape[1] and (ty + i * TPB) < B.shape[0]:
+            sB[ty, tx] = B[ty + i * TPB, x]
+        cuda.syncthreads()
+        for j in range(TPB):
+            tmp += sA[ty, j] * sB[j, tx]
+        cuda.syncthreads()
+    if y < C.shape[0] and x < C.shape[1]:
+        C[y, x] = tmp
+
+
+def test_shared_memory_matmul_with_barriers_in_a_loop():
+    A = RNG.integers(-4, 4, (40, 40)).astype(numpy.float32)  # exact in float32
+    B = RNG.integers(-4, 4, (40, 40)).astype(numpy.float32)
+    C = nl.zeros((40, 40), numpy.float32)
+    fast_matmul[(3, 3), (TPB, TPB)](A, B, C)
+    numpy.testing.assert_array_equal(C.get(), A @ B)
+
+
+@cuda.jit
+def staged(x, out):
+    scratch = cuda.local.array(2, numpy.int64)
+    sm = cuda.shared.array(64, numpy.int64)
+    t = cuda.threadIdx.x
+    scratch[0] = x[t]
+    scratch[1] = x[t] * 10
+    if cuda.blockIdx.x == 0:  # the same for every thread of a block
+        sm[t] = scratch[0]
+        cuda.syncthreads()
+        out[t] = sm[63 - t] + scratch[1]
+    else:
+        sm[t] = scratch[1]
+        cuda.syncthreads()
+        out[64 + t] = sm[63 - t] + scratch[0]
+
+
+def test_barriers_in_branches_and_local_arrays_across_them():
+    x = numpy.arange(64)
+    out = nl.zeros(128, numpy.int64)
+    staged[2, 64](x, out)
+    numpy.testing.assert_array_equal(
+        out.get(), numpy.concatenate([x[::-1] + 10 * x, 10 * x[::-1] + x])
+    )
+
+
+@cuda.jit
+def add_scalar(x, k):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        x[i] += k
+
+
+def test_launches_inside_numloom_jit_replay_on_new_inputs():
+    @nl.jit
+    def step(a):
+        b = a * 2
+        add_scalar.forall(a.shape[0])(b, 1)
+        add_scalar.forall(a.shape[0])(a, 5)
+        return b
+
+    for start in range(3):  # traced once, replayed twice
+        a = nl.asarray(numpy.arange(4.0) + start)
+        kept = a.copy()  # shares a's buffer: the replay must not write it in place
+        b = step(a)
+        numpy.testing.assert_array_equal(b.get(), (numpy.arange(4.0) + start) * 2 + 1)
+        numpy.testing.assert_array_equal(a.get(), numpy.arange(4.0) + start + 5)
+        numpy.testing.assert_array_equal(kept.get(), numpy.arange(4.0) + start)
+    assert len(step.traces) == 1
+
+
+@cuda.jit
+def leaves_early(x, out):
+    sm = cuda.shared.array(32, numpy.int64)
+    t = cuda.threadIdx.x
+    n = 0
+    while n < 4:
+        sm[t] = x[t] + n
+        cuda.syncthreads()
+        if t >= 16 and n == 1:
+            out[t] = -1
+            return  # leaves the loop and the kernel; the others go on
+        n += 1
+        if n == 3:  # every thread still running breaks (a GPU needs them all at a barrier)
+            break
+        cuda.syncthreads()
+    out[t] = sm[t] * 10 + n
+
+
+def test_return_and_break_inside_a_loop_with_barriers():
+    out = nl.zeros(32, numpy.int64)
+    leaves_early[1, 32](numpy.arange(32), out)
+    want = numpy.where(numpy.arange(32) >= 16, -1, (numpy.arange(32) + 2) * 10 + 3)
+    numpy.testing.assert_array_equal(out.get(), want)
+
+
+WEIGHTS = numpy.array([[1, 2, 3], [4, 5, 6]], numpy.int16)
+
+
+@cuda.jit
+def weighted(x, out):
+    i = cuda.grid(1)
+    if i < x.shape[0]:
+        out[i] = x[i] * WEIGHTS[i % 2, i % 3] + WEIGHTS.shape[1]
+
+
+def test_global_arrays_are_compiled_in():
+    x = numpy.arange(12)
+    out = nl.zeros(12, numpy.int64)
+    weighted.forall(12)(x, out)
+    i = numpy.arange(12)
+    numpy.testing.assert_array_equal(out.get(), x * WEIGHTS[i % 2, i % 3] + 3)

@@ -1,0 +1,205 @@
+"""``numloom.vectorize`` against NumPy's: same results and dtypes, compiled and fused into the
+kernels around it; Numba's signature form; reduce, accumulate and outer."""
+
+from __future__ import annotations
+
+import math
+
+import numpy
+import pytest
+from conftest import numpy_compare
+
+import numloom as nl
+
+
+def kernels_for(fn, *args):
+    nl.sync()
+    before = nl.stats()["kernels_launched"]
+    out = fn(*args)
+    nl.sync()
+    return nl.stats()["kernels_launched"] - before, out
+
+
+def collatz_steps(n):
+    steps = 0
+    while n != 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        steps += 1
+    return steps
+
+
+def clipped(x, lo, hi):
+    if x < lo:
+        return lo
+    elif x > hi:
+        return hi
+    return x
+
+
+def divmod_pair(a, b):
+    return a // b, a % b
+
+
+def power_of(x, p):
+    return x**p
+
+
+@numpy_compare()
+def test_arithmetic_with_a_python_scalar(xp):
+    return xp.vectorize(lambda a, b: a * b + 1)(xp.arange(6.0), 2)
+
+
+@numpy_compare()
+def test_float32_computes_as_python_floats_and_returns_float32(xp):
+    # NumPy calls the function on Python floats and casts to the first call's float32
+    x = xp.asarray(numpy.linspace(-2, 2, 99, dtype=numpy.float32) / 3)
+    return xp.vectorize(lambda v: v * 2.5 - v / 7 + 1e-3)(x)
+
+
+@numpy_compare(rtol=1e-15)
+def test_math_functions_return_python_floats(xp):
+    x = xp.asarray(numpy.linspace(0.5, 4, 8, dtype=numpy.float32))
+    return xp.vectorize(lambda v: math.sqrt(v) + math.log(v))(x)
+
+
+@numpy_compare()
+def test_tuple_results_are_several_arrays(xp):
+    a = xp.asarray(numpy.arange(-6, 6))
+    return xp.vectorize(divmod_pair)(a, 4)
+
+
+@numpy_compare()
+def test_loops_and_branches(xp):
+    return xp.vectorize(collatz_steps)(xp.arange(1, 40))
+
+
+@numpy_compare()
+def test_if_elif_else_with_broadcasting(xp):
+    x = xp.asarray(numpy.linspace(-3, 3, 12).reshape(3, 4))
+    return xp.vectorize(clipped)(x, xp.asarray([[-1.0], [0.0], [1.0]]), 2.0)
+
+
+@numpy_compare()
+def test_otypes(xp):
+    return xp.vectorize(lambda v: v / 3, otypes=[numpy.float32])(xp.arange(7))
+
+
+@numpy_compare()
+def test_excluded_positional_and_keyword(xp):
+    a = xp.vectorize(power_of, excluded={1})(xp.arange(5), 3)
+    b = xp.vectorize(power_of, excluded={"p"})(xp.arange(5), p=2)
+    return a, b
+
+
+@numpy_compare()
+def test_keyword_inputs(xp):
+    return xp.vectorize(power_of)(x=xp.arange(4.0), p=xp.asarray([1.0, 2.0, 0.5, 3.0]))
+
+
+@numpy_compare()
+def test_scalar_inputs_give_a_0d_array(xp):
+    return xp.vectorize(lambda a, b: a - b)(7, 2)
+
+
+@numpy_compare()
+def test_small_integers_compute_as_python_ints(xp):
+    a = xp.asarray(numpy.array([100, -100, 27], numpy.int8))
+    return xp.vectorize(lambda u, v: u * v // 100)(a, a)  # 100 * 100 does not wrap
+
+
+@numpy_compare()
+def test_decorator_with_keywords(xp):
+    @xp.vectorize(otypes=[float], cache=True)
+    def half(v):
+        return v / 2
+
+    return half(xp.arange(3))
+
+
+@numpy_compare()
+def test_gufunc_signature_runs_through_numpy(xp):
+    dot = xp.vectorize(lambda a, b: (a * b).sum(), signature="(n),(n)->()")
+    return dot(xp.arange(6.0).reshape(2, 3), xp.arange(3.0))
+
+
+def gaussian(x, mean, sigma):
+    return math.exp(-0.5 * ((x - mean) / sigma) ** 2) / (sigma * math.sqrt(2 * math.pi))
+
+
+def test_vectorize_feeding_a_sum_is_one_kernel():
+    x = nl.asarray(numpy.linspace(-3, 3, 10_001, dtype=numpy.float32))
+    n, total = kernels_for(lambda: nl.vectorize(gaussian)(x, 0.0, 1.0).sum())
+    assert n == 1
+    want = numpy.vectorize(gaussian)(x.get(), 0.0, 1.0).sum()
+    numpy.testing.assert_allclose(float(total), want, rtol=1e-6)
+
+
+def test_vectorize_fuses_with_the_expression_around_it():
+    x = nl.asarray(numpy.arange(1.0, 100.0))
+    vf = nl.vectorize(lambda v: v * v if v > 50 else -v)
+    n, out = kernels_for(lambda: nl.sqrt(nl.abs(vf(x * 2) + 1)))
+    assert n == 1
+    h = numpy.arange(1.0, 100.0) * 2
+    numpy.testing.assert_array_equal(
+        out.get(), numpy.sqrt(numpy.abs(numpy.where(h > 50, h * h, -h) + 1))
+    )
+
+
+def test_reference_executor_runs_the_same_function(monkeypatch):
+    monkeypatch.setenv("NUMLOOM_BACKEND", "numpy")
+    x = nl.asarray(numpy.arange(-5, 5))
+    q, r = nl.vectorize(divmod_pair)(x, 3)
+    numpy.testing.assert_array_equal(q.get(), numpy.arange(-5, 5) // 3)
+    numpy.testing.assert_array_equal(r.get(), numpy.arange(-5, 5) % 3)
+
+
+def test_complex_functions():
+    z = numpy.array([1 + 2j, -0.5 + 0.25j, 3 - 1j])
+    got = nl.vectorize(lambda v: v * v.conjugate() + 1j)(z)
+    numpy.testing.assert_array_equal(got.get(), z * z.conj() + 1j)
+
+
+def test_numba_signatures_pick_the_first_loop_that_fits():
+    @nl.vectorize(["int32(int32, int32)", "float64(float64, float64)"], target="cuda")
+    def mul(a, b):
+        return a * b
+
+    ints = mul(numpy.arange(4, dtype=numpy.int16), numpy.int16(3))
+    floats = mul(numpy.arange(4.0), 0.5)
+    assert ints.dtype == numpy.int32 and floats.dtype == numpy.float64
+    numpy.testing.assert_array_equal(ints.get(), numpy.arange(4) * 3)
+    numpy.testing.assert_array_equal(floats.get(), numpy.arange(4.0) * 0.5)
+    with pytest.raises(TypeError, match="no declared signature"):
+        mul(numpy.arange(3, dtype=numpy.complex64), 1)
+
+
+def test_numba_out_argument():
+    add = nl.vectorize(["float32(float32, float32)"], target="cuda")(lambda x, y: x + y)
+    out = nl.zeros(5, numpy.float32)
+    assert add(numpy.arange(5, dtype=numpy.float32), numpy.ones(5, numpy.float32), out=out) is out
+    numpy.testing.assert_array_equal(out.get(), numpy.arange(5) + 1.0)
+
+
+def test_reduce_accumulate_outer():
+    add = nl.vectorize(lambda a, b: a + b)
+    a = numpy.arange(24).reshape(2, 3, 4)
+    numpy.testing.assert_array_equal(add.reduce(a, axis=1).get(), numpy.add.reduce(a, axis=1))
+    numpy.testing.assert_array_equal(add.reduce(a, axis=None).get(), a.sum())
+    numpy.testing.assert_array_equal(add.reduce(a, axis=-1, keepdims=True).get(),
+                                     a.sum(axis=-1, keepdims=True))  # fmt: skip
+    numpy.testing.assert_array_equal(add.reduce(a, axis=0, initial=100).get(), a.sum(0) + 100)
+    numpy.testing.assert_array_equal(add.accumulate(a, axis=2).get(), numpy.cumsum(a, axis=2))
+    numpy.testing.assert_array_equal(add.outer(numpy.arange(3), numpy.arange(4)).get(),
+                                     numpy.add.outer(numpy.arange(3), numpy.arange(4)))  # fmt: skip
+    # a non-associative function folds in NumPy's order: ((a0 - a1) - a2) - ...
+    sub = nl.vectorize(lambda x, y: x - y)
+    x = numpy.array([10.0, 1.0, 2.0, 3.0])
+    assert float(sub.reduce(x)) == numpy.subtract.reduce(x)
+    with pytest.raises(ValueError, match="no identity"):
+        sub.reduce(numpy.zeros(0))
+
+
+def test_lambdas_on_one_line_are_told_apart():
+    plus, times = nl.vectorize(lambda v: v + 1), nl.vectorize(lambda v: v * 10)
+    numpy.testing.assert_array_equal(plus(nl.arange(3)).get(), [1, 2, 3])
+    numpy.testing.assert_array_equal(times(nl.arange(3)).get(), [0, 10, 20])
