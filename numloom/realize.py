@@ -293,7 +293,9 @@ def _without_failed_writes(roots: list, bad: Node) -> dict:
     for n in toposort(roots):
         srcs = [rebuilt[id(s)] for s in n.srcs]
         old = _written_over(n)
-        if n is bad:
+        if n is bad and old is not None:  # the failing op is a write: it never happened
+            rebuilt[id(n)] = srcs[old]
+        elif n is bad:
             rebuilt[id(n)] = None
         elif old is not None and any(s is None for k, s in enumerate(srcs) if k != old):
             rebuilt[id(n)] = srcs[old]  # the write never happened
