@@ -365,7 +365,7 @@ class ndarray:
     @imag.setter
     def imag(self, value):
         if self.dtype.kind != "c":
-            raise TypeError("array does not have imaginary part to set")
+            raise TypeError(_NO_IMAGINARY_PART)
         _api.setitem(_api.imag(self), Ellipsis, value)
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         return _api.astype(self, dtype, casting=casting, copy=copy)
@@ -531,3 +531,15 @@ def _normalize_shape(shape, size: int | None = None) -> tuple:
 
 # The functions behind the methods and operators import this module: import them last.
 from . import numpy_api as _api  # noqa: E402
+
+
+def _numpy_message(fn) -> str:
+    """The message of the error NumPy raises for ``fn()`` (it changes between versions)."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 (only the text is wanted)
+        return str(e)
+    return ""
+
+
+_NO_IMAGINARY_PART = _numpy_message(lambda: setattr(_np.zeros(1), "imag", 1))

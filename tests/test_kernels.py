@@ -495,8 +495,8 @@ needs_gpu = pytest.mark.skipif(not cuda.gpu_available(), reason="no usable CUDA 
 def _on(device: str, tiled):
     """The tutorial's histogram, transpose and warp sums, and the Mandelbrot kernel, on one
     device: their results as NumPy arrays."""
-    with nl.device(device):
-        data = nl.asarray(RNG.integers(0, NBINS, 100_000).astype(numpy.int32))
+    with nl.device(device):  # the same data on both devices
+        data = nl.asarray(numpy.random.default_rng(5).integers(0, NBINS, 100_000).astype("int32"))
         bins = nl.zeros(NBINS, numpy.int32)
         histogram[16, 128](data, bins)
         a = nl.asarray(numpy.arange(256 * 256, dtype=numpy.int32).reshape(256, 256))

@@ -119,6 +119,17 @@ def test_dtype_argument(name, dtype, to, axis):
     def body(xp):
         return getattr(xp, name)(xp.asarray(data(dtype, (3, 5))), axis=axis, dtype=to)
 
+    truncates = to not in (None, "bool") and numpy.dtype(to).kind in "iu"
+    if (
+        truncates
+        and dtype in ("float16", "complex64")
+        and name in ("mean", "var", "std")
+        and (numloom.get_device() != "cpu")
+    ):
+        # Each float term is truncated to the integer dtype: a GPU's summation order moves a
+        # term that lies within an ulp of an integer to the other side of it.
+        numpy_compare(atol=1)(body)()
+        return
     compare(body)
 
 
