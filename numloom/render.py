@@ -23,7 +23,7 @@ combined in thread order, when every axis is reduced).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import kir
 
@@ -283,14 +283,15 @@ def _render_full_reduce(k: kir.Kernel, r: kir.Reduction, store: str) -> list:
 def _render_row(k: kir.Kernel) -> list:
     """Per row: each phase's pass over the row's inner axes, then the per-row outputs."""
     per_row = []
-    for phase in k.phases:
+    for phase in _stash_row_values(k):
         passes = _lets(phase.body)
         r = phase.reduction
         if r is None:
             per_row += _loops(k.inner, "r", passes + [_store(k, s) for s in phase.stores],
                               parallel=False, simd=True)  # fmt: skip
             continue
-        folded = _loops(k.inner, "r", passes + _fold(r, "acc", "arg", r.value, r.index),
+        point = passes + _fold(r, "acc", "arg", r.value, r.index)
+        folded = _loops(k.inner, "r", point + [_store(k, s) for s in phase.stores],
                         parallel=False, simd=_fold_simd(r))  # fmt: skip
         result_type = "int64_t" if r.kind in ("argmax", "argmin") else r.acc_type
         result = "arg" if r.kind in ("argmax", "argmin") else "acc"
@@ -301,6 +302,51 @@ def _render_row(k: kir.Kernel) -> list:
     if not k.outer:
         return ["{", *_indent(per_row, 1), "}"]
     return _loops(k.outer, "i", per_row, parallel=True, simd=False, work=k.inner)
+
+
+_LET_NAME = re.compile(r"\bt\d+\b")
+_CALL = re.compile(r"\b[A-Za-z_]\w*\(")  # a function call: worth computing once
+
+
+def _stash_row_values(k: kir.Kernel) -> tuple:
+    """A value the output pass would compute again, after a reduction pass computed it for its
+    fold (softmax's ``exp(x - max)``, summed, then divided by the sum), is stored in the
+    output by the reduction pass and read back by the output pass, which then overwrites it
+    with its result: each exp is computed once, and the row is still in cache. Values are
+    matched by their expression with every name spelled out, so they are the same value::
+
+        fold pass:    const double t4 = exp(t3); acc += t4; out0[i0 * p3 + r0] = t4;
+        output pass:  const double t7 = out0[i0 * p3 + r0]; out0[...] = t7 / row1;
+    """
+    phases = k.phases
+    *folds, last = phases
+    if not folds or last.reduction is not None or not last.stores:
+        return phases
+    spelled, earlier = {}, {}
+    for j, phase in enumerate(folds):
+        for let in phase.body:
+            spelled[let.name] = _spell(let.expr, spelled)
+            earlier.setdefault(spelled[let.name], (j, let))
+    store = last.stores[0]
+    kept = next(b.ctype for b in k.buffers if b.name == store.buffer)  # stored exactly
+    match = None
+    for let in last.body:
+        spelled[let.name] = _spell(let.expr, spelled)
+        found = earlier.get(spelled[let.name])
+        if found is not None and _CALL.search(let.expr) and found[1].ctype == let.ctype == kept:
+            match = (found, let)
+    if match is None or store.when is not None:
+        return phases
+    (j, first), again = match
+    stash = kir.Store(store.buffer, store.index, first.name)
+    body = tuple(kir.Let(x.name, x.ctype, f"{store.buffer}[{store.index}]") if x is again else x
+                 for x in last.body)  # fmt: skip
+    folds[j] = replace(folds[j], stores=folds[j].stores + (stash,))
+    return (*folds, replace(last, body=body))
+
+
+def _spell(expr: str, spelled: dict) -> str:
+    return _LET_NAME.sub(lambda m: f"({spelled[m[0]]})" if m[0] in spelled else m[0], expr)
 
 
 def _render_scatter(k: kir.Kernel) -> list:
