@@ -488,10 +488,15 @@ def _run_kernels(program: Program, index: int, segment: tuple, order: list, valu
         last[i] = len(launches) - 1
         if errors is not None:
             checks.append((step, errors))
-    if config.GRAPHS:
-        run_segment(program.graphs, index, launches, state.stream)
-    else:
-        run_eagerly(launches, state.stream)
+    try:
+        if config.GRAPHS:
+            run_segment(program.graphs, index, launches, state.stream)
+        else:
+            run_eagerly(launches, state.stream)
+    except Exception as e:  # noqa: BLE001 (a CUDA failure, named with the kernels involved)
+        names = ", ".join(launch.name for launch in launches)
+        how = "building or launching the CUDA graph of" if config.GRAPHS else "launching"
+        raise CudaError(f"{how} {names} failed: {e}") from e
     for step, errors in checks:  # a kernel flagged bad data: NumPy's rules name the error
         if to_host(Buffer(errors, device)).any():
             from .cpu import positions, raise_data_error
