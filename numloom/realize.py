@@ -129,6 +129,9 @@ class _Pending:
         if self.adds & 4095 == 0:
             self.refs = {k: r for k, r in self.refs.items() if r() is not None}
 
+    def clear(self) -> None:
+        self.refs.clear()
+
     def discard(self, storage) -> None:
         ref = self.refs.get(id(storage))
         if ref is not None and ref() is storage:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import warnings
 
 import numpy
@@ -135,6 +136,23 @@ def numpy_compare(rtol=0.0, atol=0.0, check_dtype=True):
 def xp(request):
     """The namespace under test, for tests that check each library on its own."""
     return numpy if request.param == "numpy" else numloom
+
+
+@pytest.fixture
+def reference_executor(monkeypatch):
+    """Evaluate through NumPy node by node (NUMLOOM_TEST_BACKEND=compiled: the compiler)."""
+    monkeypatch.setenv("NUMLOOM_BACKEND", os.environ.get("NUMLOOM_TEST_BACKEND", "numpy"))
+    yield
+    try:
+        numloom.sync()
+    except Exception:  # noqa: BLE001 (the failing test reports it)
+        numloom.realize._pending.clear()
+
+
+@pytest.fixture
+def compiled(monkeypatch):
+    """Evaluate with the compiler (C kernels), whatever the module's default."""
+    monkeypatch.setenv("NUMLOOM_BACKEND", "compiled")
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,6 @@ The tables run on the reference executor (NumPy node by node: exact, compiles no
 
 from __future__ import annotations
 
-import os
 import warnings
 
 import numpy
@@ -16,24 +15,11 @@ import pytest
 from conftest import numpy_compare
 
 import numloom
-from numloom import realize
 
 SHAPE = (4, 5, 6)
 
 
-@pytest.fixture(autouse=True)
-def reference_executor(monkeypatch):
-    monkeypatch.setenv("NUMLOOM_BACKEND", os.environ.get("NUMLOOM_TEST_BACKEND", "numpy"))
-    yield
-    try:
-        numloom.sync()
-    except Exception:  # noqa: BLE001 (the failing test reports it)
-        realize._pending.clear()
-
-
-@pytest.fixture
-def compiled(monkeypatch):
-    monkeypatch.setenv("NUMLOOM_BACKEND", "compiled")
+pytestmark = pytest.mark.usefixtures("reference_executor")
 
 
 def arange(xp, shape=SHAPE, dtype="int64"):

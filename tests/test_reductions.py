@@ -8,7 +8,6 @@ generated C, where float sums are reordered: those compare within a tolerance.
 
 from __future__ import annotations
 
-import os
 import warnings
 
 import numpy
@@ -16,7 +15,6 @@ import pytest
 from conftest import numpy_compare
 
 import numloom
-from numloom import realize
 
 DTYPES = ("bool", "int8", "int64", "uint8", "float16", "float32", "float64", "complex64")
 REDUCTIONS = (
@@ -29,19 +27,7 @@ SCANS = ("cumsum", "cumprod")
 RTOL = {"float16": 2e-3, "float32": 1e-6, "complex64": 1e-6, "float64": 1e-13, "complex128": 1e-13}
 
 
-@pytest.fixture(autouse=True)
-def reference_executor(monkeypatch):
-    monkeypatch.setenv("NUMLOOM_BACKEND", os.environ.get("NUMLOOM_TEST_BACKEND", "numpy"))
-    yield
-    try:
-        numloom.sync()
-    except Exception:  # noqa: BLE001 (the failing test reports it)
-        realize._pending.clear()
-
-
-@pytest.fixture
-def compiled(monkeypatch):
-    monkeypatch.setenv("NUMLOOM_BACKEND", "compiled")
+pytestmark = pytest.mark.usefixtures("reference_executor")
 
 
 def data(dtype: str, shape=(3, 4, 5), seed=0) -> numpy.ndarray:

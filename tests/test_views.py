@@ -5,7 +5,6 @@ seen by the view (and a copy, where NumPy makes one, sees neither)."""
 
 from __future__ import annotations
 
-import os
 import warnings
 
 import numpy
@@ -13,17 +12,8 @@ import pytest
 from conftest import numpy_compare
 
 import numloom
-from numloom import realize
 
-
-@pytest.fixture(autouse=True)
-def reference_executor(monkeypatch):
-    monkeypatch.setenv("NUMLOOM_BACKEND", os.environ.get("NUMLOOM_TEST_BACKEND", "numpy"))
-    yield
-    try:
-        numloom.sync()
-    except Exception:  # noqa: BLE001 (the failing test reports it)
-        realize._pending.clear()
+pytestmark = pytest.mark.usefixtures("reference_executor")
 
 
 def arange(xp, shape=(2, 3, 4), dtype="int64"):
