@@ -73,14 +73,7 @@ def to_numpy(x):
     """numloom arrays inside ``x`` (also in lists, tuples and dicts) as NumPy arrays."""
     from .array import ndarray
 
-    if isinstance(x, ndarray):
-        return x.get()
-    if isinstance(x, (list, tuple)):
-        converted = [to_numpy(v) for v in x]
-        return type(x)(converted) if type(x) in (list, tuple) else type(x)(*converted)
-    if isinstance(x, dict):
-        return {k: to_numpy(v) for k, v in x.items()}
-    return x
+    return _convert(x, lambda v: v.get() if isinstance(v, ndarray) else v)
 
 
 def _device_of(args, kwargs):

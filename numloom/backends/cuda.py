@@ -9,6 +9,7 @@ gathers, joins) and matmul run on the host through NumPy, with the transfers cou
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import sys
@@ -238,7 +239,7 @@ class Program:
     segments: tuple = ()  # runs of step indices: all CUDA kernels (one graph), or one host step
     waits: tuple = ()  # per step, the steps whose outputs it reads (the plan's dependencies)
     graphs: dict = field(default_factory=dict)  # segment index -> cuda_graph.SegmentGraph
-    recipes: dict = field(default_factory=dict)  # step index -> Recipe (made on first run)
+    recipes: dict = field(default_factory=dict)  # step -> Recipe, or a matmul's cuBLAS plan
     frees: tuple = ()  # per segment: positions of intermediates no later segment reads
     roots: tuple = ()  # positions of the roots in the DAG order
 
@@ -388,13 +389,9 @@ def _load(source: str, symbol: str, device: str) -> dict:
             for name in _function_names(source)}  # fmt: skip
 
 
-_usable_here: list = []
-
-
+@functools.cache
 def _usable() -> bool:
-    if not _usable_here:
-        _usable_here.append(problem() is None)
-    return _usable_here[0]
+    return problem() is None
 
 
 def _function_names(source: str) -> list:
@@ -432,7 +429,7 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
             pos = {id(n): i for i, n in enumerate(order)}
             cuda_kernels.run(first, order, values, pos, device, program, roots)
         elif first.kernel.kind == "library" and _matmul_library() is not None:
-            _matmul(first, order, values, device)
+            _matmul(program, segment[0], order, values, device)
         else:
             _on_host(first, order, values, {id(n): i for i, n in enumerate(order)}, device)
         for p in program.frees[index]:  # freed in stream order, after the segment
@@ -648,38 +645,50 @@ def _matmul_library():
     return cublas if cublas.available() else None
 
 
-def _matmul(step: Step, order: list, values: dict, device: str) -> None:
+def _matmul(program: Program, i: int, order: list, values: dict, device: str) -> None:
     """``a @ b`` in cuBLAS on numloom's stream, reading the operands where they lie (a
-    transposed view folds into the call) and writing a new C-contiguous array."""
+    transposed view folds into the call) and writing a new C-contiguous array. The call's
+    plan depends on the program only: made once, kept with the program's recipes."""
     from . import cublas
 
+    step = program.steps[i]
+    if i not in program.recipes:
+        program.recipes[i] = _gemm_recipe(step, order)
+    gemm, a_pos, b_pos = program.recipes[i]
+    if gemm is None:  # integer or half products, or operands BLAS cannot read in place
+        return _on_host(step, order, values, {id(n): p for p, n in enumerate(order)}, device)
     (out_pos,) = step.outputs
     root = order[out_pos]
-    (a, a_mem), (b, b_mem) = (_operand(n, order, values, step) for n in root.srcs)
-    gemm = cublas.plan_gemm(a, b, root.shape) if cublas.supports(root.dtype) else None
-    if gemm is None:  # integer or half products, or operands BLAS cannot read in place
-        pos = {id(n): i for i, n in enumerate(order)}
-        return _on_host(step, order, values, pos, device)
     out = DeviceArray(root.shape, root.dtype, device)
     if root.size:
         if gemm.k == 0:
             _zero(out, device)
         else:
-            cublas.gemm(gemm, root.dtype, b_mem.ptr, a_mem.ptr, out.ptr,
+            cublas.gemm(gemm, root.dtype, values[b_pos].ptr, values[a_pos].ptr, out.ptr,
                         int(_get(device).stream.handle), device)  # fmt: skip
     values[out_pos] = out
 
 
-def _operand(n, order: list, values: dict, step: Step):
-    """A matmul operand as (cublas.Operand, the DeviceArray under it): a computed array, or a
-    view of one (a transpose, a broadcast batch)."""
+def _gemm_recipe(step: Step, order: list) -> tuple:
+    """(the cuBLAS call or None, positions of the memory under a and under b)."""
+    from . import cublas
+
+    root = order[step.outputs[0]]
+    (a, a_pos), (b, b_pos) = (_operand(n, order, step) for n in root.srcs)
+    gemm = cublas.plan_gemm(a, b, root.shape) if cublas.supports(root.dtype) else None
+    return gemm, a_pos, b_pos
+
+
+def _operand(n, order: list, step: Step):
+    """A matmul operand as (cublas.Operand, the position of the array under it): a computed
+    array, or a view of one (a transpose, a broadcast batch)."""
     from ..dag import contiguous_strides
     from .cublas import Operand
 
     pos = {id(order[p]): p for p in step.inputs}
     if id(n) in pos:
-        return Operand(0, n.shape, contiguous_strides(n.shape)), values[pos[id(n)]]
+        return Operand(0, n.shape, contiguous_strides(n.shape)), pos[id(n)]
     if n.op is Op.VIEW and id(n.srcs[0]) in pos:
         v = n.arg
-        return Operand(v.offset, v.shape, v.strides), values[pos[id(n.srcs[0])]]
+        return Operand(v.offset, v.shape, v.strides), pos[id(n.srcs[0])]
     raise NotImplementedError(f"matmul operand {n}")
