@@ -184,8 +184,31 @@ class ndarray:
         _api.setitem(self, Ellipsis, ary)
 
     def __array__(self, dtype=None, copy=None):
-        host = self.get()
-        return host if dtype is None else host.astype(dtype, copy=False)
+        """NumPy's view of the value. On the CPU, without ``copy=True``, it is the computed
+        data itself, read-only (numloom's buffers never change once made), as JAX returns:
+        ``numpy.asarray(x)`` costs nothing. ``copy=True`` and GPU arrays give a new array."""
+        if copy or self._storage.device != "cpu":
+            if copy is False:
+                raise ValueError("Unable to avoid copy while creating an array as requested.\n"
+                                 "A numloom array on a GPU has no host memory to share: "
+                                 "use copy=None (numpy.asarray) to copy it to the host.")  # fmt: skip
+            host = self.get()
+            return host if dtype is None else host.astype(dtype, copy=False)
+        storage = self._storage
+        if storage.pending:
+            realize.evaluate_device(storage.device)
+        if storage.error is not None:
+            raise storage.error
+        buffer = storage.version.arg
+        buffer.release = None  # shared with NumPy now: its memory must not go back to a pool
+        from .backends.reference import strided
+
+        host = strided(buffer.data.reshape(-1).view(self._dtype), self._view)
+        if dtype is None or _np.dtype(dtype) == host.dtype:
+            return host
+        if copy is False:
+            raise ValueError("Unable to avoid copy while creating an array as requested.")
+        return host.astype(dtype)
 
     def tolist(self):
         return self.get().tolist()

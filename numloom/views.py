@@ -122,8 +122,7 @@ def numpy_view(a, fn, *args, **kwargs):
     """
     from .array import share
 
-    base = _np.zeros(1, _np.int8)
-    stand_in = _np.lib.stride_tricks.as_strided(base, a._view.shape, a._view.strides)
+    stand_in, address = _stand_in(a._view.shape, a._view.strides)
     picked = fn(stand_in, *args, **kwargs)
     if isinstance(picked, _np.generic):
         # An integer for every axis gives NumPy's scalar, not a view: the same call on a
@@ -131,12 +130,29 @@ def numpy_view(a, fn, *args, **kwargs):
         picked = fn(stand_in[..., None], *args, **kwargs)[..., 0]
     if not _is_view_of(picked, stand_in):
         raise ValueError(f"numpy_view: {fn!r} made a copy, not a view (a view is read back)")
-    shift = picked.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    shift = picked.__array_interface__["data"][0] - address
     view = View(picked.shape, picked.strides, a._view.offset + shift)
     out = share(a, view, readonly=a._readonly or not picked.flags.writeable)
     if _warns_on_write(a):
         warn_on_first_write(out)
     return out
+
+
+# (shape, strides) -> (stand-in, its address): a program slices arrays of the same few
+# layouts over and over, and making a stand-in costs more than the rest of the slicing.
+_stand_ins: dict = {}
+
+
+def _stand_in(shape: tuple, strides: tuple) -> tuple:
+    key = (shape, strides)
+    found = _stand_ins.get(key)
+    if found is None:
+        if len(_stand_ins) >= 1024:
+            _stand_ins.clear()
+        base = _np.zeros(1, _np.int8)
+        stand_in = _np.lib.stride_tricks.as_strided(base, shape, strides)
+        found = _stand_ins[key] = (stand_in, base.__array_interface__["data"][0])
+    return found
 
 
 def _is_view_of(picked, stand_in) -> bool:

@@ -198,3 +198,34 @@ def test_show_config_lists_every_variable(capsys):
     out = capsys.readouterr().out
     for name in nl.config.VARIABLES:
         assert name in out
+
+
+def test_numpy_asarray_shares_the_computed_data_read_only():
+    """numpy.asarray(x) of a CPU array costs nothing: it is the computed buffer, read-only
+    (numloom's buffers never change), as JAX gives; numpy.array(x) is a writable copy."""
+    x = nl.arange(12.0).reshape(3, 4) * 2
+    h = numpy.asarray(x)
+    assert numpy.shares_memory(h, numpy.asarray(x))
+    assert not h.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        h[0, 0] = 1.0
+    col = numpy.asarray(x[:, 1])  # a view of the array is a view of the same data
+    assert numpy.shares_memory(col, h)
+    numpy.testing.assert_array_equal(col, [2.0, 10.0, 18.0])
+    copied = numpy.array(x)
+    assert copied.flags.writeable and not numpy.shares_memory(copied, h)
+    assert numpy.asarray(x, dtype=numpy.float32).dtype == numpy.float32
+    x[0, 0] = 100.0  # a write makes a new version: the host view keeps the value it had
+    assert h[0, 0] == 0.0 and x[0, 0] == 100.0
+
+
+def test_memory_shared_with_numpy_is_never_reused_by_the_pool():
+    a = nl.arange(100_000.0) + 1  # a compiled kernel's output: a pool block
+    h = numpy.asarray(a)
+    del a
+    gc.collect()
+    for _ in range(4):  # new outputs of the same size would take a freed block
+        b = nl.arange(100_000.0) * 7
+        numpy.asarray(b)
+        del b
+    numpy.testing.assert_array_equal(h, numpy.arange(100_000.0) + 1)
