@@ -26,7 +26,7 @@ class Buffer:
     a write to an array makes a new version (``SCATTER``) instead.
     """
 
-    __slots__ = ("data", "device", "release", "__weakref__")
+    __slots__ = ("data", "device", "release", "exports", "__weakref__")
 
     def __init__(self, data, device: str = "cpu", release=None):
         if device == "cpu":
@@ -36,10 +36,32 @@ class Buffer:
         self.data = data
         self.device = device
         self.release = release  # gives the memory back to its backend's pool when this dies
+        self.exports = None  # weak references to the NumPy arrays sharing this memory
 
     def __del__(self):
-        if self.release is not None:
+        if self.release is not None and not (self.exports and self._shared()):
             self.release()
+
+    def _shared(self) -> bool:
+        return any(ref() is not None for ref in self.exports)
+
+    def export(self, dtype, view) -> _np.ndarray:
+        """A read-only NumPy array of this (CPU) buffer's elements that ``view`` selects,
+        sharing its memory. While it or any view of it lives, the memory stays out of the pool.
+        Every NumPy view of it keeps one anchor alive: an array whose base is a memoryview
+        (NumPy collapses a view's base to the first array whose base is not an array)."""
+        if 0 in view.shape:
+            return _np.empty(view.shape, dtype)
+        anchor = _np.frombuffer(memoryview(self.data.reshape(-1)).cast("B"), _np.uint8)
+        item = _np.dtype(dtype).itemsize
+        host = _np.ndarray(view.shape, dtype, buffer=anchor, offset=view.offset * item,
+                           strides=tuple(s * item for s in view.strides))  # fmt: skip
+        if self.exports is None:
+            self.exports = []
+        elif len(self.exports) >= 64:
+            self.exports = [ref for ref in self.exports if ref() is not None]
+        self.exports.append(weakref.ref(anchor))
+        return host
 
     @property
     def nbytes(self) -> int:
