@@ -157,6 +157,10 @@ def _arg_key(op: Op, arg, dtype):
     return arg
 
 
+_BUFFER, _CONST = Op.BUFFER, Op.CONST  # an Enum member lookup costs more than a global's
+_dtypes: dict = {}  # dtype-like -> np.dtype
+
+
 def node(op: Op, srcs: tuple, arg, shape: tuple, dtype, where=None) -> Node:
     """The interned node for ``op(srcs; arg)`` of the given shape and dtype.
 
@@ -164,24 +168,55 @@ def node(op: Op, srcs: tuple, arg, shape: tuple, dtype, where=None) -> Node:
     it exactly to nodes that can fail when they run (a gather of indices not checked at the
     call, a signed integer power of array exponents). ``fallible`` says whether the node or
     any node it reads can.
+
+    Every traced operation builds a few nodes: this is the tracing path, kept short.
     """
     global _inserts
-    if not isinstance(dtype, _np.dtype):
-        dtype = _np.dtype(dtype)
-    if type(shape) is not tuple or not all(type(s) is int for s in shape):
+    canonical = _dtypes.get(dtype)
+    if canonical is None:
+        canonical = _np.dtype(dtype)
+        if len(_dtypes) < 1024:
+            _dtypes[dtype] = canonical
+    dtype = canonical
+    if type(shape) is not tuple:
         shape = tuple(int(s) for s in shape)
+    else:
+        for s in shape:
+            if type(s) is not int:
+                shape = tuple(int(s) for s in shape)
+                break
     # Sources are alive while an interned node holds them, so their ids are stable keys; so
     # are the ids of the Op members (Enum hashes in Python, id() in C).
-    arg_key = arg if op is not Op.BUFFER and op is not Op.CONST else _arg_key(op, arg, dtype)
-    key = (id(op), arg_key, dtype, shape, *map(id, srcs))
+    if op is _BUFFER or op is _CONST:
+        arg_key = _arg_key(op, arg, dtype)
+    else:
+        arg_key = arg
+    count = len(srcs)
+    if count == 1:
+        key = (id(op), arg_key, dtype, shape, id(srcs[0]))
+    elif count == 2:
+        key = (id(op), arg_key, dtype, shape, id(srcs[0]), id(srcs[1]))
+    else:
+        key = (id(op), arg_key, dtype, shape, *map(id, srcs))
     ref = _interned.get(key)
     if ref is not None:
         found = ref()
         if found is not None:
             return found
     n = Node.__new__(Node)
-    n.op, n.srcs, n.arg, n.shape, n.dtype, n.where = op, tuple(srcs), arg, shape, dtype, where
-    if srcs and op is not Op.BUFFER:
+    if type(srcs) is not tuple:
+        srcs = tuple(srcs)
+    n.op, n.srcs, n.arg, n.shape, n.dtype, n.where = op, srcs, arg, shape, dtype, where
+    if count == 1:
+        first = srcs[0]
+        n.depth = first.depth + 1
+        n.fallible = where is not None or first.fallible
+    elif count == 2:
+        first, second = srcs
+        d0, d1 = first.depth, second.depth
+        n.depth = (d0 if d0 > d1 else d1) + 1
+        n.fallible = where is not None or first.fallible or second.fallible
+    elif count:
         n.depth = 1 + max([s.depth for s in srcs])
         n.fallible = where is not None or any([s.fallible for s in srcs])
     else:

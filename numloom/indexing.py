@@ -49,17 +49,24 @@ def _normalize_key(key) -> tuple:
 
 def _view_key(key: tuple) -> tuple:
     """The key with a trailing Ellipsis, so a full integer index gives a 0-d view, not a scalar."""
-    return key if any(k is Ellipsis for k in key) else key + (Ellipsis,)
+    for k in key:
+        if k is Ellipsis:
+            return key
+    return key + (Ellipsis,)
 
 
 # --- reading ---------------------------------------------------------------------------------
 
 
+_BASIC = (slice, int, type(None), type(Ellipsis))
+
+
 def getitem(a: ndarray, key):
-    key = _normalize_key(key)
-    if not any(_is_advanced(k) for k in key):
-        return numpy_view(a, _np.ndarray.__getitem__, _view_key(key))
-    return _advanced_getitem(a, key)
+    key = key if isinstance(key, tuple) else (key,)
+    for k in key:
+        if type(k) not in _BASIC and _is_advanced(k):
+            return _advanced_getitem(a, key)
+    return numpy_view(a, _np.ndarray.__getitem__, _view_key(key))
 
 
 def _host_index(k):

@@ -120,8 +120,6 @@ def numpy_view(a, fn, *args, **kwargs):
     strides are element counts), so its checks and errors are NumPy's; the stand-in result's
     shape, strides and data offset are the new view. ``fn`` must never copy or read data.
     """
-    from .array import share
-
     stand_in, address = _stand_in(a._view.shape, a._view.strides)
     picked = fn(stand_in, *args, **kwargs)
     if isinstance(picked, _np.generic):
@@ -132,7 +130,7 @@ def numpy_view(a, fn, *args, **kwargs):
         raise ValueError(f"numpy_view: {fn!r} made a copy, not a view (a view is read back)")
     shift = picked.__array_interface__["data"][0] - address
     view = View(picked.shape, picked.strides, a._view.offset + shift)
-    out = share(a, view, readonly=a._readonly or not picked.flags.writeable)
+    out = _share(a, view, readonly=a._readonly or not picked.flags.writeable)
     if _warns_on_write(a):
         warn_on_first_write(out)
     return out
@@ -153,6 +151,13 @@ def _stand_in(shape: tuple, strides: tuple) -> tuple:
         stand_in = _np.lib.stride_tricks.as_strided(base, shape, strides)
         found = _stand_ins[key] = (stand_in, base.__array_interface__["data"][0])
     return found
+
+
+def _share(a, view: View, readonly: bool):
+    global _share
+    from .array import share as _share  # array.py imports this module: bound on first use
+
+    return _share(a, view, readonly)
 
 
 def _is_view_of(picked, stand_in) -> bool:
