@@ -440,11 +440,10 @@ def _atomic(name: str):
         if not isinstance(ary.type, Array):
             raise tr.typing(node, f"cuda.atomic.{name} works on an array, not {_describe(ary)}")
         dtype = ary.type.dtype
-        ints_only = name in ("and_", "or_", "xor")
-        if str(dtype) not in _ATOMIC_TYPES or (ints_only and dtype.kind == "f"):
-            allowed = [t for t in _ATOMIC_TYPES if not (ints_only and t.startswith("float"))]
+        allowed = _atomic_dtypes(name)
+        if str(dtype) not in allowed:
             raise tr.typing(node, f"cuda.atomic.{name} on a {dtype} array",
-                            f"atomics work on {', '.join(allowed)} arrays")  # fmt: skip
+                            f"cuda.atomic.{name} works on {', '.join(allowed)} arrays")  # fmt: skip
         index = args[1].items if isinstance(args[1].type, Tuple) else (args[1],)
         if len(index) != ary.type.ndim:
             raise tr.typing(node, f"cuda.atomic.{name}: index all {ary.type.ndim} dimensions")
@@ -459,6 +458,15 @@ def _atomic(name: str):
         return Value(t, f"{prefix}_{op}_{ctype}(&{address}, {', '.join(values)})")
 
     return handler
+
+
+def _atomic_dtypes(name: str) -> tuple:
+    """The array dtypes ``cuda.atomic.<name>`` works on (Numba's)."""
+    if name in ("inc", "dec"):  # CUDA's wrapping counters
+        return ("uint32", "uint64")
+    if name in ("and_", "or_", "xor"):
+        return tuple(t for t in _ATOMIC_TYPES if not t.startswith("float"))
+    return _ATOMIC_TYPES
 
 
 def _shuffle(kind: str):
@@ -513,4 +521,4 @@ CALLS.update({getattr(math, name): _math(name) for name in _MATH if hasattr(math
 CALLS.update({getattr(cmath, name): _cmath(name) for name in _CMATH})
 CALLS.update({getattr(I.atomic, name): _atomic(name)
               for name in ("add", "sub", "max", "min", "exch", "cas", "and_", "or_", "xor",
-                           "compare_and_swap")})  # fmt: skip
+                           "compare_and_swap", "inc", "dec", "nanmax", "nanmin")})  # fmt: skip

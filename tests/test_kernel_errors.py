@@ -185,3 +185,15 @@ def test_vectorize_falls_back_with_one_warning():
     assert "a list" in text and f"line {line_of(uses_a_list, '[x, 1]')}" in text
     numpy.testing.assert_array_equal(got.get(), numpy.vectorize(uses_a_list)(numpy.arange(5.0)))
     numpy.testing.assert_array_equal(again.get(), numpy.arange(3.0) * 2)
+
+
+def signed_counter(x):
+    cuda.atomic.inc(x, 0, 10)
+
+
+def test_atomic_inc_on_a_signed_array_names_the_unsigned_dtypes():
+    with pytest.raises(TypingError) as e:
+        cuda.jit(signed_counter)[1, 1](nl.zeros(1, numpy.int32))
+    check_points_at(e.value, signed_counter, "cuda.atomic.inc(x, 0, 10)")
+    assert "cuda.atomic.inc on a int32 array" in str(e.value)
+    assert "works on uint32, uint64 arrays" in str(e.value)

@@ -13,7 +13,7 @@ import numpy
 import pytest
 
 import numloom as nl
-from numloom import cuda
+from numloom import compiler, cuda
 
 RNG = numpy.random.default_rng(5)
 TUTORIAL = pathlib.Path(__file__).parent / "programs" / "numba_tutorial.py"
@@ -666,3 +666,120 @@ def test_global_arrays_are_compiled_in():
     weighted.forall(12)(x, out)
     i = numpy.arange(12)
     numpy.testing.assert_array_equal(out.get(), x * WEIGHTS[i % 2, i % 3] + 3)
+
+
+# --- more of numba.cuda's atomics: wrapping counters, NaN-ignoring max and min -------------------
+
+
+def assert_compiles_for_cuda(kernel):
+    """Every specialization of ``kernel`` compiles as CUDA C++ with NVRTC (no GPU needed)."""
+    if not compiler.nvrtc_available():
+        return
+    sources = [spec.source("cuda")[1] for spec in kernel.specializations.values()]
+    assert sources
+    for arch, ptx in (("sm_80", True), ("sm_90", False)):
+        logs = compiler.check_cuda_sources(sources, arch, ptx=ptx)
+        assert logs == [None] * len(sources), "\n".join(log for log in logs if log)
+
+
+def numba_inc(old, val):
+    return 0 if old >= val else old + 1
+
+
+def numba_dec(old, val):
+    return val if old == 0 or old > val else old - 1
+
+
+def numba_nanmax(old, val):
+    return old if val != val or (old >= val) else val
+
+
+def numba_nanmin(old, val):
+    return old if val != val or (old <= val) else val
+
+
+@cuda.jit
+def one_thread_atomics(counts, floats, values, limits, olds):
+    if cuda.grid(1) == 0:
+        for k in range(values.shape[0]):
+            olds[k, 0] = cuda.atomic.inc(counts, 0, limits[k])
+            olds[k, 1] = cuda.atomic.dec(counts, 1, limits[k])
+            olds[k, 2] = cuda.atomic.nanmax(floats, 0, values[k])
+            olds[k, 3] = cuda.atomic.nanmin(floats, 1, values[k])
+
+
+@pytest.mark.parametrize("udtype", [numpy.uint32, numpy.uint64])
+def test_atomic_inc_dec_nanmax_nanmin_return_numbas_old_values(udtype):
+    values = numpy.array([numpy.nan, 2.5, -1.0, numpy.nan, 7.0, 3.0, -4.0, numpy.nan, 9.0, 0.0])
+    limits = numpy.array([3, 3, 1, 0, 5, 2, 2, 7, 4, 1], udtype)
+    start_counts, start_floats = [2, 0], [numpy.nan, numpy.nan]
+    counts = nl.asarray(numpy.array(start_counts, udtype))
+    floats = nl.asarray(numpy.array(start_floats))
+    olds = nl.zeros((10, 4), numpy.float64)
+    one_thread_atomics[1, 1](counts, floats, values, limits, olds)
+    c, f, want = list(start_counts), list(start_floats), []
+    for v, lim in zip(values, limits.tolist()):
+        row = [c[0], c[1], f[0], f[1]]
+        c = [numba_inc(c[0], lim), numba_dec(c[1], lim)]
+        f = [numba_nanmax(f[0], v), numba_nanmin(f[1], v)]
+        want.append(row)
+    numpy.testing.assert_array_equal(olds.get(), numpy.array(want))
+    assert counts.get().tolist() == c and counts.dtype == udtype
+    assert floats.get().tolist() == f == [9.0, -4.0]
+    assert_compiles_for_cuda(one_thread_atomics)
+
+
+@cuda.jit
+def many_thread_atomics(counts, shared_out, olds, x, extremes):
+    counter = cuda.shared.array(2, numpy.uint32)
+    best = cuda.shared.array(2, numpy.float32)
+    i = cuda.grid(1)
+    t = cuda.threadIdx.x
+    if t == 0:
+        counter[0] = 0
+        counter[1] = 0
+        best[0] = numpy.float32(numpy.nan)
+        best[1] = numpy.float32(numpy.nan)
+    cuda.syncthreads()
+    olds[i] = cuda.atomic.inc(counts, 0, 9)
+    cuda.atomic.dec(counts, 1, 9)
+    cuda.atomic.inc(counter, 0, 1000)
+    cuda.atomic.dec(counter, 1, 4)
+    cuda.atomic.nanmax(extremes, 0, x[i])
+    cuda.atomic.nanmin(extremes, 1, x[i])
+    cuda.atomic.nanmax(best, 0, x[i])
+    cuda.atomic.nanmin(best, 1, x[i])
+    cuda.syncthreads()
+    if t == 0:
+        b = cuda.blockIdx.x
+        shared_out[b, 0] = counter[0]
+        shared_out[b, 1] = counter[1]
+        shared_out[b, 2] = best[0]
+        shared_out[b, 3] = best[1]
+
+
+def test_atomic_counters_and_nan_extremes_on_global_and_shared_arrays():
+    blocks, threads = 4, 64
+    n = blocks * threads
+    x = RNG.standard_normal(n).astype(numpy.float32)
+    x[::7] = numpy.nan
+    counts = nl.zeros(2, numpy.uint32)
+    extremes = nl.asarray(numpy.array([numpy.nan, numpy.nan], numpy.float32))
+    shared_out = nl.zeros((blocks, 4), numpy.float64)
+    olds = nl.zeros(n, numpy.uint32)
+    many_thread_atomics[blocks, threads](counts, shared_out, olds, x, extremes)
+    # Whatever the order, the old values are the counter's sequence: 0..9, 0..9, ...
+    assert sorted(olds.get().tolist()) == sorted(k % 10 for k in range(n))
+    c = [0, 0]
+    for _ in range(n):
+        c = [numba_inc(c[0], 9), numba_dec(c[1], 9)]
+    assert counts.get().tolist() == c
+    assert extremes.get().tolist() == [numpy.nanmax(x), numpy.nanmin(x)]
+    blocks_x = x.reshape(blocks, threads)
+    dec = 0
+    for _ in range(threads):
+        dec = numba_dec(dec, 4)
+    want = numpy.stack([numpy.full(blocks, threads), numpy.full(blocks, dec),
+                        numpy.nanmax(blocks_x, axis=1), numpy.nanmin(blocks_x, axis=1)], axis=1)  # fmt: skip
+    numpy.testing.assert_array_equal(shared_out.get(), want)
+    assert_compiles_for_cuda(many_thread_atomics)
