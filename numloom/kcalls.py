@@ -422,6 +422,11 @@ def statement_call(tr, node) -> bool:
     if value is None or value.type is not PYOBJ:
         return False
     fn = value.obj
+    if fn is builtins.print:
+        from .klib import print_statement
+
+        print_statement(tr, node)
+        return True
     if fn is I.syncthreads or fn is I.syncwarp:
         _no_threads(tr, node)
         if fn is I.syncwarp:

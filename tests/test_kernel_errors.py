@@ -197,3 +197,23 @@ def test_atomic_inc_on_a_signed_array_names_the_unsigned_dtypes():
     check_points_at(e.value, signed_counter, "cuda.atomic.inc(x, 0, 10)")
     assert "cuda.atomic.inc on a int32 array" in str(e.value)
     assert "works on uint32, uint64 arrays" in str(e.value)
+
+
+def print_with_sep(x):
+    print(x[0], x[1], sep=", ")
+
+
+def print_an_array(x):
+    print("x is", x)
+
+
+def test_print_errors_point_at_the_call():
+    with pytest.raises(UnsupportedError) as e:
+        cuda.jit(print_with_sep)[1, 1](nl.zeros(2))
+    check_points_at(e.value, print_with_sep, 'print(x[0], x[1], sep=", ")')
+    assert "keyword arguments" in str(e.value) and "separated by spaces" in str(e.value)
+    with pytest.raises(UnsupportedError) as e:
+        cuda.jit(print_an_array)[1, 1](nl.zeros(2))
+    check_points_at(e.value, print_an_array, 'print("x is", x)', "x)")
+    assert "print() of a value of type float64[::1]" in str(e.value)
+    assert "elements of arrays" in str(e.value)

@@ -783,3 +783,79 @@ def test_atomic_counters_and_nan_extremes_on_global_and_shared_arrays():
                         numpy.nanmax(blocks_x, axis=1), numpy.nanmin(blocks_x, axis=1)], axis=1)  # fmt: skip
     numpy.testing.assert_array_equal(shared_out.get(), want)
     assert_compiles_for_cuda(many_thread_atomics)
+
+
+# --- print() in kernels and device functions, formatted as numba.cuda formats it ------------------
+
+
+def numba_print(*items) -> str:
+    """What numba.cuda's print() writes: integers in full, floats as C's %f, bools as
+    True/False, strings as they are, separated by spaces, one line."""
+    parts = []
+    for v in items:
+        if isinstance(v, str):
+            parts.append(v)
+        elif isinstance(v, (bool, numpy.bool_)):
+            parts.append(str(bool(v)))
+        elif isinstance(v, (float, numpy.floating)):
+            parts.append(f"{float(v):f}")  # C's %f
+        else:
+            parts.append(str(int(v)))
+    return " ".join(parts) + "\n"
+
+
+@cuda.jit(device=True)
+def report(value):
+    print("twice", value)
+    return value * 2
+
+
+@cuda.jit
+def printing(ints, big, floats, halves, out):
+    i = cuda.grid(1)
+    if i < ints.shape[0]:
+        print("thread", i, "of", cuda.blockDim.x, ints[i], big[i], floats[i], halves[i])
+        print(ints[i] > 0, 'quote " percent %d backslash \\ trigraph ??=', 1.5, -(2**63))
+        out[i] = report(floats[i])
+    print()
+
+
+def test_print_in_kernels_and_device_functions(capfd):
+    ints = numpy.array([-3, 0, 7, 2**40], numpy.int64)
+    big = numpy.array([2**64 - 1, 0, 1, 2**63], numpy.uint64)
+    floats = numpy.array([0.1, -2.5, 1e10, numpy.nan], numpy.float64)
+    halves = numpy.array([1 / 3, -0.0, 65504, numpy.inf], numpy.float32)
+    out = nl.zeros(4, numpy.float64)
+    capfd.readouterr()
+    printing[1, 4](ints, big, floats, halves, out)
+    cuda.synchronize()
+    lines = []
+    for i in range(4):  # one block of threads without barriers: each prints its lines in turn
+        lines.append(numba_print("thread", i, "of", 4, ints[i], big[i], floats[i], halves[i]))
+        lines.append(
+            numba_print(ints[i] > 0, 'quote " percent %d backslash \\ trigraph ??=', 1.5, -(2**63))
+        )
+        lines.append(numba_print("twice", floats[i]))
+        lines.append(numba_print())
+    got = capfd.readouterr().out
+    assert sorted(got.splitlines()) == sorted("".join(lines).splitlines())
+    if out.device == "cpu":
+        assert got == "".join(lines)
+    numpy.testing.assert_array_equal(out.get(), floats * 2)
+    assert_compiles_for_cuda(printing)
+
+
+@cuda.jit
+def only_prints(n):
+    t = cuda.threadIdx.x
+    if t < n:
+        print(cuda.threadIdx, cuda.blockIdx.x)
+
+
+def test_a_kernel_that_only_prints_runs_at_the_next_sync(capfd):
+    capfd.readouterr()
+    only_prints[3, 2](1)
+    nl.sync()
+    lines = sorted(capfd.readouterr().out.splitlines())  # blocks print in any order
+    assert lines == [f"(0, 0, 0) {b}" for b in range(3)]
+    assert_compiles_for_cuda(only_prints)

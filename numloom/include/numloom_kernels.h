@@ -39,6 +39,15 @@ NL_FN int64_t nl_slice_len(int64_t start, int64_t stop, int64_t step) {
     return start < stop ? (stop - start - 1) / step + 1 : 0;
 }
 
+/* print() in kernels: printf; on the CPU flushed at once, so that the output is there when the
+ * kernel returns. */
+#ifdef __CUDACC_RTC__
+#define NL_PRINTF(...) printf(__VA_ARGS__)
+#else
+#include <stdio.h>
+#define NL_PRINTF(...) (printf(__VA_ARGS__), fflush(stdout))
+#endif
+
 #ifdef __CUDACC_RTC__
 #define nl_threadfence() __threadfence()
 #else
