@@ -224,7 +224,7 @@ def _returns(stmts) -> bool:
 
 # --- which locals live across phases ---------------------------------------------------------
 
-_NAME = re.compile(r"\b(v_\w+|t\d+|l_\d+_\d+)\b")
+_NAME = re.compile(r"\b(v_\w+|vi\d+_\w+|t\d+|l_\d+_\d+)\b")  # vi3_x: an inlined function's
 
 
 def _names(text: str, local: set) -> set:

@@ -217,3 +217,26 @@ def test_print_errors_point_at_the_call():
     check_points_at(e.value, print_an_array, 'print("x is", x)', "x)")
     assert "print() of a value of type float64[::1]" in str(e.value)
     assert "elements of arrays" in str(e.value)
+
+
+@cuda.jit(device=True)
+def sync_and_leave_early(sm, t):
+    sm[t] = t
+    cuda.syncthreads()
+    if t == 0:
+        return sm[1]
+    return sm[0]
+
+
+def calls_sync_and_leave_early(out):
+    sm = cuda.shared.array(4, numpy.int64)
+    t = cuda.threadIdx.x
+    out[t] = sync_and_leave_early(sm, t)
+
+
+def test_an_early_return_from_a_synchronizing_device_function():
+    with pytest.raises(UnsupportedError) as e:
+        cuda.jit(calls_sync_and_leave_early)[1, 4](nl.zeros(4, numpy.int64))
+    check_points_at(e.value, sync_and_leave_early.py_func, "return sm[1]")
+    assert "a return before the end of sync_and_leave_early" in str(e.value)
+    assert "return it in the function's last line" in str(e.value)

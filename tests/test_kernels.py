@@ -859,3 +859,89 @@ def test_a_kernel_that_only_prints_runs_at_the_next_sync(capfd):
     lines = sorted(capfd.readouterr().out.splitlines())  # blocks print in any order
     assert lines == [f"(0, 0, 0) {b}" for b in range(3)]
     assert_compiles_for_cuda(only_prints)
+
+
+# --- barriers and shuffles inside device functions (compiled into the calling kernel) -----------
+
+
+@cuda.jit(device=True)
+def block_sum(sm, value):
+    t = cuda.threadIdx.x
+    sm[t] = value
+    cuda.syncthreads()
+    s = cuda.blockDim.x // 2
+    while s > 0:
+        if t < s:
+            sm[t] += sm[t + s]
+        cuda.syncthreads()
+        s //= 2
+    total = sm[0]
+    cuda.syncthreads()  # everyone has read sm[0] before the next call writes sm
+    return total
+
+
+@cuda.jit
+def two_block_sums(x, out):
+    sm = cuda.shared.array(64, numpy.float64)
+    i = cuda.grid(1)
+    a = block_sum(sm, x[i])
+    b = block_sum(sm, x[i] * 2)
+    out[i] = a + b
+
+
+def test_a_device_function_with_barriers_called_twice():
+    x = RNG.integers(-100, 100, 256).astype(numpy.float64)
+    out = nl.zeros(256)
+    two_block_sums[4, 64](x, out)
+    want = numpy.repeat(x.reshape(4, 64).sum(axis=1) * 3, 64)
+    numpy.testing.assert_array_equal(out.get(), want)
+    assert_compiles_for_cuda(two_block_sums)
+
+
+@cuda.jit(device=True)
+def warp_total(v):
+    offset = 16
+    while offset > 0:
+        v += cuda.shfl_down_sync(0xFFFFFFFF, v, offset)
+        offset //= 2
+    cuda.syncwarp()
+    return cuda.shfl_sync(0xFFFFFFFF, v, 0)
+
+
+@cuda.jit(device=True)
+def stage_and_reverse(x, base):
+    tile = cuda.shared.array(32, numpy.int32)  # the function's own shared array
+    t = cuda.threadIdx.x
+    tile[t] = x[base + t]
+    cuda.syncthreads()
+    mirrored = tile[31 - t]
+    total = warp_total(mirrored)  # a synchronizing function calling another
+    cuda.syncthreads()
+    return mirrored, total
+
+
+@cuda.jit
+def rounds_of_reversal(x, mirrored, totals, rounds):
+    t = cuda.threadIdx.x
+    for r in range(rounds):  # the calls inside a loop and a branch of the kernel
+        if r % 2 == 0:
+            m, s = stage_and_reverse(x, 32 * r)
+            mirrored[r, t] = m
+            totals[r, t] = s
+        else:
+            mirrored[r, t] = -1
+
+
+def test_shuffles_shared_arrays_and_tuples_in_synchronizing_device_functions():
+    x = numpy.arange(4 * 32, dtype=numpy.int32) ** 2 % 97
+    mirrored = nl.zeros((4, 32), numpy.int32)
+    totals = nl.zeros((4, 32), numpy.int32)
+    rounds_of_reversal[1, 32](x, mirrored, totals, 4)
+    rows = x.reshape(4, 32)
+    want_m = rows[:, ::-1].copy()
+    want_m[1::2] = -1
+    want_t = numpy.repeat(rows.sum(axis=1, keepdims=True), 32, axis=1).astype(numpy.int32)
+    want_t[1::2] = 0
+    numpy.testing.assert_array_equal(mirrored.get(), want_m)
+    numpy.testing.assert_array_equal(totals.get(), want_t)
+    assert_compiles_for_cuda(rounds_of_reversal)
