@@ -101,6 +101,20 @@ def _core_type(dtype, ndim: int):
 def _out_dtypes(vf, types: tuple, nout: int) -> list:
     """The outputs' dtypes: ``otypes``, else those of the function's results (as
     ``np.asarray(result).dtype``: a Python int is int64, a float float64)."""
+    key = ("gufunc", types, nout)
+    found = vf._specs.get(key)
+    if found is None:
+        try:
+            found = _result_dtypes(vf, types, nout)
+        except Exception as e:  # noqa: BLE001 (kept: the next call with these types raises it)
+            found = e
+        vf._specs[key] = found
+    if isinstance(found, Exception):
+        raise found
+    return found
+
+
+def _result_dtypes(vf, types: tuple, nout: int) -> list:
     from .kerrors import TypingError
     from .translate import translate_scalar
 
