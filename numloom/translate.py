@@ -418,7 +418,7 @@ class Translator:
             c = self.cname(name) + (f"_{k}" if isinstance(arg.type, Tuple) else "")
             self.local(c, ktypes.ctype(v.type))
             self.emit(kir.Assign(c, v.code, self.node.lineno))
-            copies.append(Value(v.type, c, nonneg=v.nonneg))
+            copies.append(Value(v.type, c, nonneg=v.nonneg and name not in self.store_counts))
         if isinstance(arg.type, Tuple):
             return Value(arg.type, items=tuple(copies))
         return copies[0]
