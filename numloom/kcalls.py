@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import functools
 import operator
 import types as pytypes
@@ -422,6 +423,11 @@ def statement_call(tr, node) -> bool:
     if value is None or value.type is not PYOBJ:
         return False
     fn = value.obj
+    if fn is builtins.print:
+        from .klib import print_statement
+
+        print_statement(tr, node)
+        return True
     if fn is I.syncthreads or fn is I.syncwarp:
         _no_threads(tr, node)
         if fn is I.syncwarp:
@@ -482,6 +488,8 @@ def _device_call(tr, node, fn, args: list, kwargs: dict) -> Value:
     for a in args:
         if a.type is PYOBJ:
             raise tr.typing(node, f"cannot pass {_describe(a)} to {fn.__name__}")
+    if not tr.program.scalar and synchronizes(fn):
+        return _inline_call(tr, node, fn, args)
     try:
         spec = tr.program.function(fn, types_, tr.where(node))
     except KernelError as e:
@@ -506,6 +514,109 @@ def _device_call(tr, node, fn, args: list, kwargs: dict) -> Value:
     if spec.ret is ktypes.NONE:
         return Value(ktypes.NONE, code)
     return Value(spec.ret, code)
+
+
+_SYNC = (I.syncthreads, I.syncwarp, I.shfl_sync, I.shfl_up_sync, I.shfl_down_sync,
+         I.shfl_xor_sync)  # fmt: skip
+
+
+def synchronizes(fn, seen: frozenset = frozenset()) -> bool:
+    """Whether Python function ``fn`` calls a barrier or a shuffle, directly or through the
+    functions it calls (found in its source, names resolved as the translator resolves them)."""
+    from .cuda.dispatcher import Dispatcher
+    from .translate import environment, function_ast
+
+    if fn in seen:
+        return False
+    try:
+        _, tree = function_ast(fn)
+    except KernelError:
+        return False
+    env = environment(fn)
+    for n in ast.walk(tree):
+        if not isinstance(n, ast.Call):
+            continue
+        callee = _resolve(n.func, env)
+        if any(callee is s for s in _SYNC):
+            return True
+        if isinstance(callee, Dispatcher) and callee.device:
+            callee = callee.py_func
+        if isinstance(callee, pytypes.FunctionType) and synchronizes(callee, seen | {fn}):
+            return True
+    return False
+
+
+def _resolve(node, env: dict):
+    """The object a name or a dotted name refers to (None when unknown)."""
+    if isinstance(node, ast.Name):
+        return env.get(node.id)
+    if isinstance(node, ast.Attribute):
+        base = _resolve(node.value, env)
+        try:
+            return None if base is None else getattr(base, node.attr, None)
+        except Exception:  # noqa: BLE001 (thread indices refuse attribute access in Python)
+            return None
+    return None
+
+
+def _inline_call(tr, node, fn, args: list) -> Value:
+    """A call of a function that synchronizes threads: its statements compiled into the
+    caller's (so barriers split the CPU's phases as the kernel's own do), its variables
+    renamed apart, its result in a temporary the caller reads."""
+    from .translate import Translator
+
+    program = tr.program
+    if fn in program.active:
+        raise tr.unsupported(node, f"{fn.__name__} calls itself: recursion is not supported "
+                             "in kernels", "write the recursion as a loop")  # fmt: skip
+    program.inlined += 1
+    program.active.append(fn)
+    try:
+        sub = Translator(program, fn, tuple(a.type for a in args), "inline", bound=tuple(args))
+        body, ret, value = sub.inline()
+    except KernelError as e:  # the caller's types may not be final yet
+        tr.deferred.append(e)
+        return UNKNOWN
+    finally:
+        program.active.pop()
+    for v in sub.locals_.values():
+        tr.locals_.setdefault(v.name, v)
+    for v in sub.shared_decls:  # one shared array however many calls (as CUDA's __shared__)
+        if all(d.name != v.name for d in tr.shared_decls):
+            tr.shared_decls.append(v)
+    tr.uses_ctx = tr.uses_ctx or sub.uses_ctx
+    tr.written |= sub.written
+    if sub.filename == tr.filename:
+        for line, text in sub.lines.items():
+            tr.lines.setdefault(line, text)
+    else:  # its line numbers are another file's: no comments from them
+        body = _without_lines(body)
+    for s in body:
+        tr.emit(s)
+    if value is None or value.type is None or ret is ktypes.NONE:
+        return Value(ktypes.NONE)
+    if isinstance(ret, Tuple):
+        items = []
+        for v, t in zip(value.items, ret.items):
+            temp = tr.temp(ktypes.ctype(t))
+            tr.emit(kir.Assign(temp, convert(v, t), node.lineno))
+            items.append(Value(t, temp))
+        return Value(ret, items=tuple(items))
+    temp = tr.temp(ktypes.ctype(ret))
+    tr.emit(kir.Assign(temp, convert(value, ret), node.lineno))
+    return Value(ret, temp)
+
+
+def _without_lines(stmts) -> list:
+    out = []
+    for s in stmts:
+        if hasattr(s, "line"):
+            s = dataclasses.replace(s, line=0)
+        for part in ("then", "orelse", "body"):
+            if isinstance(getattr(s, part, None), tuple):
+                s = dataclasses.replace(s, **{part: tuple(_without_lines(getattr(s, part)))})
+        out.append(s)
+    return out
 
 
 def _bind(tr, node, fn, args: list, kwargs: dict) -> list:

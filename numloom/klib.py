@@ -9,6 +9,7 @@ indices, shared and local arrays, shuffles and atomics.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import cmath
 import functools
@@ -165,8 +166,71 @@ def _range_value(tr, node, args, kwargs) -> Value:
 
 
 def _print(tr, node, args, kwargs) -> Value:
-    raise tr.unsupported(node, "print() in a kernel",
-                         "write values to an array and print them after the launch")  # fmt: skip
+    raise tr.unsupported(node, "print() as a value", "call print(...) as a statement")
+
+
+def print_statement(tr, node) -> None:
+    """``print(a, b, ...)`` in a kernel or device function, as numba.cuda prints: one
+    ``printf`` of the items separated by spaces and a newline (integers as ``%lld``/``%llu``,
+    floats as ``%f``, bools as True/False, string constants as they are)::
+
+        print("i =", i, x[i])    ->    NL_PRINTF("%s %lld %f\\n", "i =", (long long)(v_i), ...);
+
+    On the CPU each print is flushed, so that it is in the process's output when the kernel
+    ends; a block's threads print in order, blocks in any order (as on a GPU)."""
+    if tr.program.scalar:
+        raise tr.unsupported(node, "print() in a vectorized function",
+                             "print in a cuda.jit kernel, or print the result array")  # fmt: skip
+    if node.keywords:
+        raise tr.unsupported(node, "print() with keyword arguments (sep, end, file, flush)",
+                             "kernels print the items separated by spaces, then a newline")  # fmt: skip
+    formats, values = [], []
+    for arg in node.args:
+        fmt, codes = _print_item(tr, arg)
+        formats.append(fmt)
+        values += codes
+    if len(values) > 32:
+        raise tr.unsupported(node, f"print() of {len(values)} values (CUDA's printf takes 32)",
+                             "split it into several print() calls")  # fmt: skip
+    text = _c_string(" ".join(formats) + "\n")
+    tr.emit(kir.Do(f"NL_PRINTF({', '.join([text] + values)})", node.lineno))
+
+
+def _print_item(tr, arg) -> tuple:
+    """``(printf format, [C arguments])`` of one item of a print() call."""
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return "%s", [_c_string(arg.value)]
+    v = tr.expr(arg)
+    if v.type is None:
+        return "%s", ['""']
+    if v.type is PYOBJ and isinstance(v.obj, I.Dim3):
+        axes = [thread_value(tr, arg, f"nl_c.{_DIM3_PREFIX[v.obj.name]}{a}") for a in "xyz"]
+        return "(%lld, %lld, %lld)", [f"(long long){a.code}" for a in axes]
+    if not isinstance(v.type, Scalar) or v.type.kind == "c":
+        hint = ("print z.real and z.imag" if isinstance(v.type, Scalar)
+                else "print scalars: elements of arrays, or each item of a tuple")  # fmt: skip
+        raise tr.unsupported(arg, f"print() of {_describe(v)}", hint)
+    kind = v.type.kind
+    if kind == "b":
+        return "%s", [f'(({v.code}) ? "True" : "False")']
+    if kind == "u":
+        return "%llu", [f"(unsigned long long)({v.code})"]
+    if kind == "i":
+        return "%lld", [f"(long long)({v.code})"]
+    return "%f", [f"(double)({v.code})"]
+
+
+_DIM3_PREFIX = {"threadIdx": "t", "blockIdx": "b", "blockDim": "bd", "gridDim": "gd"}
+
+
+def _c_string(text: str) -> str:
+    """A C string literal of ``text`` (UTF-8; quotes, backslashes, ``?`` (trigraphs) and
+    anything not printable ASCII as octal escapes)."""
+    out = []
+    for byte in text.encode("utf-8"):
+        ch = chr(byte)
+        out.append(ch if 32 <= byte < 127 and ch not in '\\"?' else f"\\{byte:03o}")
+    return '"' + "".join(out) + '"'
 
 
 # --- math and cmath -------------------------------------------------------------------------------
@@ -440,11 +504,10 @@ def _atomic(name: str):
         if not isinstance(ary.type, Array):
             raise tr.typing(node, f"cuda.atomic.{name} works on an array, not {_describe(ary)}")
         dtype = ary.type.dtype
-        ints_only = name in ("and_", "or_", "xor")
-        if str(dtype) not in _ATOMIC_TYPES or (ints_only and dtype.kind == "f"):
-            allowed = [t for t in _ATOMIC_TYPES if not (ints_only and t.startswith("float"))]
+        allowed = _atomic_dtypes(name)
+        if str(dtype) not in allowed:
             raise tr.typing(node, f"cuda.atomic.{name} on a {dtype} array",
-                            f"atomics work on {', '.join(allowed)} arrays")  # fmt: skip
+                            f"cuda.atomic.{name} works on {', '.join(allowed)} arrays")  # fmt: skip
         index = args[1].items if isinstance(args[1].type, Tuple) else (args[1],)
         if len(index) != ary.type.ndim:
             raise tr.typing(node, f"cuda.atomic.{name}: index all {ary.type.ndim} dimensions")
@@ -459,6 +522,15 @@ def _atomic(name: str):
         return Value(t, f"{prefix}_{op}_{ctype}(&{address}, {', '.join(values)})")
 
     return handler
+
+
+def _atomic_dtypes(name: str) -> tuple:
+    """The array dtypes ``cuda.atomic.<name>`` works on (Numba's)."""
+    if name in ("inc", "dec"):  # CUDA's wrapping counters
+        return ("uint32", "uint64")
+    if name in ("and_", "or_", "xor"):
+        return tuple(t for t in _ATOMIC_TYPES if not t.startswith("float"))
+    return _ATOMIC_TYPES
 
 
 def _shuffle(kind: str):
@@ -513,4 +585,4 @@ CALLS.update({getattr(math, name): _math(name) for name in _MATH if hasattr(math
 CALLS.update({getattr(cmath, name): _cmath(name) for name in _CMATH})
 CALLS.update({getattr(I.atomic, name): _atomic(name)
               for name in ("add", "sub", "max", "min", "exch", "cas", "and_", "or_", "xor",
-                           "compare_and_swap")})  # fmt: skip
+                           "compare_and_swap", "inc", "dec", "nanmax", "nanmin")})  # fmt: skip

@@ -64,8 +64,9 @@ def has_barrier(stmts) -> bool:
 
 
 class _Splitter:
-    def __init__(self, barriers: bool):
+    def __init__(self, barriers: bool, ordered: frozenset = frozenset()):
         self.barriers = barriers
+        self.ordered = ordered  # device functions that atomically update memory or print
         self.arrays: list = []  # PerThread masks, loop states, exchange buffers
         self.count = 0
         self.phases: list = []
@@ -133,7 +134,9 @@ class _Splitter:
     def phase(self, stmts, guard: str, states: tuple, in_loop: bool) -> Phase:
         body = tuple(_exits(stmts, states, self.barriers))
         text = repr(body)
-        simd = "atomic" not in text and "nl_any" not in text and "goto" not in text
+        simd = not any(word in text for word in _ORDERED + ("nl_any", "goto")) and not any(
+            name in text for name in self.ordered
+        )
         return Phase(body, guard, simd, in_loop, self._index())
 
     def _index(self) -> int:
@@ -142,6 +145,19 @@ class _Splitter:
 
 
 _KIND = {"idx": 0, "up": 1, "down": 2, "xor": 3}
+_ORDERED = ("atomic", "NL_PRINTF")  # calls a phase's threads make one after another
+
+
+def _ordered_functions(functions) -> frozenset:
+    """Names of the device functions that use atomics or print, directly or through others."""
+    bodies = {f.name: repr(f.body) for f in functions if isinstance(f, kir.Function)}
+    found = {name for name, text in bodies.items() if any(w in text for w in _ORDERED)}
+    grew = True
+    while grew:
+        more = {n for n, text in bodies.items() if n not in found and any(f in text for f in found)}
+        found |= more
+        grew = bool(more)
+    return frozenset(found)
 
 
 def _and(a: str, b: str) -> str:
@@ -188,7 +204,7 @@ def split(k: kir.UserKernel) -> tuple:
     """``(items, per-thread arrays, alive)``: the block program of kernel ``k``; ``alive``
     when threads may return before a barrier (their flags are then kept)."""
     alive = has_barrier(k.body) and _returns(k.body)
-    s = _Splitter(alive)
+    s = _Splitter(alive, _ordered_functions(k.functions))
     items = s.split(k.body, "nl_alive[nl_t]" if alive else "", (), False)
     if alive:
         s.arrays.append(PerThread("nl_alive", "bool"))
@@ -208,7 +224,7 @@ def _returns(stmts) -> bool:
 
 # --- which locals live across phases ---------------------------------------------------------
 
-_NAME = re.compile(r"\b(v_\w+|t\d+|l_\d+_\d+)\b")
+_NAME = re.compile(r"\b(v_\w+|vi\d+_\w+|t\d+|l_\d+_\d+)\b")  # vi3_x: an inlined function's
 
 
 def _names(text: str, local: set) -> set:

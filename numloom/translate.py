@@ -7,8 +7,10 @@ conditional expressions; ``if``, ``while``, ``for ... in range(...)``, ``break``
 ``return``; local variables with one type each (inferred); the ``math`` and ``cmath``
 functions, NumPy's ufuncs and scalar types, ``abs``/``min``/``max``/``round``/``len``/``int``/
 ``float``/``bool``/``complex``; calls to other functions (``cuda.jit(device=True)``), compiled
-with the caller, returning scalars or tuples; and ``numloom.cuda``'s thread indices, shared
-and local arrays, barriers, shuffles and atomics.
+with the caller, returning scalars or tuples (a function that synchronizes threads is compiled
+into its caller's body, so that its barriers split the CPU's phases as the kernel's own do);
+``print``; and ``numloom.cuda``'s thread indices, shared and local arrays, barriers, shuffles
+and atomics.
 
 Each Python function becomes, per argument types, one ``kir.Function`` (or ``kir.UserKernel``)::
 
@@ -222,6 +224,7 @@ class Program:
         self.items: list = []  # kir.Struct and kir.Function, each after what it uses
         self.checks: list = []  # (array, axis, Where) of each bounds-check code
         self.active: list = []
+        self.inlined = 0  # functions compiled into their callers so far (their name prefixes)
 
     def struct(self, types: tuple) -> str:
         ctypes_ = tuple(ktypes.ctype(t) for t in types)
@@ -317,8 +320,13 @@ _UNSUPPORTED = {
 class Translator:
     """Translates one Python function for one tuple of argument types."""
 
-    def __init__(self, program: Program, fn, arg_types: tuple, mode: str, name: str = ""):
+    def __init__(self, program: Program, fn, arg_types: tuple, mode: str, name: str = "",
+                 bound: tuple | None = None):  # fmt: skip
         self.program, self.fn, self.arg_types, self.mode = program, fn, arg_types, mode
+        # A function compiled into its caller ("inline") binds its parameters to the caller's
+        # values, and its variables are named apart from the caller's.
+        self.bound = bound
+        self.prefix = "v_" if bound is None else f"vi{program.inlined}_"
         self.filename, self.node = function_ast(fn)
         self.env = environment(fn)
         self.params = _arg_names(self.node)
@@ -345,7 +353,8 @@ class Translator:
         return TypingError(f"{self._who()}: {what}", self.where(node), hint)
 
     def _who(self) -> str:
-        kind = {"kernel": "kernel", "device": "function", "scalar": "function"}[self.mode]
+        kind = {"kernel": "kernel", "device": "function", "scalar": "function",
+                "inline": "function"}[self.mode]  # fmt: skip
         return f"{kind} {self.label}"
 
     def _check_signature(self) -> None:
@@ -384,12 +393,39 @@ class Translator:
         return self.stack[0]
 
     def _bind_params(self) -> None:
-        for name, t in zip(self.params, self.arg_types):
+        for k, (name, t) in enumerate(zip(self.params, self.arg_types)):
             info = self.vars.get(name)
             if info is None:
                 vt = constant(t.value).type if isinstance(t, ConstArg) else t
                 info = self.vars[name] = VarInfo(vt, self.node, param=True)
-            info.value = self._param_value(name, t)
+            if self.bound is None:
+                info.value = self._param_value(name, t)
+            else:
+                info.value = self._bind_inline(name, self.bound[k])
+
+    def _bind_inline(self, name: str, arg: Value) -> Value:
+        """A parameter of an inlined function: the caller's array itself, or a local holding a
+        copy of the caller's scalar (the function may assign its parameters)."""
+        if isinstance(arg.type, Array):
+            return arg
+        values = arg.items if isinstance(arg.type, Tuple) else (arg,)
+        if not all(isinstance(v.type, Scalar) for v in values):
+            raise self.unsupported(self.node, f"passing {arg.type} to {self.fn.__name__}, "
+                                   "which synchronizes threads",
+                                   "pass the tuple's items one by one")  # fmt: skip
+        copies = []
+        for k, v in enumerate(values):
+            c = self.cname(name) + (f"_{k}" if isinstance(arg.type, Tuple) else "")
+            self.local(c, ktypes.ctype(v.type))
+            self.emit(kir.Assign(c, v.code, self.node.lineno))
+            copies.append(Value(v.type, c, nonneg=v.nonneg and name not in self.store_counts))
+        if isinstance(arg.type, Tuple):
+            return Value(arg.type, items=tuple(copies))
+        return copies[0]
+
+    def cname(self, name: str) -> str:
+        """The C name of Python variable ``name``."""
+        return f"{self.prefix}{name}"
 
     def _param_value(self, name: str, t) -> Value:
         if isinstance(t, ConstArg):
@@ -426,6 +462,22 @@ class Translator:
         writes = frozenset(i for i, p in enumerate(self.params) if p in self.written)
         return FunctionSpec(name, ret, tuple(zip(self.params, self.arg_types)), self.uses_ctx,
                             writes, ir, self.types())  # fmt: skip
+
+    def inline(self) -> tuple:
+        """``(statements, return type, returned value or None)``: the function compiled into its
+        caller's body (a function that synchronizes threads, so that the CPU's phases see its
+        barriers). It returns at its end only: the statements run, then the value is read."""
+        for node in ast.walk(self.node):
+            if isinstance(node, ast.Return) and node is not self.node.body[-1]:
+                raise self.unsupported(node, f"a return before the end of {self.fn.__name__}, "
+                                       "which synchronizes threads (numloom compiles it into "
+                                       "the calling kernel)", "assign the result to a variable "
+                                       "and return it in the function's last line")  # fmt: skip
+        body = list(self.run())
+        value = None
+        if body and isinstance(body[-1], _PendingReturn):
+            value = body.pop().value
+        return body, self._return_type(), value
 
     def kernel(self) -> kir.UserKernel:
         body = self.run()
@@ -670,10 +722,10 @@ class Translator:
         t = info.type
         if isinstance(t, Scalar):
             if not info.param:
-                self.local(f"v_{name}", ktypes.ctype(t))
-            self.emit(kir.Assign(f"v_{name}", convert(value, t), self.line))
+                self.local(self.cname(name), ktypes.ctype(t))
+            self.emit(kir.Assign(self.cname(name), convert(value, t), self.line))
         elif isinstance(t, Array):
-            c = f"v_{name}"
+            c = self.cname(name)
             self.local(c, f"{ktypes.storage_ctype(t.dtype)} *")
             self.emit(kir.Assign(c, value.arr.ptr, self.line))
             for k in range(t.ndim):
@@ -685,15 +737,15 @@ class Translator:
             for k, (it, v) in enumerate(zip(t.items, value.items)):
                 if not isinstance(it, Scalar):
                     raise self.typing(self.node, "tuples of arrays cannot be assigned")
-                self.local(f"v_{name}_{k}", ktypes.ctype(it))
-                self.emit(kir.Assign(f"v_{name}_{k}", convert(v, it), self.line))
+                self.local(f"{self.cname(name)}_{k}", ktypes.ctype(it))
+                self.emit(kir.Assign(f"{self.cname(name)}_{k}", convert(v, it), self.line))
 
     def local(self, cname: str, ctype: str, size=None, space="thread") -> None:
         self.locals_.setdefault(cname, kir.Local(cname, ctype, size, space))
 
     def temp(self, ctype: str) -> str:
         self.temps += 1
-        name = f"t{self.temps}"
+        name = f"t{self.temps}" if self.bound is None else f"{self.prefix}t{self.temps}"
         self.local(name, ctype)
         return name
 
@@ -754,7 +806,7 @@ class Translator:
                 return info.value
             if info.fixed is not None:
                 return info.fixed
-            return _var_value(name, info)
+            return _var_value(self.cname(name), info)
         if name not in self.env:
             raise self.typing(
                 node,
@@ -883,8 +935,8 @@ class VarInfo:
         self.nonneg = True
 
 
-def _var_value(name: str, info: VarInfo) -> Value:
-    t, c = info.type, f"v_{name}"
+def _var_value(c: str, info: VarInfo) -> Value:
+    t = info.type
     if isinstance(t, Array):
         return Value(t, arr=ArrayRef(c, tuple(f"{c}_n{k}" for k in range(t.ndim)),
                                      tuple(f"{c}_s{k}" for k in range(t.ndim))))  # fmt: skip

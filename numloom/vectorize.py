@@ -14,8 +14,10 @@ Numba's signatures it computes in the declared types::
 
     gaussian_pdf(x, 0.0, 1.0).sum()     # one map-reduce kernel calling nl_fn_gaussian_pdf_...
 
-Otherwise NumPy's ``vectorize`` runs the Python loop (on host copies), after one warning that
-names the construct numloom could not compile. Binary functions also have ``reduce``,
+With a gufunc ``signature`` whose outputs are scalars (``"(n),(n)->()"``), the function
+compiles for its core-dimension views and runs as one kernel over the loop dimensions
+(``vectorize_gufunc.py``). Otherwise NumPy's ``vectorize`` runs the Python loop (on host
+copies), after one warning that names the construct numloom could not compile. Binary functions also have ``reduce``,
 ``accumulate`` and ``outer``.
 """
 
@@ -66,6 +68,10 @@ class vectorize:
         self.otypes = None if otypes is None else [np.dtype(t) for t in otypes]
         self.excluded = set(excluded or ())
         self.signature, self.cache = signature, cache
+        if signature is not None:  # NumPy's error for a bad signature, at construction
+            from .vectorize_gufunc import parse_signature
+
+            self._core_dims = parse_signature(signature)
         self.target, self.identity = target, identity
         self._specs: dict = {}
         self._warned = False
@@ -103,7 +109,12 @@ class vectorize:
         from .views import broadcast_shapes
 
         if self.signature is not None:
-            raise _Uncompilable("a gufunc signature (numloom compiles elementwise functions)")
+            from .vectorize_gufunc import Uncompilable, call
+
+            try:
+                return call(self, args, kwargs)
+            except Uncompilable as why:
+                raise _Uncompilable(str(why)) from None
         params, inputs = self._bind(args, kwargs)
         values = [_operand(v) for v in inputs]
         types = [_type_of(v) for v in values]

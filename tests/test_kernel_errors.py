@@ -185,3 +185,58 @@ def test_vectorize_falls_back_with_one_warning():
     assert "a list" in text and f"line {line_of(uses_a_list, '[x, 1]')}" in text
     numpy.testing.assert_array_equal(got.get(), numpy.vectorize(uses_a_list)(numpy.arange(5.0)))
     numpy.testing.assert_array_equal(again.get(), numpy.arange(3.0) * 2)
+
+
+def signed_counter(x):
+    cuda.atomic.inc(x, 0, 10)
+
+
+def test_atomic_inc_on_a_signed_array_names_the_unsigned_dtypes():
+    with pytest.raises(TypingError) as e:
+        cuda.jit(signed_counter)[1, 1](nl.zeros(1, numpy.int32))
+    check_points_at(e.value, signed_counter, "cuda.atomic.inc(x, 0, 10)")
+    assert "cuda.atomic.inc on a int32 array" in str(e.value)
+    assert "works on uint32, uint64 arrays" in str(e.value)
+
+
+def print_with_sep(x):
+    print(x[0], x[1], sep=", ")
+
+
+def print_an_array(x):
+    print("x is", x)
+
+
+def test_print_errors_point_at_the_call():
+    with pytest.raises(UnsupportedError) as e:
+        cuda.jit(print_with_sep)[1, 1](nl.zeros(2))
+    check_points_at(e.value, print_with_sep, 'print(x[0], x[1], sep=", ")')
+    assert "keyword arguments" in str(e.value) and "separated by spaces" in str(e.value)
+    with pytest.raises(UnsupportedError) as e:
+        cuda.jit(print_an_array)[1, 1](nl.zeros(2))
+    check_points_at(e.value, print_an_array, 'print("x is", x)', "x)")
+    assert "print() of a value of type float64[::1]" in str(e.value)
+    assert "elements of arrays" in str(e.value)
+
+
+@cuda.jit(device=True)
+def sync_and_leave_early(sm, t):
+    sm[t] = t
+    cuda.syncthreads()
+    if t == 0:
+        return sm[1]
+    return sm[0]
+
+
+def calls_sync_and_leave_early(out):
+    sm = cuda.shared.array(4, numpy.int64)
+    t = cuda.threadIdx.x
+    out[t] = sync_and_leave_early(sm, t)
+
+
+def test_an_early_return_from_a_synchronizing_device_function():
+    with pytest.raises(UnsupportedError) as e:
+        cuda.jit(calls_sync_and_leave_early)[1, 4](nl.zeros(4, numpy.int64))
+    check_points_at(e.value, sync_and_leave_early.py_func, "return sm[1]")
+    assert "a return before the end of sync_and_leave_early" in str(e.value)
+    assert "return it in the function's last line" in str(e.value)

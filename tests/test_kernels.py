@@ -13,7 +13,7 @@ import numpy
 import pytest
 
 import numloom as nl
-from numloom import cuda
+from numloom import compiler, cuda
 
 RNG = numpy.random.default_rng(5)
 TUTORIAL = pathlib.Path(__file__).parent / "programs" / "numba_tutorial.py"
@@ -666,3 +666,282 @@ def test_global_arrays_are_compiled_in():
     weighted.forall(12)(x, out)
     i = numpy.arange(12)
     numpy.testing.assert_array_equal(out.get(), x * WEIGHTS[i % 2, i % 3] + 3)
+
+
+# --- more of numba.cuda's atomics: wrapping counters, NaN-ignoring max and min -------------------
+
+
+def assert_compiles_for_cuda(kernel):
+    """Every specialization of ``kernel`` compiles as CUDA C++ with NVRTC (no GPU needed)."""
+    if not compiler.nvrtc_available():
+        return
+    sources = [spec.source("cuda")[1] for spec in kernel.specializations.values()]
+    assert sources
+    for arch, ptx in (("sm_80", True), ("sm_90", False)):
+        logs = compiler.check_cuda_sources(sources, arch, ptx=ptx)
+        assert logs == [None] * len(sources), "\n".join(log for log in logs if log)
+
+
+def numba_inc(old, val):
+    return 0 if old >= val else old + 1
+
+
+def numba_dec(old, val):
+    return val if old == 0 or old > val else old - 1
+
+
+def numba_nanmax(old, val):
+    return old if val != val or (old >= val) else val
+
+
+def numba_nanmin(old, val):
+    return old if val != val or (old <= val) else val
+
+
+@cuda.jit
+def one_thread_atomics(counts, floats, values, limits, olds):
+    if cuda.grid(1) == 0:
+        for k in range(values.shape[0]):
+            olds[k, 0] = cuda.atomic.inc(counts, 0, limits[k])
+            olds[k, 1] = cuda.atomic.dec(counts, 1, limits[k])
+            olds[k, 2] = cuda.atomic.nanmax(floats, 0, values[k])
+            olds[k, 3] = cuda.atomic.nanmin(floats, 1, values[k])
+
+
+@pytest.mark.parametrize("udtype", [numpy.uint32, numpy.uint64])
+def test_atomic_inc_dec_nanmax_nanmin_return_numbas_old_values(udtype):
+    values = numpy.array([numpy.nan, 2.5, -1.0, numpy.nan, 7.0, 3.0, -4.0, numpy.nan, 9.0, 0.0])
+    limits = numpy.array([3, 3, 1, 0, 5, 2, 2, 7, 4, 1], udtype)
+    start_counts, start_floats = [2, 0], [numpy.nan, numpy.nan]
+    counts = nl.asarray(numpy.array(start_counts, udtype))
+    floats = nl.asarray(numpy.array(start_floats))
+    olds = nl.zeros((10, 4), numpy.float64)
+    one_thread_atomics[1, 1](counts, floats, values, limits, olds)
+    c, f, want = list(start_counts), list(start_floats), []
+    for v, lim in zip(values, limits.tolist()):
+        row = [c[0], c[1], f[0], f[1]]
+        c = [numba_inc(c[0], lim), numba_dec(c[1], lim)]
+        f = [numba_nanmax(f[0], v), numba_nanmin(f[1], v)]
+        want.append(row)
+    numpy.testing.assert_array_equal(olds.get(), numpy.array(want))
+    assert counts.get().tolist() == c and counts.dtype == udtype
+    assert floats.get().tolist() == f == [9.0, -4.0]
+    assert_compiles_for_cuda(one_thread_atomics)
+
+
+@cuda.jit
+def many_thread_atomics(counts, shared_out, olds, x, extremes):
+    counter = cuda.shared.array(2, numpy.uint32)
+    best = cuda.shared.array(2, numpy.float32)
+    i = cuda.grid(1)
+    t = cuda.threadIdx.x
+    if t == 0:
+        counter[0] = 0
+        counter[1] = 0
+        best[0] = numpy.float32(numpy.nan)
+        best[1] = numpy.float32(numpy.nan)
+    cuda.syncthreads()
+    olds[i] = cuda.atomic.inc(counts, 0, 9)
+    cuda.atomic.dec(counts, 1, 9)
+    cuda.atomic.inc(counter, 0, 1000)
+    cuda.atomic.dec(counter, 1, 4)
+    cuda.atomic.nanmax(extremes, 0, x[i])
+    cuda.atomic.nanmin(extremes, 1, x[i])
+    cuda.atomic.nanmax(best, 0, x[i])
+    cuda.atomic.nanmin(best, 1, x[i])
+    cuda.syncthreads()
+    if t == 0:
+        b = cuda.blockIdx.x
+        shared_out[b, 0] = counter[0]
+        shared_out[b, 1] = counter[1]
+        shared_out[b, 2] = best[0]
+        shared_out[b, 3] = best[1]
+
+
+def test_atomic_counters_and_nan_extremes_on_global_and_shared_arrays():
+    blocks, threads = 4, 64
+    n = blocks * threads
+    x = RNG.standard_normal(n).astype(numpy.float32)
+    x[::7] = numpy.nan
+    counts = nl.zeros(2, numpy.uint32)
+    extremes = nl.asarray(numpy.array([numpy.nan, numpy.nan], numpy.float32))
+    shared_out = nl.zeros((blocks, 4), numpy.float64)
+    olds = nl.zeros(n, numpy.uint32)
+    many_thread_atomics[blocks, threads](counts, shared_out, olds, x, extremes)
+    # Whatever the order, the old values are the counter's sequence: 0..9, 0..9, ...
+    assert sorted(olds.get().tolist()) == sorted(k % 10 for k in range(n))
+    c = [0, 0]
+    for _ in range(n):
+        c = [numba_inc(c[0], 9), numba_dec(c[1], 9)]
+    assert counts.get().tolist() == c
+    assert extremes.get().tolist() == [numpy.nanmax(x), numpy.nanmin(x)]
+    blocks_x = x.reshape(blocks, threads)
+    dec = 0
+    for _ in range(threads):
+        dec = numba_dec(dec, 4)
+    want = numpy.stack([numpy.full(blocks, threads), numpy.full(blocks, dec),
+                        numpy.nanmax(blocks_x, axis=1), numpy.nanmin(blocks_x, axis=1)], axis=1)  # fmt: skip
+    numpy.testing.assert_array_equal(shared_out.get(), want)
+    assert_compiles_for_cuda(many_thread_atomics)
+
+
+# --- print() in kernels and device functions, formatted as numba.cuda formats it ------------------
+
+
+def numba_print(*items) -> str:
+    """What numba.cuda's print() writes: integers in full, floats as C's %f, bools as
+    True/False, strings as they are, separated by spaces, one line."""
+    parts = []
+    for v in items:
+        if isinstance(v, str):
+            parts.append(v)
+        elif isinstance(v, (bool, numpy.bool_)):
+            parts.append(str(bool(v)))
+        elif isinstance(v, (float, numpy.floating)):
+            parts.append(f"{float(v):f}")  # C's %f
+        else:
+            parts.append(str(int(v)))
+    return " ".join(parts) + "\n"
+
+
+@cuda.jit(device=True)
+def report(value):
+    print("twice", value)
+    return value * 2
+
+
+@cuda.jit
+def printing(ints, big, floats, halves, out):
+    i = cuda.grid(1)
+    if i < ints.shape[0]:
+        print("thread", i, "of", cuda.blockDim.x, ints[i], big[i], floats[i], halves[i])
+        print(ints[i] > 0, 'quote " percent %d backslash \\ trigraph ??=', 1.5, -(2**63))
+        out[i] = report(floats[i])
+    print()
+
+
+def test_print_in_kernels_and_device_functions(capfd):
+    ints = numpy.array([-3, 0, 7, 2**40], numpy.int64)
+    big = numpy.array([2**64 - 1, 0, 1, 2**63], numpy.uint64)
+    floats = numpy.array([0.1, -2.5, 1e10, numpy.nan], numpy.float64)
+    halves = numpy.array([1 / 3, -0.0, 65504, numpy.inf], numpy.float32)
+    out = nl.zeros(4, numpy.float64)
+    capfd.readouterr()
+    printing[1, 4](ints, big, floats, halves, out)
+    cuda.synchronize()
+    lines = []
+    for i in range(4):  # one block of threads without barriers: each prints its lines in turn
+        lines.append(numba_print("thread", i, "of", 4, ints[i], big[i], floats[i], halves[i]))
+        lines.append(
+            numba_print(ints[i] > 0, 'quote " percent %d backslash \\ trigraph ??=', 1.5, -(2**63))
+        )
+        lines.append(numba_print("twice", floats[i]))
+        lines.append(numba_print())
+    got = capfd.readouterr().out
+    assert sorted(got.splitlines()) == sorted("".join(lines).splitlines())
+    if out.device == "cpu":
+        assert got == "".join(lines)
+    numpy.testing.assert_array_equal(out.get(), floats * 2)
+    assert_compiles_for_cuda(printing)
+
+
+@cuda.jit
+def only_prints(n):
+    t = cuda.threadIdx.x
+    if t < n:
+        print(cuda.threadIdx, cuda.blockIdx.x)
+
+
+def test_a_kernel_that_only_prints_runs_at_the_next_sync(capfd):
+    capfd.readouterr()
+    only_prints[3, 2](1)
+    nl.sync()
+    lines = sorted(capfd.readouterr().out.splitlines())  # blocks print in any order
+    assert lines == [f"(0, 0, 0) {b}" for b in range(3)]
+    assert_compiles_for_cuda(only_prints)
+
+
+# --- barriers and shuffles inside device functions (compiled into the calling kernel) -----------
+
+
+@cuda.jit(device=True)
+def block_sum(sm, value):
+    t = cuda.threadIdx.x
+    sm[t] = value
+    cuda.syncthreads()
+    s = cuda.blockDim.x // 2
+    while s > 0:
+        if t < s:
+            sm[t] += sm[t + s]
+        cuda.syncthreads()
+        s //= 2
+    total = sm[0]
+    cuda.syncthreads()  # everyone has read sm[0] before the next call writes sm
+    return total
+
+
+@cuda.jit
+def two_block_sums(x, out):
+    sm = cuda.shared.array(64, numpy.float64)
+    i = cuda.grid(1)
+    a = block_sum(sm, x[i])
+    b = block_sum(sm, x[i] * 2)
+    out[i] = a + b
+
+
+def test_a_device_function_with_barriers_called_twice():
+    x = RNG.integers(-100, 100, 256).astype(numpy.float64)
+    out = nl.zeros(256)
+    two_block_sums[4, 64](x, out)
+    want = numpy.repeat(x.reshape(4, 64).sum(axis=1) * 3, 64)
+    numpy.testing.assert_array_equal(out.get(), want)
+    assert_compiles_for_cuda(two_block_sums)
+
+
+@cuda.jit(device=True)
+def warp_total(v):
+    offset = 16
+    while offset > 0:
+        v += cuda.shfl_down_sync(0xFFFFFFFF, v, offset)
+        offset //= 2
+    cuda.syncwarp()
+    return cuda.shfl_sync(0xFFFFFFFF, v, 0)
+
+
+@cuda.jit(device=True)
+def stage_and_reverse(x, base):
+    tile = cuda.shared.array(32, numpy.int32)  # the function's own shared array
+    t = cuda.threadIdx.x
+    tile[t] = x[base + t]
+    cuda.syncthreads()
+    mirrored = tile[31 - t]
+    total = warp_total(mirrored)  # a synchronizing function calling another
+    cuda.syncthreads()
+    return mirrored, total
+
+
+@cuda.jit
+def rounds_of_reversal(x, mirrored, totals, rounds):
+    t = cuda.threadIdx.x
+    for r in range(rounds):  # the calls inside a loop and a branch of the kernel
+        if r % 2 == 0:
+            m, s = stage_and_reverse(x, 32 * r)
+            mirrored[r, t] = m
+            totals[r, t] = s
+        else:
+            mirrored[r, t] = -1
+
+
+def test_shuffles_shared_arrays_and_tuples_in_synchronizing_device_functions():
+    x = numpy.arange(4 * 32, dtype=numpy.int32) ** 2 % 97
+    mirrored = nl.zeros((4, 32), numpy.int32)
+    totals = nl.zeros((4, 32), numpy.int32)
+    rounds_of_reversal[1, 32](x, mirrored, totals, 4)
+    rows = x.reshape(4, 32)
+    want_m = rows[:, ::-1].copy()
+    want_m[1::2] = -1
+    want_t = numpy.repeat(rows.sum(axis=1, keepdims=True), 32, axis=1).astype(numpy.int32)
+    want_t[1::2] = 0
+    numpy.testing.assert_array_equal(mirrored.get(), want_m)
+    numpy.testing.assert_array_equal(totals.get(), want_t)
+    assert_compiles_for_cuda(rounds_of_reversal)

@@ -3,7 +3,9 @@ kernels around it; Numba's signature form; reduce, accumulate and outer."""
 
 from __future__ import annotations
 
+import contextlib
 import math
+import warnings
 
 import numpy
 import pytest
@@ -203,3 +205,146 @@ def test_lambdas_on_one_line_are_told_apart():
     plus, times = nl.vectorize(lambda v: v + 1), nl.vectorize(lambda v: v * 10)
     numpy.testing.assert_array_equal(plus(nl.arange(3)).get(), [1, 2, 3])
     numpy.testing.assert_array_equal(times(nl.arange(3)).get(), [0, 10, 20])
+
+
+# --- gufunc signatures: scalar outputs compiled, the rest through NumPy's loop -------------------
+
+
+@contextlib.contextmanager
+def no_fallback(xp):
+    """In numloom, a fallback to NumPy's loop is an error (the call must compile)."""
+    with warnings.catch_warnings():
+        if xp is nl:
+            warnings.simplefilter("error", nl.NumloomFallbackWarning)
+        yield
+
+
+def dot(a, b):
+    s = 0.0
+    for i in range(len(a)):
+        s += a[i] * b[i]
+    return s
+
+
+def norm(a):
+    s = 0
+    for i in range(a.shape[0]):
+        s += a[i] * a[i]
+    return math.sqrt(s)
+
+
+def extremes(a):
+    lo = a[0]
+    hi = a[0]
+    for i in range(1, len(a)):
+        lo = min(lo, a[i])
+        hi = max(hi, a[i])
+    return lo, hi
+
+
+def scaled_trace(m, k):
+    t = 0
+    for i in range(min(m.shape[0], m.shape[1])):
+        t += m[i, i]
+    return t * k
+
+
+RNG = numpy.random.default_rng(11)
+A32 = RNG.standard_normal((4, 1, 5)).astype(numpy.float32)
+B32 = RNG.standard_normal((3, 5)).astype(numpy.float32)
+I32 = RNG.integers(-50, 50, (6, 7)).astype(numpy.int32)
+U8 = RNG.integers(0, 9, (2, 3, 4, 5)).astype(numpy.uint8)
+
+
+@numpy_compare()
+def test_gufunc_dot_broadcasts_loop_dimensions_in_float32(xp):
+    with no_fallback(xp):
+        return xp.vectorize(dot, signature="(n),(n)->()")(xp.asarray(A32), xp.asarray(B32))
+
+
+@numpy_compare()
+def test_gufunc_norm_of_integers_over_the_last_axis(xp):
+    with no_fallback(xp):
+        x = xp.asarray(numpy.arange(24, dtype=numpy.int16).reshape(2, 3, 4) - 7)
+        f = xp.vectorize(norm, signature="(n)->()")
+        return f(x), f(x[0, 0])
+
+
+@numpy_compare()
+def test_gufunc_two_scalar_outputs(xp):
+    with no_fallback(xp):
+        x = xp.asarray(I32)
+        return xp.vectorize(extremes, signature="(n)->(),()")(x)
+
+
+@numpy_compare()
+def test_gufunc_matrix_core_and_a_scalar_core_with_otypes(xp):
+    with no_fallback(xp):
+        m = xp.asarray(U8)
+        f = xp.vectorize(scaled_trace, otypes=[numpy.float32], signature="(i,j),()->()")
+        return f(m, 0.5), f(m[0, 0], 3)
+
+
+@numpy_compare()
+def test_gufunc_mismatched_core_dimensions_raise_numpys_error(xp):
+    return xp.vectorize(dot, signature="(n),(n)->()")(xp.ones((2, 4)), xp.ones((2, 5)))
+
+
+@numpy_compare()
+def test_gufunc_loop_dimensions_that_do_not_broadcast(xp):
+    return xp.vectorize(dot, signature="(n),(n)->()")(xp.ones((2, 4)), xp.ones((3, 4)))
+
+
+@numpy_compare()
+def test_gufunc_missing_core_dimensions_and_argument_count(xp):
+    f = xp.vectorize(dot, signature="(n),(n)->()")
+    errors = []
+    for args in ((xp.ones(3), 2.0), (xp.ones(3),)):
+        try:
+            f(*args)
+        except (TypeError, ValueError) as e:
+            errors.append(f"{type(e).__name__}: {e}")
+    return errors
+
+
+@numpy_compare()
+def test_gufunc_size_zero_loops(xp):
+    with no_fallback(xp):
+        f = xp.vectorize(dot, otypes=[numpy.float64], signature="(n),(n)->()")
+        empty = f(xp.ones((0, 3)), xp.ones(3))
+    try:
+        xp.vectorize(dot, signature="(n),(n)->()")(xp.ones((0, 3)), xp.ones(3))
+    except ValueError as e:
+        return empty, str(e)
+
+
+def test_gufunc_bad_signature_raises_at_construction():
+    with pytest.raises(ValueError, match="not a valid gufunc signature"):
+        nl.vectorize(dot, signature="(n),(n)->")
+
+
+@numpy_compare()
+def test_gufunc_array_outputs_run_numpys_loop(xp):
+    cumulative = xp.vectorize(lambda a: numpy.cumsum(a), signature="(n)->(n)")
+    return cumulative(xp.arange(12.0).reshape(3, 4))
+
+
+def test_gufunc_fallback_warns_once():
+    f = nl.vectorize(lambda a, b: (a * b).sum(), signature="(n),(n)->()")
+    with pytest.warns(nl.NumloomFallbackWarning, match=r"\* is not defined for float64\[:\]"):
+        f(nl.ones((2, 3)), nl.ones(3))
+    with numpy.testing.assert_no_warnings():
+        assert f(nl.ones((2, 3)), nl.ones(3)).tolist() == [3.0, 3.0]
+
+
+def test_gufunc_loop_kernels_compile_for_cuda():
+    from numloom import compiler
+
+    f = nl.vectorize(extremes, signature="(n)->(),()")
+    lo, hi = f(nl.asarray(I32))
+    assert lo.tolist() == I32.min(axis=1).tolist() and hi.tolist() == I32.max(axis=1).tolist()
+    if not compiler.nvrtc_available():
+        return
+    sources = [s.source("cuda")[1] for k in f._gufunc_kernels.values()
+               for s in k.specializations.values()]  # fmt: skip
+    assert sources and compiler.check_cuda_sources(sources, "sm_80", ptx=True) == [None]

@@ -62,6 +62,6 @@ shfl_xor_sync = Intrinsic("shfl_xor_sync")
 shared = Namespace("shared", ("array",))
 local = Namespace("local", ("array",))
 atomic = Namespace("atomic", ("add", "sub", "max", "min", "exch", "cas", "and_", "or_", "xor",
-                              "compare_and_swap"))  # fmt: skip
+                              "compare_and_swap", "inc", "dec", "nanmax", "nanmin"))  # fmt: skip
 warpsize = 32
 WARPSIZE = 32

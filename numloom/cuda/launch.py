@@ -64,6 +64,11 @@ def launch(spec, args: tuple, grid: tuple, block: tuple, shared: int, where) -> 
             index = len(storages) - 1
         arrays.append((index, a._view))
     written = _written(spec, arrays)
+    if _prints(spec):  # its output is due at the next sync, whoever holds its arrays then
+        marker = from_host(np.zeros(1, np.int8), device)
+        storages.append(marker._storage)
+        written += (len(storages) - 1,)
+        _effects[:] = [m for m in _effects if m._storage.pending] + [marker]
     # A bounds-checked kernel may fail: its arrays then keep their old versions intact. A traced
     # function (numloom.jit) replays on other buffers: they are not the launch's to overwrite.
     donated = tuple(_sole_holder(storages[i]) and not spec.ir.checks and not TRACING
@@ -90,6 +95,17 @@ def _written(spec, arrays: list) -> tuple:
         if entry is not None and param.written and entry[0] not in out:
             out.append(entry[0])
     return tuple(sorted(out))
+
+
+_effects: list = []  # markers of pending launches that print: kept alive until they run
+
+
+@functools.lru_cache(maxsize=256)
+def _prints(spec) -> bool:
+    """Whether the kernel prints (then it runs at the next sync even if it writes nothing, or
+    nothing holds what it writes: a marker array stands for its output)."""
+    ir = spec.ir
+    return "NL_PRINTF" in repr(ir.body) + repr(ir.functions)
 
 
 def _scalar(value, t):

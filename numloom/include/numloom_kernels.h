@@ -39,6 +39,15 @@ NL_FN int64_t nl_slice_len(int64_t start, int64_t stop, int64_t step) {
     return start < stop ? (stop - start - 1) / step + 1 : 0;
 }
 
+/* print() in kernels: printf; on the CPU flushed at once, so that the output is there when the
+ * kernel returns. */
+#ifdef __CUDACC_RTC__
+#define NL_PRINTF(...) printf(__VA_ARGS__)
+#else
+#include <stdio.h>
+#define NL_PRINTF(...) (printf(__VA_ARGS__), fflush(stdout))
+#endif
+
 #ifdef __CUDACC_RTC__
 #define nl_threadfence() __threadfence()
 #else
@@ -166,6 +175,43 @@ NL_CUDA_INT_ATOMICS(uint32_t, unsigned int, unsigned int)
 NL_CUDA_INT_ATOMICS(int64_t, unsigned long long, long long)
 NL_CUDA_INT_ATOMICS(uint64_t, unsigned long long, unsigned long long)
 
+/* Integers ignore no values: nanmax and nanmin are max and min. */
+#define NL_CUDA_INT_NAN_ATOMICS(T)                                                    \
+    NL_FN T nl_atomic_nanmax_##T(T *p, T v) { return nl_atomic_max_##T(p, v); }       \
+    NL_FN T nl_atomic_nanmin_##T(T *p, T v) { return nl_atomic_min_##T(p, v); }       \
+    NL_FN T nl_satomic_nanmax_##T(T *p, T v) { return nl_atomic_max_##T(p, v); }      \
+    NL_FN T nl_satomic_nanmin_##T(T *p, T v) { return nl_atomic_min_##T(p, v); }
+NL_CUDA_INT_NAN_ATOMICS(int32_t)
+NL_CUDA_INT_NAN_ATOMICS(uint32_t)
+NL_CUDA_INT_NAN_ATOMICS(int64_t)
+NL_CUDA_INT_NAN_ATOMICS(uint64_t)
+
+/* Wrapping counters (CUDA's atomicInc and atomicDec): inc stores old >= v ? 0 : old + 1, dec
+ * stores (old == 0 || old > v) ? v : old - 1. 64-bit ones through compare-and-swap. */
+NL_FN uint32_t nl_atomic_inc_uint32_t(uint32_t *p, uint32_t v) {
+    return atomicInc((unsigned int *)p, v);
+}
+NL_FN uint32_t nl_atomic_dec_uint32_t(uint32_t *p, uint32_t v) {
+    return atomicDec((unsigned int *)p, v);
+}
+#define NL_CUDA_CAS_LOOP(T, NAME, NEW)                                                \
+    NL_FN T nl_atomic_##NAME##_##T(T *p, T v) {                                        \
+        T old = *p;                                                                   \
+        for (;;) {                                                                    \
+            T got = (T)atomicCAS((unsigned long long *)p, (unsigned long long)old,    \
+                                 (unsigned long long)(NEW));                          \
+            if (got == old) return old;                                               \
+            old = got;                                                                \
+        }                                                                             \
+    }
+NL_CUDA_CAS_LOOP(uint64_t, inc, old >= v ? (uint64_t)0 : old + 1)
+NL_CUDA_CAS_LOOP(uint64_t, dec, (old == 0 || old > v) ? v : old - 1)
+#define NL_CUDA_SHARED_WRAP(T)                                                        \
+    NL_FN T nl_satomic_inc_##T(T *p, T v) { return nl_atomic_inc_##T(p, v); }          \
+    NL_FN T nl_satomic_dec_##T(T *p, T v) { return nl_atomic_dec_##T(p, v); }
+NL_CUDA_SHARED_WRAP(uint32_t)
+NL_CUDA_SHARED_WRAP(uint64_t)
+
 /* Floats: add natively; the rest through compare-and-swap on the bits. */
 #define NL_CUDA_FLOAT_ATOMICS(T, B, TO_BITS, FROM_BITS)                               \
     NL_FN T nl_atomic_add_##T(T *p, T v) { return atomicAdd(p, v); }                   \
@@ -194,6 +240,28 @@ NL_CUDA_INT_ATOMICS(uint64_t, unsigned long long, unsigned long long)
         }                                                                             \
         return old;                                                                   \
     }                                                                                 \
+    /* NaN is a missing value (Numba's nanmax, nanmin): a NaN v changes nothing, a NaN   \
+     * stored is replaced. */                                                         \
+    NL_FN T nl_atomic_nanmax_##T(T *p, T v) {                                          \
+        T old = *p;                                                                   \
+        while (v == v && (old < v || old != old)) {                                   \
+            B got = atomicCAS((B *)p, (B)TO_BITS(old), (B)TO_BITS(v));                 \
+            if (got == (B)TO_BITS(old)) break;                                        \
+            old = FROM_BITS(got);                                                     \
+        }                                                                             \
+        return old;                                                                   \
+    }                                                                                 \
+    NL_FN T nl_atomic_nanmin_##T(T *p, T v) {                                          \
+        T old = *p;                                                                   \
+        while (v == v && (old > v || old != old)) {                                   \
+            B got = atomicCAS((B *)p, (B)TO_BITS(old), (B)TO_BITS(v));                 \
+            if (got == (B)TO_BITS(old)) break;                                        \
+            old = FROM_BITS(got);                                                     \
+        }                                                                             \
+        return old;                                                                   \
+    }                                                                                 \
+    NL_FN T nl_satomic_nanmax_##T(T *p, T v) { return nl_atomic_nanmax_##T(p, v); }    \
+    NL_FN T nl_satomic_nanmin_##T(T *p, T v) { return nl_atomic_nanmin_##T(p, v); }    \
     NL_FN T nl_satomic_add_##T(T *p, T v) { return nl_atomic_add_##T(p, v); }          \
     NL_FN T nl_satomic_sub_##T(T *p, T v) { return nl_atomic_sub_##T(p, v); }          \
     NL_FN T nl_satomic_max_##T(T *p, T v) { return nl_atomic_max_##T(p, v); }          \
@@ -238,12 +306,32 @@ NL_CUDA_FLOAT_ATOMICS(double, unsigned long long, __double_as_longlong, __longlo
     NL_COMMON_ATOMICS(T)                                                              \
     NL_CAS_LOOP(T, add, old + v) NL_CAS_LOOP(T, sub, old - v)                         \
     NL_PLAIN(T, add, old + v) NL_PLAIN(T, sub, old - v)
+/* nanmax, nanmin: a NaN v changes nothing, a NaN stored is replaced (for integers, max, min). */
+#define NL_NAN_ATOMICS(T)                                                             \
+    NL_CAS_LOOP(T, nanmax, (v == v && (old < v || old != old)) ? v : old)             \
+    NL_PLAIN(T, nanmax, (v == v && (old < v || old != old)) ? v : old)                \
+    NL_CAS_LOOP(T, nanmin, (v == v && (old > v || old != old)) ? v : old)             \
+    NL_PLAIN(T, nanmin, (v == v && (old > v || old != old)) ? v : old)
+/* Wrapping counters (CUDA's atomicInc, atomicDec) on unsigned integers. */
+#define NL_WRAP_ATOMICS(T)                                                            \
+    NL_CAS_LOOP(T, inc, old >= v ? (T)0 : (T)(old + 1))                               \
+    NL_PLAIN(T, inc, old >= v ? (T)0 : (T)(old + 1))                                  \
+    NL_CAS_LOOP(T, dec, (old == 0 || old > v) ? v : (T)(old - 1))                     \
+    NL_PLAIN(T, dec, (old == 0 || old > v) ? v : (T)(old - 1))
 NL_INT_ATOMICS(int32_t)
 NL_INT_ATOMICS(uint32_t)
 NL_INT_ATOMICS(int64_t)
 NL_INT_ATOMICS(uint64_t)
 NL_FLOAT_ATOMICS(float)
 NL_FLOAT_ATOMICS(double)
+NL_NAN_ATOMICS(int32_t)
+NL_NAN_ATOMICS(uint32_t)
+NL_NAN_ATOMICS(int64_t)
+NL_NAN_ATOMICS(uint64_t)
+NL_NAN_ATOMICS(float)
+NL_NAN_ATOMICS(double)
+NL_WRAP_ATOMICS(uint32_t)
+NL_WRAP_ATOMICS(uint64_t)
 #endif
 
 #ifndef __CUDACC_RTC__
