@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import gc
 import importlib.util
+import json
 import os
 import platform
 import shlex
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Callable
@@ -45,6 +49,9 @@ class Case:
     # Integer results of chaotic float iterations (Mandelbrot counts, k-means labels on ties)
     # flip where a last-bit rounding difference (an FMA) crosses a threshold: allow a few.
     int_mismatch: float = 0.0
+    # Memory floor: the least time is ``passes`` times moving the inputs and outputs once at
+    # the device's copy bandwidth (0: bound by arithmetic, no floor shown).
+    passes: int = 0
 
 
 # Sizes per preset, as arguments of the builders below. "default" finishes in about 2 minutes
@@ -75,7 +82,7 @@ SIZES = {
         "matmul": [(1024, 2048, 512)],
     },
     "large": {
-        "blackscholes": [100_000_000],
+        "blackscholes": [10_000, 100_000_000],
         "gaussian_pdf": [100_000_000],
         "saxpy": [100_000_000],
         "sobel": [(16, 300, 246), (64, 600, 600)],
@@ -107,34 +114,36 @@ def _normal(rng, shape):
 
 def _blackscholes(wl, n: int) -> Case:
     inputs = lambda rng: wl.blackscholes_inputs(n, rng)
-    return Case("blackscholes", f"{_count(n)} f32", inputs, wl.blackscholes)
+    return Case("blackscholes", f"{_count(n)} f32", inputs, wl.blackscholes, passes=1)
 
 
 def _gaussian_pdf(wl, n: int) -> Case:
     inputs = lambda rng: (_uniform(rng, -3, 3, n),)
-    return Case("gaussian_pdf", f"{_count(n)} f32", inputs, wl.gaussian_pdf)
+    return Case("gaussian_pdf", f"{_count(n)} f32", inputs, wl.gaussian_pdf, passes=1)
 
 
 def _saxpy(wl, n: int) -> Case:
     inputs = lambda rng: (_normal(rng, n), _normal(rng, n))
     run = lambda xp, X, Y: wl.saxpy(xp, 2.0, X, Y)
-    return Case("saxpy", f"{_count(n)} f32", inputs, run)
+    return Case("saxpy", f"{_count(n)} f32", inputs, run, passes=1)
 
 
 def _sobel(wl, *shape: int) -> Case:
     inputs = lambda rng: (_uniform(rng, 0, 1, shape),)
-    return Case("sobel", "x".join(map(str, shape)), inputs, wl.sobel)
+    return Case("sobel", "x".join(map(str, shape)), inputs, wl.sobel, passes=1)
 
 
 def _softmax(wl, *shape: int) -> Case:
     inputs = lambda rng: (_normal(rng, shape),)
-    return Case("softmax", "x".join(map(str, shape)), inputs, wl.softmax)
+    return Case("softmax", "x".join(map(str, shape)), inputs, wl.softmax, passes=1)
 
 
 def _jacobi(wl, n: int, sweeps: int) -> Case:
     inputs = lambda rng: (_uniform(rng, 0, 1, (n, n)),)
     run = lambda xp, grid: wl.jacobi(xp, grid, sweeps)
-    return Case("jacobi", f"{n}x{n} x{sweeps}", inputs, run, {"iterations": sweeps})
+    # each sweep reads the grid and writes its interior: the inputs and outputs once
+    size = f"{n}x{n} x{sweeps}"
+    return Case("jacobi", size, inputs, run, {"iterations": sweeps}, passes=sweeps)
 
 
 def _kmeans(wl, n: int, dims: int, k: int, iterations: int) -> Case:
@@ -391,6 +400,8 @@ class Row:
     problems: list[str]  # numloom's; empty means OK
     peers: dict[str, Timing | None] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    io_bytes: int = 0  # the inputs' and NumPy's outputs' bytes
+    floor_ms: float = float("nan")  # the memory floor (Case.passes), when the bandwidth is known
 
     @property
     def ok(self) -> bool:
@@ -406,6 +417,7 @@ def bench_case(case: Case, numloom_engine, peers: list, repeat: int) -> Row:
     if ref.error is None and mine.error is None:
         problems = compare(case, ref.outputs, mine.outputs)
     row = Row(case, ref, mine, problems)
+    row.io_bytes = sum(a.nbytes for a in inputs) + sum(np.asarray(o).nbytes for o in ref.outputs)
     for peer in peers:
         timing = measure(peer, case, inputs, repeat)
         row.peers[peer.name] = timing
@@ -462,6 +474,13 @@ def table_rows(rows: list[Row], peer_names: list[str]) -> list[list[str]]:
         "kernels/run",
         "check",
     ] + [f"{name} ms" for name in peer_names]
+    others = [name for name in peer_names if name != NumloomJitEngine.name]
+    compare_peers = bool(others)
+    compare_floor = any(row.floor_ms == row.floor_ms for row in rows)
+    if compare_peers:
+        header += ["best peer", "numloom/best", "jit/best"]
+    if compare_floor:
+        header += ["floor ms", "floor/numloom", "floor/jit"]
     lines = [header]
     for row in rows:
         ref, mine = row.numpy, row.numloom
@@ -477,8 +496,37 @@ def table_rows(rows: list[Row], peer_names: list[str]) -> list[list[str]]:
             _kernels(mine.kernels_per_run),
             check,
         ]
-        lines.append(cells + [_peer_cell(row.peers.get(name)) for name in peer_names])
+        cells += [_peer_cell(row.peers.get(name)) for name in peer_names]
+        jit = _median(row.peers.get(NumloomJitEngine.name))
+        if compare_peers:
+            best = min(others, key=lambda name: _median(row.peers.get(name), float("inf")))
+            best_ms = _median(row.peers.get(best))
+            cells += ["-" if best_ms != best_ms else best,
+                      _ratio(mine.median_ms, best_ms), _ratio(jit, best_ms)]  # fmt: skip
+        if compare_floor:
+            floor = row.floor_ms
+            cells += [_ms(floor), _percent(floor, mine.median_ms), _percent(floor, jit)]
+        lines.append(cells)
     return lines
+
+
+def _median(timing: Timing | None, missing: float = float("nan")) -> float:
+    if timing is None or timing.error or timing.median_ms != timing.median_ms:
+        return missing
+    return timing.median_ms
+
+
+def _ratio(ms: float, best_ms: float) -> str:
+    """How many times the best peer's time ``ms`` is: at most 1.00x is at least as fast."""
+    if ms != ms or best_ms != best_ms or best_ms <= 0:
+        return "-"
+    return f"{ms / best_ms:.2f}x"
+
+
+def _percent(floor_ms: float, ms: float) -> str:
+    if floor_ms != floor_ms or ms != ms or ms <= 0:
+        return "-"
+    return f"{100 * floor_ms / ms:.0f}%"
 
 
 def render_text(lines: list[list[str]]) -> str:
@@ -526,8 +574,116 @@ def notes(rows: list[Row]) -> list[str]:
 
 LEGEND = (
     "numpy/numloom > 1: numloom is faster. Times are medians after a first call;\n"
-    "'first call' includes tracing and compiling (unless the compile cache had the kernels)."
+    "'first call' includes tracing and compiling (unless the compile cache had the kernels).\n"
+    "numloom/best, jit/best: numloom's time (unchanged code, and under numloom.jit) over the\n"
+    "fastest peer's (numloom.jit not counted as a peer); at most 1.00x is at least as fast.\n"
+    "floor: the inputs and outputs moved once per pass at the measured copy bandwidth;\n"
+    "floor/numloom is the fraction of that floor reached."
 )
+
+
+# ---------------------------------------------------------------------------------------------
+# Probes beside the table: copy bandwidth, first call in a new process, peak device memory
+
+
+def copy_bandwidth(numloom, device: str) -> float:
+    """Bytes per second a device-to-device copy of 1 GiB moves (read plus write), the best of
+    numloom's copy and CuPy's: the rate of the memory floor. NaN on the CPU."""
+    if device == "cpu":
+        return float("nan")
+    n = 1 << 28  # float32 elements: 1 GiB
+    rates = []
+    x = numloom.ones(n, np.float32)
+    numloom.sync()
+    times = []
+    for _ in range(11):
+        t0 = time.perf_counter()
+        y = x.copy()
+        numloom.sync()
+        times.append(time.perf_counter() - t0)
+        del y
+    rates.append(2 * 4 * n / statistics.median(times))
+    del x
+    try:
+        import cupy as cp
+
+        a, b = cp.ones(n, cp.float32), cp.empty(n, cp.float32)
+        stream = cp.cuda.get_current_stream()
+        times = []
+        for _ in range(11):
+            stream.synchronize()
+            t0 = time.perf_counter()
+            cp.copyto(b, a)
+            stream.synchronize()
+            times.append(time.perf_counter() - t0)
+        rates.append(2 * 4 * n / statistics.median(times))
+        del a, b
+    except Exception:  # noqa: BLE001 (no CuPy: numloom's copy alone)
+        pass
+    gc.collect()
+    return max(rates)
+
+
+FIRST_CALL = """
+import json, sys, time
+import numpy
+import numloom as nl
+sys.path.insert(0, {folder!r})
+import workloads as wl
+nl.set_device({device!r})
+inputs = wl.blackscholes_inputs({n}, numpy.random.default_rng(0))
+t0 = time.perf_counter()
+args = [nl.asarray(a) for a in inputs]
+nl.sync()
+t1 = time.perf_counter()
+call, put = wl.blackscholes(nl, *args)
+nl.sync()
+t2 = time.perf_counter()
+print(json.dumps({{"setup_ms": (t1 - t0) * 1e3, "first_ms": (t2 - t1) * 1e3}}))
+"""
+
+
+def first_call_probe(folder: Path, device: str, n: int = 1_000_000) -> list[str]:
+    """Black-Scholes' first call (trace, compile, run) in a new process, with an empty compile
+    cache and then with the cache that run filled; the upload of its inputs (and on a GPU the
+    CUDA context) is timed apart."""
+    script = FIRST_CALL.format(folder=str(folder), device=device, n=n)
+    lines = []
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMLOOM_CACHE_DIR=cache)
+        for label in ("empty compile cache", "warm compile cache"):
+            run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                                 text=True, timeout=600)  # fmt: skip
+            if run.returncode != 0:
+                last = (run.stderr.strip().splitlines() or ["no output"])[-1]
+                lines.append(f"blackscholes {_count(n)} first-call probe failed: {last}")
+                break
+            got = json.loads(run.stdout.strip().splitlines()[-1])
+            setup = "CUDA context and upload" if device != "cpu" else "upload"
+            lines.append(f"blackscholes {_count(n)} first call in a new process, {label}: "
+                         f"{got['first_ms']:.0f} ms (trace, compile, run; {setup} "
+                         f"{got['setup_ms']:.0f} ms before it)")  # fmt: skip
+    return lines
+
+
+def peak_memory_probe(numloom, case: Case, inputs: tuple) -> str:
+    """Device memory numloom holds at its peak during one call, over the inputs and outputs."""
+    from numloom.backends import cuda as backend
+
+    args = tuple(numloom.asarray(a) for a in inputs)
+    numloom.sync()
+    gc.collect()
+    held = backend.memory_in_use()
+    backend.reset_peak()
+    out = _as_tuple(case.run(numloom, *args))
+    numloom.sync()
+    extra = backend.memory_peak() - held
+    in_bytes = sum(a.nbytes for a in inputs)
+    out_bytes = sum(int(np.prod(o.shape)) * o.dtype.itemsize for o in out)
+    del out, args
+    ratio = (in_bytes + extra) / (in_bytes + out_bytes)
+    return (f"{case.name} {case.size}: peak device memory {(in_bytes + extra) / 1e6:.0f} MB, "
+            f"{ratio:.3f}x its inputs and outputs ({(in_bytes + out_bytes) / 1e6:.0f} MB)")  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -676,6 +832,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--sizes", choices=list(SIZES), default="default")
     parser.add_argument("--append-md", metavar="FILE", help="append the table to a markdown log")
     parser.add_argument("--plot", metavar="FILE.png", help="bar chart of speedups (matplotlib)")
+    parser.add_argument("--no-probes", action="store_true",
+                        help="skip Black-Scholes' first call in new processes and peak memory")  # fmt: skip
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
@@ -705,12 +863,25 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     peers = load_peers(folder, device)
+    bandwidth = copy_bandwidth(numloom, device)
+    if bandwidth == bandwidth:
+        print(f"device copy bandwidth {bandwidth / 1e9:.0f} GB/s (read + write)", flush=True)
     engine = NumloomEngine(numloom, "cpu" if device == "cpu" else "cuda")
     peers.insert(0, NumloomJitEngine(numloom, "cpu" if device == "cpu" else "cuda"))
     rows = [bench_case(case, engine, peers, args.repeat) for case in cases]
+    for row in rows:
+        if row.case.passes:
+            row.floor_ms = row.case.passes * row.io_bytes / bandwidth * 1e3
     peer_names = [p.name for p in peers if any(r.peers.get(p.name) for r in rows)]
     lines = table_rows(rows, peer_names)
     footnotes = notes(rows)
+    if bandwidth == bandwidth:
+        footnotes.append(f"device copy bandwidth {bandwidth / 1e9:.0f} GB/s (read + write)")
+    if any(c.name == "blackscholes" for c in cases) and not args.no_probes:
+        footnotes += first_call_probe(folder, device)
+        if device != "cpu":
+            case = [c for c in cases if c.name == "blackscholes"][-1]  # the largest size
+            footnotes.append(peak_memory_probe(numloom, case, case.make(np.random.default_rng(0))))
     print()
     print(render_text(lines))
     print(LEGEND)

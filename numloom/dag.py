@@ -158,7 +158,6 @@ def _arg_key(op: Op, arg, dtype):
 
 
 _BUFFER, _CONST = Op.BUFFER, Op.CONST  # an Enum member lookup costs more than a global's
-_dtypes: dict = {}  # dtype-like -> np.dtype
 
 
 def node(op: Op, srcs: tuple, arg, shape: tuple, dtype, where=None) -> Node:
@@ -172,12 +171,8 @@ def node(op: Op, srcs: tuple, arg, shape: tuple, dtype, where=None) -> Node:
     Every traced operation builds a few nodes: this is the tracing path, kept short.
     """
     global _inserts
-    canonical = _dtypes.get(dtype)
-    if canonical is None:
-        canonical = _np.dtype(dtype)
-        if len(_dtypes) < 1024:
-            _dtypes[dtype] = canonical
-    dtype = canonical
+    if not isinstance(dtype, _np.dtype):
+        dtype = _np.dtype(dtype)  # (never through a dict: uint64 'L' and 'Q' compare equal)
     if type(shape) is not tuple:
         shape = tuple(int(s) for s in shape)
     else:

@@ -189,6 +189,31 @@ def test_out_of_device_memory_is_a_memory_error_and_arrays_survive():
         numpy.testing.assert_array_equal((x + 1).get(), numpy.arange(10.0) + 1)
 
 
+@gpu
+def test_blackscholes_holds_only_its_inputs_and_outputs_in_device_memory():
+    """Peak device memory while Black-Scholes runs: its inputs and two outputs (plus 5%)."""
+    import gc
+
+    from numloom.backends import cuda as backend
+
+    with _on_cuda():
+        n = 1_000_000
+        S, X, T = W.blackscholes_inputs(n, RNG)
+        s, x, t = nl.asarray(S), nl.asarray(X), nl.asarray(T)
+        nl.sync()
+        gc.collect()
+        held = backend.memory_in_use()
+        backend.reset_peak()
+        call, put = W.blackscholes(nl, s, x, t)
+        nl.sync()
+        extra = backend.memory_peak() - held  # the outputs and any temporary
+        assert extra <= 1.05 * 2 * n * 4 + 4096, (extra, 2 * n * 4)
+        assert backend.memory_in_use() - held >= 2 * n * 4  # the two outputs are held
+        numpy.testing.assert_allclose(
+            call.get(), W.blackscholes(numpy, S, X, T)[0], rtol=1e-4, atol=1e-3
+        )
+
+
 @pytest.mark.parametrize(
     "make",
     [

@@ -82,17 +82,43 @@ def synchronize(device: str) -> None:
         _devices[device].stream.sync()
 
 
+# Device memory numloom's arrays hold now, and the most they held since reset_peak().
+_memory = {"in_use": 0, "peak": 0}
+
+
+def memory_in_use() -> int:
+    """Bytes of device memory held by numloom arrays (and the temporaries of running plans)."""
+    return _memory["in_use"]
+
+
+def memory_peak() -> int:
+    """The most device memory numloom held at once since the last ``reset_peak()``."""
+    return _memory["peak"]
+
+
+def reset_peak() -> None:
+    _memory["peak"] = _memory["in_use"]
+
+
 class DeviceArray:
     """One C-contiguous array in device memory."""
 
-    __slots__ = ("buffer", "ptr", "shape", "dtype", "device")
+    __slots__ = ("buffer", "ptr", "shape", "dtype", "device", "held")
 
     def __init__(self, shape: tuple, dtype, device: str):
+        self.held = 0
         state = _get(device)
         self.shape, self.dtype, self.device = tuple(shape), np.dtype(dtype), device
         nbytes = max(math.prod(self.shape) * self.dtype.itemsize, 1)
         self.buffer = _allocate(state, nbytes)
         self.ptr = int(self.buffer.handle)
+        self.held = nbytes
+        in_use = _memory["in_use"] = _memory["in_use"] + nbytes
+        if in_use > _memory["peak"]:
+            _memory["peak"] = in_use
+
+    def __del__(self):
+        _memory["in_use"] -= self.held
 
     @property
     def nbytes(self) -> int:
