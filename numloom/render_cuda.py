@@ -71,17 +71,26 @@ def _grid_loop(var: str, total: str, body: list, per_block: bool = False) -> lis
 
 
 def _unravel(flat: str, extents: tuple, var: str) -> list:
-    """Coordinates var0, var1, ... of C-order flat index ``flat`` over ``extents``."""
+    """Coordinates var0, var1, ... of C-order flat index ``flat`` over ``extents``.
+
+    Dividing 64-bit integers takes a GPU several times the instructions of 32-bit ones, and a
+    2-D stencil does little else per element: when the extents' product fits in 31 bits (every
+    flat index and extent then does), the division runs in 32 bits. Sizes are arguments, so
+    the choice is a branch every thread takes the same way.
+    """
     if len(extents) == 1:
         return [f"const int64_t {var}0 = {flat};"]
-    lines = [f"int64_t {var}_rest = {flat};"]
-    for k in reversed(range(len(extents))):
-        if k == 0:
-            lines.append(f"const int64_t {var}0 = {var}_rest;")
-        else:
-            lines.append(f"const int64_t {var}{k} = {var}_rest % {extents[k]}; "
-                         f"{var}_rest /= {extents[k]};")  # fmt: skip
-    return lines
+    names = [f"{var}{k}" for k in range(len(extents))]
+    narrow, wide = [f"uint32_t {var}_rest = (uint32_t)({flat});"], [f"int64_t {var}_rest = {flat};"]
+    for k in reversed(range(1, len(extents))):
+        e = extents[k]
+        narrow.append(f"{var}{k} = {var}_rest % (uint32_t)({e}); {var}_rest /= (uint32_t)({e});")
+        wide.append(f"{var}{k} = {var}_rest % ({e}); {var}_rest /= ({e});")
+    narrow.append(f"{var}0 = {var}_rest;")
+    wide.append(f"{var}0 = {var}_rest;")
+    return [f"int64_t {', '.join(names)};",
+            f"if ({_product(extents)} <= 2147483647) {{", *_indent(narrow, 1),
+            "} else {", *_indent(wide, 1), "}"]  # fmt: skip
 
 
 def _product(extents: tuple) -> str:

@@ -74,7 +74,21 @@ def _get(device: str) -> _Device:
         major, minor = dev.compute_capability
         sms = dev.properties.multiprocessor_count
         state = _devices[device] = _Device(dev, dev.create_stream(), f"sm_{major}{minor}", sms)
+        _load_pipeline(state.arch)
     return state
+
+
+def _load_pipeline(arch: str) -> None:
+    """Load what every first evaluation needs with the context, not inside the user's first
+    call: numloom's compiler modules, the graph runner and NVRTC (which the compile cache's
+    keys name)."""
+    from .. import compiler, lower, render_cuda  # noqa: F401
+    from . import cuda_graph  # noqa: F401
+
+    try:
+        compiler.cuda_target(arch)
+    except Exception:  # noqa: BLE001 (no NVRTC: the first compile says so, with the fix)
+        pass
 
 
 def synchronize(device: str) -> None:
