@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import itertools
 import sys
 import weakref
 from typing import NamedTuple
@@ -125,7 +126,7 @@ def contiguous_strides(shape) -> tuple:
 class Node:
     """One operation of the DAG. Build nodes with ``node()``; never mutate them."""
 
-    __slots__ = ("op", "srcs", "arg", "shape", "dtype", "depth", "where", "fallible",
+    __slots__ = ("op", "srcs", "arg", "shape", "dtype", "depth", "where", "fallible", "sid",
                  "__weakref__")  # fmt: skip
 
     def __repr__(self) -> str:
@@ -157,7 +158,10 @@ def _arg_key(op: Op, arg, dtype):
     return arg
 
 
-_BUFFER, _CONST = Op.BUFFER, Op.CONST  # an Enum member lookup costs more than a global's
+# An Enum member lookup costs more than a global's: the tracing path uses these.
+_BUFFER, _CONST, _IOTA = Op.BUFFER, Op.CONST, Op.IOTA
+_sids: dict = {}  # (op, dtype, shape, arg) -> structure number (see node())
+_sid_counter = itertools.count()
 
 
 def node(op: Op, srcs: tuple, arg, shape: tuple, dtype, where=None) -> Node:
@@ -216,6 +220,16 @@ def node(op: Op, srcs: tuple, arg, shape: tuple, dtype, where=None) -> Node:
         n.fallible = where is not None or any([s.fallible for s in srcs])
     else:
         n.depth, n.fallible = 0, where is not None
+    # The node's structure apart from its sources, as a small integer: plans are keyed by these
+    # (and the sources' positions), which compare and hash far faster than the tuples.
+    leaf = op is _BUFFER or op is _CONST or op is _IOTA
+    shape_key = (id(op), dtype, shape, None if leaf else arg_key)
+    sid = _sids.get(shape_key)
+    if sid is None:
+        if len(_sids) >= 1 << 17:
+            _sids.clear()  # old plans then miss once: their keys name retired numbers
+        sid = _sids[shape_key] = next(_sid_counter)
+    n.sid = sid
     _interned[key] = weakref.ref(n)
     _inserts += 1
     if _inserts % _SWEEP_EVERY == 0:
@@ -238,6 +252,37 @@ def _sweep() -> None:
     dead = [k for k, r in _interned.items() if r() is None]
     for k in dead:
         del _interned[k]
+
+
+def structure(roots) -> tuple:
+    """``(order, positions, key)``: the nodes reachable from ``roots`` in ``toposort``'s order,
+    ``{id(node): position}``, and the DAG's structure as a key (equal for a loop that rebuilds
+    the same computation; sources named by position), all in one pass."""
+    order, pos, items = [], {}, []
+    seen = set()
+    for root in roots:
+        if id(root) in seen:
+            continue
+        stack = [(root, False)]
+        while stack:
+            n, expanded = stack.pop()
+            if expanded:
+                pos[id(n)] = len(order)
+                order.append(n)
+                srcs = n.srcs
+                if srcs:
+                    items.append((n.sid, *[pos[id(s)] for s in srcs]))
+                else:
+                    items.append(n.sid)
+                continue
+            if id(n) in seen:
+                continue
+            seen.add(id(n))
+            stack.append((n, True))
+            for s in reversed(n.srcs):
+                if id(s) not in seen:
+                    stack.append((s, False))
+    return order, pos, (tuple(items), tuple([pos[id(r)] for r in roots]))
 
 
 def toposort(roots) -> list:

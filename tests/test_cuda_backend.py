@@ -261,6 +261,24 @@ def test_long_arg_reductions_break_ties_by_the_first_index(kind):
     assert getattr(nl.asarray(with_nan), kind)().item() == 400_000
 
 
+@pytest.mark.parametrize("cols", [65, 2500, 4096, 4097])
+@pytest.mark.parametrize("dtype", [numpy.float32, numpy.float64])
+def test_row_kernels_that_keep_values_between_passes(cols, dtype):
+    """Rows up to 4096 long keep each pass's values in registers on a GPU (the load and the
+    exp of softmax, the centered values of a standardization); longer ones read again."""
+    x_host = RNG.standard_normal((37, cols)).astype(dtype)
+    x = nl.asarray(x_host)
+    tol = dict(rtol=1e-5, atol=1e-7) if dtype == numpy.float32 else dict(rtol=1e-12, atol=1e-15)
+    numpy.testing.assert_allclose(W.softmax(nl, x).get(), W.softmax(numpy, x_host), **tol)
+    centered = x - x.mean(axis=1, keepdims=True)
+    z = centered / nl.sqrt((centered * centered).mean(axis=1, keepdims=True))
+    c = x_host - x_host.mean(axis=1, keepdims=True)
+    expected = c / numpy.sqrt((c * c).mean(axis=1, keepdims=True))
+    numpy.testing.assert_allclose(z.get(), expected, rtol=tol["rtol"] * 10, atol=tol["atol"] * 10)
+    source = nl.explain(W.softmax(nl, x), target="cuda").kernels[0].source
+    assert "_cached(" in source
+
+
 @pytest.mark.parametrize("rows, cols", [(100_000, 8), (50, 3000), (3, 200_000)])
 def test_row_and_column_reductions_of_many_shapes(rows, cols):
     x_host = RNG.standard_normal((rows, cols)).astype(numpy.float32)

@@ -21,7 +21,7 @@ from functools import partial
 import numpy as np
 
 from .. import config
-from ..dag import Op, node, toposort
+from ..dag import Op, node, structure, toposort
 from ..realize import Buffer, count
 from ..schedule import Plan, schedule
 from . import reference
@@ -107,19 +107,10 @@ _warned_no_compiler = False
 
 
 def _signature(order: list, roots: list) -> tuple:
-    """The structure of the DAG: equal for a loop that rebuilds the same computation."""
+    """The structure of the DAG (``dag.structure``'s key) for an order already sorted."""
     pos = {id(n): i for i, n in enumerate(order)}
-    items = tuple(
-        (
-            n.op,
-            n.dtype,
-            n.shape,
-            None if n.op in (Op.BUFFER, Op.CONST, Op.IOTA) else n.arg,
-            tuple(pos[id(s)] for s in n.srcs),
-        )  # fmt: skip
-        for n in order
-    )
-    return items, tuple(pos[id(r)] for r in roots)
+    items = tuple([(n.sid, *[pos[id(s)] for s in n.srcs]) if n.srcs else n.sid for n in order])
+    return items, tuple([pos[id(r)] for r in roots])
 
 
 def _compiler_ready() -> bool:
@@ -212,9 +203,9 @@ def plan(roots: list) -> Plan:
     return program_for(toposort(roots), roots).plan
 
 
-def program_for(order: list, roots: list, device: str = "cpu") -> Program:
+def program_for(order: list, roots: list, device: str = "cpu", signature=None) -> Program:
     """The compiled program evaluating ``roots`` (cached by the DAG's structure)."""
-    key = (_compiler_ready(), _signature(order, roots))
+    key = (_compiler_ready(), signature or _signature(order, roots))
     program = _programs.get(key)
     if program is None:
         program = _programs[key] = _build(order, roots)
@@ -225,14 +216,16 @@ def program_for(order: list, roots: list, device: str = "cpu") -> Program:
 
 def run(roots: list, device: str = "cpu") -> dict:
     """Evaluate ``roots``; returns ``{id(root): BUFFER node}``."""
-    order = toposort(roots)
-    return execute(program_for(order, roots), order, roots, device)
+    order, pos, signature = structure(roots)
+    return execute(program_for(order, roots, signature=signature), order, roots, device, pos=pos)
 
 
-def execute(program: Program, order: list, roots: list, device: str, leaves=None) -> dict:
+def execute(program: Program, order: list, roots: list, device: str, leaves=None,
+            pos=None) -> dict:  # fmt: skip
     """Run ``program`` over the DAG ``order``; ``leaves`` replaces the data of some BUFFER
     positions (``numloom.jit`` replays a traced DAG on new inputs this way)."""
-    pos = {id(n): i for i, n in enumerate(order)}
+    if pos is None:
+        pos = {id(n): i for i, n in enumerate(order)}
     values = {i: n.arg.data for i, n in enumerate(order) if n.op is Op.BUFFER}
     values.update(leaves or {})
     blocks: dict = {}  # position -> pool block, for outputs of compiled kernels

@@ -20,7 +20,7 @@ from functools import partial
 import numpy as np
 
 from .. import config
-from ..dag import Op, node, toposort
+from ..dag import Op, node, structure, toposort
 from ..device import CudaError, OutOfMemoryError
 from ..realize import Buffer, count
 from ..schedule import Plan, schedule
@@ -313,8 +313,8 @@ def plan(roots: list, device: str = "cuda:0") -> Plan:
     return _program(order, roots, device).plan
 
 
-def _program(order: list, roots: list, device: str) -> Program:
-    key = (device, _signature(order, roots))
+def _program(order: list, roots: list, device: str, signature=None) -> Program:
+    key = (device, signature or _signature(order, roots))
     program = _programs.get(key)
     if program is None:
         program = _programs[key] = _build(order, roots, device)
@@ -449,8 +449,8 @@ def program_for(order: list, roots: list, device: str = "cuda:0") -> Program:
 
 def run(roots: list, device: str = "cuda:0") -> dict:
     """Evaluate ``roots`` on the device; returns ``{id(root): BUFFER node}``."""
-    order = toposort(roots)
-    return execute(_program(order, roots, device), order, roots, device)
+    order, _, signature = structure(roots)
+    return execute(_program(order, roots, device, signature), order, roots, device)
 
 
 def execute(program: Program, order: list, roots: list, device: str, leaves=None) -> dict:
@@ -564,8 +564,12 @@ def _recipe(step: Step, order: list, sms: int) -> Recipe:
     if ir.kind in ("map", "scan"):
         return Recipe((("KERNEL", _grid(outer, THREADS, sms), ""),), **fixed)
     if ir.kind == "row":
+        from ..render_cuda import ROW_CACHE
+
         if ir.outer and inner <= SHORT_REDUCTION:
             return Recipe((("KERNEL_thread", _grid(outer, THREADS, sms), ""),), **fixed)
+        if inner <= ROW_CACHE * THREADS and "KERNEL_cached" in step.functions:
+            return Recipe((("KERNEL_cached", _grid(outer, 1, sms), ""),), **fixed)
         return Recipe((("KERNEL", _grid(outer, 1, sms), ""),), **fixed)
     if ir.kind == "scatter" and ir.view_coords:  # one pass: old values or new ones
         return Recipe((("KERNEL_fused", _grid(outer, THREADS, sms), ""),), **fixed)
