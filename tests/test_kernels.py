@@ -170,13 +170,17 @@ def scale_into(x, out, factor):
         out[i] = x[i] * factor
 
 
-def test_launch_is_lazy_and_ordered_against_array_work():
+def test_launch_is_ordered_against_array_work():
+    """On the CPU a launch is recorded and runs at the next sync; on a GPU it starts at once
+    (with the pending work it reads), as Numba's launches do. Either way it runs after the
+    work that makes its input and before the work that reads its output."""
     a = nl.arange(1000.0)
     pending = a * 2 + 1  # not computed yet: the kernel's input
     out = nl.zeros(1000)
     before = nl.stats()["kernels_launched"]
     scale_into.forall(1000)(pending, out, 3.0)
-    assert nl.stats()["kernels_launched"] == before  # recorded, not run
+    started = nl.stats()["kernels_launched"] - before
+    assert started == 0 if nl.get_device() == "cpu" else started >= 2
     after = out + 1  # reads the kernel's output
     numpy.testing.assert_array_equal(after.get(), (numpy.arange(1000.0) * 2 + 1) * 3 + 1)
 
@@ -475,6 +479,9 @@ def test_cuda_reduce():
 
 
 def test_inspect_source_and_types(capsys):
+    Y = nl.zeros(4)
+    saxpy.forall(4)(2.5, numpy.ones(4), Y)  # a specialization to inspect, whatever ran before
+    numpy.testing.assert_array_equal(Y.get(), numpy.full(4, 2.5))
     sources = saxpy.inspect_source()
     text = next(iter(sources.values()))
     assert (

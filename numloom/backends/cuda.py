@@ -131,8 +131,8 @@ class DeviceArray:
         if in_use > _memory["peak"]:
             _memory["peak"] = in_use
 
-    def __del__(self):
-        _memory["in_use"] -= self.held
+    def __del__(self, memory=_memory):
+        memory["in_use"] -= self.held  # (a default argument: still bound at interpreter exit)
 
     @property
     def nbytes(self) -> int:

@@ -8,8 +8,10 @@ its plan. Pending array work feeding an argument runs first; work reading an arg
 version still sees the old version.
 
 NumPy arrays passed to a kernel are copied to the device and, when the kernel writes them,
-copied back after it runs, as Numba does; numloom arrays stay on their device and the launch
-stays lazy.
+copied back after it runs, as Numba does; numloom arrays stay on their device. On a GPU the
+plan holding the launch is evaluated at once (asynchronously, with what was pending before it),
+so the device works while Python goes on; on the CPU, inside ``numloom.jit`` and for
+bounds-checked kernels (whose errors surface at the next sync), the launch stays pending.
 """
 
 from __future__ import annotations
@@ -84,6 +86,11 @@ def launch(spec, args: tuple, grid: tuple, block: tuple, shared: int, where) -> 
         v = versions[i]
         storages[i].version = node(Op.KERNEL, srcs, (info, i), v.shape, v.dtype, where=line)
         realize.register(storages[i])
+    if device != "cpu" and not TRACING and not spec.ir.checks:
+        # On a GPU the launch starts now, as Numba's and CuPy's do: the device runs it (and the
+        # pending work before it) while Python goes on, where a launch left pending would keep
+        # the GPU idle until the next sync. Nothing waits for it here.
+        realize.evaluate_device(device)
     for host, array, k in hosts:
         if spec.ir.params[k].written:
             host[...] = array.get()
