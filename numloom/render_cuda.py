@@ -391,76 +391,7 @@ def _row(k: kir.Kernel) -> list:
     block = _function(k, k.name, shared + body)
     if not k.outer:
         return block
-    return block + [""] + _row_thread(k) + [""] + _row_cached(k)
-
-
-ROW_CACHE = 16  # values per thread a row kernel keeps in registers: rows of 16 * THREADS
-ROW_CACHED_VALUES = 4  # at most this many values per point are kept between passes
-_NAME = re.compile(r"\b[A-Za-z_]\w*\b")
-
-
-def _row_cached(k: kir.Kernel) -> list:
-    """``NAME_cached``: a row kernel for rows of at most ``ROW_CACHE * THREADS`` elements that
-    computes a value once for all passes. Each thread takes the same points as in ``NAME``
-    (``g = threadIdx.x + j * blockDim.x``, folded in the same order, so the results are the
-    same bits) with ``j`` unrolled, and a value a later pass computes again (softmax's load
-    and its exp) comes from a register array filled by the first pass that computed it."""
-    n = _product(k.inner)
-    canonical: dict = {}  # let name -> its expression with earlier lets' names replaced
-    first: dict = {}  # canonical expression -> (phase, let) that computes it first
-    for index, phase in enumerate(k.phases):
-        for let in phase.body:
-            text = _NAME.sub(lambda m: canonical.get(m[0], m[0]), let.expr)
-            canonical[let.name] = f"({text})"
-            first.setdefault(canonical[let.name], (index, let))
-    kept = {}  # canonical expression -> the cache array's name
-    for index, phase in enumerate(k.phases):
-        for let in phase.body:
-            origin, defining = first[canonical[let.name]]
-            if origin < index and canonical[let.name] not in kept:
-                if len(kept) < ROW_CACHED_VALUES:
-                    kept[canonical[let.name]] = f"c_{defining.name}"
-    lines = [*_unravel("o", k.outer, "i")]
-    shared = []
-    ctypes = {let.name: let.ctype for phase in k.phases for let in phase.body}
-    for text, array in kept.items():
-        lines.append(f"{ctypes[first[text][1].name]} {array}[{ROW_CACHE}];")
-    for index, phase in enumerate(k.phases):
-        point = _unravel("g", k.inner, "r")
-        for let in phase.body:
-            text = canonical[let.name]
-            origin, _ = first[text]
-            if text in kept and origin < index:
-                point.append(f"const {let.ctype} {let.name} = {kept[text]}[j];")
-                continue
-            point.append(f"const {let.ctype} {let.name} = {let.expr};")
-            if text in kept:
-                point.append(f"{kept[text]}[j] = {let.name};")
-        r = phase.reduction
-        if r is None:
-            point += [_store(k, s) for s in phase.stores]
-            lines += _cached_loop(n, point)
-            continue
-        result_type = "int64_t" if r.kind in ("argmax", "argmin") else r.acc_type
-        shared += [f"__shared__ {result_type} s_{r.out.buffer};"]
-        point += _fold(r, "acc", "arg", r.value, r.index)
-        lines += ["{", *_indent(_shared(r) + _start(r) + _cached_loop(n, point)
-                                + _block_reduce(r, f"s_{r.out.buffer}"), 1), "}",
-                  f"const {result_type} {r.out.buffer} = s_{r.out.buffer};"]  # fmt: skip
-    row_out = _lets(k.body) + [_store(k, s) for s in k.row_stores]
-    if row_out:
-        lines += ["if (threadIdx.x == 0) {", *_indent(row_out, 1), "}"]
-    lines += ["__syncthreads();"]
-    body = _grid_loop("o", _product(k.outer), lines, per_block=True)
-    return _function(k, k.name + "_cached", shared + body)
-
-
-def _cached_loop(n: str, point: list) -> list:
-    return ["#pragma unroll",
-            f"for (int j = 0; j < {ROW_CACHE}; j++) {{",
-            *_indent(["const int64_t g = threadIdx.x + (int64_t)j * blockDim.x;",
-                      f"if (g < {n}) {{", *_indent(point, 1), "}"], 1),
-            "}"]  # fmt: skip
+    return block + [""] + _row_thread(k)
 
 
 def _row_thread(k: kir.Kernel) -> list:

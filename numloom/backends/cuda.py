@@ -74,6 +74,9 @@ def _get(device: str) -> _Device:
         major, minor = dev.compute_capability
         sms = dev.properties.multiprocessor_count
         state = _devices[device] = _Device(dev, dev.create_stream(), f"sm_{major}{minor}", sms)
+        from .. import realize
+
+        realize._devices_used.add(device)  # np.sync() waits for it, whatever ran there
         _load_pipeline(state.arch)
     return state
 
@@ -564,12 +567,8 @@ def _recipe(step: Step, order: list, sms: int) -> Recipe:
     if ir.kind in ("map", "scan"):
         return Recipe((("KERNEL", _grid(outer, THREADS, sms), ""),), **fixed)
     if ir.kind == "row":
-        from ..render_cuda import ROW_CACHE
-
         if ir.outer and inner <= SHORT_REDUCTION:
             return Recipe((("KERNEL_thread", _grid(outer, THREADS, sms), ""),), **fixed)
-        if inner <= ROW_CACHE * THREADS and "KERNEL_cached" in step.functions:
-            return Recipe((("KERNEL_cached", _grid(outer, 1, sms), ""),), **fixed)
         return Recipe((("KERNEL", _grid(outer, 1, sms), ""),), **fixed)
     if ir.kind == "scatter" and ir.view_coords:  # one pass: old values or new ones
         return Recipe((("KERNEL_fused", _grid(outer, THREADS, sms), ""),), **fixed)
