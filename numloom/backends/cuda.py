@@ -135,7 +135,9 @@ class DeviceArray:
             _memory["peak"] = in_use
 
     def __del__(self, memory=_memory):
-        memory["in_use"] -= self.held  # (a default argument: still bound at interpreter exit)
+        # (``memory`` is a default argument: still bound at interpreter exit. Arrays that wrap
+        # memory numloom did not allocate, from DLPack or CuPy, were made without __init__.)
+        memory["in_use"] -= getattr(self, "held", 0)
 
     @property
     def nbytes(self) -> int:
