@@ -200,7 +200,14 @@ def test_show_config_lists_every_variable(capsys):
         assert name in out
 
 
-def test_numpy_asarray_shares_the_computed_data_read_only():
+@pytest.fixture
+def on_cpu():
+    """Zero-copy numpy.asarray is a CPU feature (a GPU array is copied to the host)."""
+    with nl.device("cpu"):
+        yield
+
+
+def test_numpy_asarray_shares_the_computed_data_read_only(on_cpu):
     """numpy.asarray(x) of a CPU array costs nothing: it is the computed buffer, read-only
     (numloom's buffers never change), as JAX gives; numpy.array(x) is a writable copy."""
     x = nl.arange(12.0).reshape(3, 4) * 2
@@ -220,7 +227,7 @@ def test_numpy_asarray_shares_the_computed_data_read_only():
 
 
 @pytest.mark.parametrize("keep", ["the array", "a view of it"])
-def test_memory_shared_with_numpy_is_not_reused_while_numpy_holds_it(keep):
+def test_memory_shared_with_numpy_is_not_reused_while_numpy_holds_it(keep, on_cpu):
     a = nl.arange(100_000.0) + 1  # a compiled kernel's output: a pool block
     h = numpy.asarray(a)
     if keep == "a view of it":
@@ -237,7 +244,7 @@ def test_memory_shared_with_numpy_is_not_reused_while_numpy_holds_it(keep):
     numpy.testing.assert_array_equal(h, expected)
 
 
-def test_reading_results_with_numpy_asarray_lets_the_pool_reuse_their_memory():
+def test_reading_results_with_numpy_asarray_lets_the_pool_reuse_their_memory(on_cpu):
     from numloom.backends.cpu import POOL
 
     def step():

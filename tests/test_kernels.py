@@ -499,6 +499,25 @@ def test_inspect_source_and_types(capsys):
 needs_gpu = pytest.mark.skipif(not cuda.gpu_available(), reason="no usable CUDA GPU here")
 
 
+@needs_gpu
+def test_a_launch_joins_the_cuda_graph_of_its_plan():
+    """On a GPU the launch starts at once, in one CUDA graph with the pending work it reads
+    (the input's kernels, then the launch: one graph launch)."""
+    with nl.device("cuda"):
+        a = nl.arange(1000.0)
+        out = nl.zeros(1000)
+        nl.sync()  # a and out exist: the plan below is the input's work and the launch
+        pending = a * 2 + 1
+        before = nl.stats()
+        scale_into.forall(1000)(pending, out, 3.0)
+        after = nl.stats()
+        assert after["graphs_launched"] - before["graphs_launched"] == 1
+        assert after["kernels_launched"] - before["kernels_launched"] == 2
+        plan = nl.explain(out + 0, target="cuda")  # nothing pending: out is computed
+        assert "own launch" not in str(plan)
+        numpy.testing.assert_array_equal(out.get(), (numpy.arange(1000.0) * 2 + 1) * 3)
+
+
 def _on(device: str, tiled):
     """The tutorial's histogram, transpose and warp sums, and the Mandelbrot kernel, on one
     device: their results as NumPy arrays."""

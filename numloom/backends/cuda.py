@@ -266,6 +266,7 @@ class Step:
     layout: tuple
     checks: tuple = ()  # (position of a node, k) that flags each error slot
     declared: tuple = (0, ())  # (sizes, offsets of constants) the kernel's signature takes
+    in_graph: bool = False  # a kernel written in Python that launches inside the plan's graph
 
 
 def declared_arguments(ir) -> tuple:
@@ -345,6 +346,7 @@ def _build(order: list, roots: list, device: str) -> Program:
             layout=tuple(lowered.const_layout) if lowered else (),
             checks=tuple((pos[id(n)], j) for n, j in lowered.checks) if lowered else (),
             declared=declared_arguments(lowered.kernel) if lowered else (0, ()),
+            in_graph=k.kind == "kernel" and not k.outputs[0].arg[0].kernel.ir.checks,
         ))  # fmt: skip
     waits = [[] for _ in steps]
     for i, j in plan.dependencies():
@@ -360,8 +362,10 @@ def _build(order: list, roots: list, device: str) -> Program:
 
 
 def _on_gpu(step: Step) -> bool:
-    """Whether a step runs as CUDA kernels (it has CUDA code); else on the host or in cuBLAS."""
-    return step.ir is not None
+    """Whether a step runs as CUDA kernels in the plan's graph (it has CUDA code, or is a
+    kernel written in Python); else on the host, in cuBLAS, or (a bounds-checked Python kernel,
+    whose error slots are read after it) as its own launch."""
+    return step.ir is not None or step.in_graph
 
 
 def _segments(steps: list) -> tuple:
@@ -522,10 +526,16 @@ def _run_kernels(program: Program, index: int, segment: tuple, order: list, valu
     launches, last, checks, held = [], {}, [], []  # last: step -> its last launch's index
     for i in segment:
         step = program.steps[i]
+        deps = tuple(sorted(last[j] for j in program.waits[i] if j in last))
+        if step.in_graph:  # a kernel written in Python
+            from . import cuda_kernels
+
+            cuda_kernels.graph_launches(step, order, values, device, program, deps, launches)
+            last[i] = len(launches) - 1
+            continue
         recipe = program.recipes.get(i)
         if recipe is None:
             recipe = program.recipes[i] = _recipe(step, order, _get(device).sms)
-        deps = tuple(sorted(last[j] for j in program.waits[i] if j in last))
         errors = _step_launches(step, recipe, order, values, device, deps, launches, held)
         last[i] = len(launches) - 1
         if errors is not None:

@@ -21,11 +21,12 @@ class Launch:
     """One kernel launch: what runs, how wide, with what, after which earlier launches."""
 
     kernel: object  # cuda.core Kernel
-    grid: int
-    block: int
+    grid: int | tuple
+    block: int | tuple
     args: tuple  # NumPy scalars, as cuda.core's launch takes them
     deps: tuple = ()  # indices of the launches of this segment it must wait for
     name: str = ""  # the plan kernel's name, for errors
+    shmem: int = 0  # dynamic shared memory in bytes (kernels written in Python)
 
 
 def _key(args: tuple) -> bytes:
@@ -100,12 +101,12 @@ class SegmentGraph:
 def _config(launch: Launch):
     from cuda.core import LaunchConfig
 
-    return LaunchConfig(grid=launch.grid, block=launch.block)
+    return LaunchConfig(grid=launch.grid, block=launch.block, shmem_size=launch.shmem)
 
 
 def _shape(launches: list) -> tuple:
     """What a built graph fixes: the kernels, their launch shapes and dependencies."""
-    return tuple((id(x.kernel), x.grid, x.block, x.deps) for x in launches)
+    return tuple((id(x.kernel), x.grid, x.block, x.shmem, x.deps) for x in launches)
 
 
 def run_segment(cache: dict, index: int, launches: list, stream) -> None:
