@@ -863,12 +863,13 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     peers = load_peers(folder, device)
-    bandwidth = copy_bandwidth(numloom, device)
-    if bandwidth == bandwidth:
-        print(f"device copy bandwidth {bandwidth / 1e9:.0f} GB/s (read + write)", flush=True)
     engine = NumloomEngine(numloom, "cpu" if device == "cpu" else "cuda")
     peers.insert(0, NumloomJitEngine(numloom, "cpu" if device == "cpu" else "cuda"))
     rows = [bench_case(case, engine, peers, args.repeat) for case in cases]
+    # after the cases: its gigabytes, allocated and freed, would disturb the first case
+    bandwidth = copy_bandwidth(numloom, device)
+    if bandwidth == bandwidth:
+        print(f"device copy bandwidth {bandwidth / 1e9:.0f} GB/s (read + write)", flush=True)
     for row in rows:
         if row.case.passes:
             row.floor_ms = row.case.passes * row.io_bytes / bandwidth * 1e3

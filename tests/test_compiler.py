@@ -342,3 +342,19 @@ def test_header_edits_change_only_the_keys_of_kernels_that_include_them(monkeypa
     assert compiler._include_digest(ADD) == ""
     monkeypatch.setattr(compiler, "_headers", lambda: (("numloom.h", b"/* v2 */"),))
     assert compiler._include_digest('#include "numloom.h"\n') not in ("", first)
+
+
+def test_small_kernels_stay_vectorized_on_one_thread():
+    """The size under which a kernel runs on one thread must not turn off its SIMD loop: the
+    threshold names the parallel construct only (a bare ``if`` on ``parallel for simd`` is
+    also the simd construct's, which a false one switches off)."""
+    x = numloom.arange(1000, dtype=numpy.float32)
+    y = numloom.exp(x * 0.001) + 1
+    sources = [k.source for k in numloom.explain(y).kernels]
+    simd = [line for src in sources for line in src.splitlines() if "parallel for simd" in line]
+    assert simd and all("if (parallel:" in line for line in simd)
+    numpy.testing.assert_allclose(
+        y.get(),
+        numpy.exp(numpy.arange(1000, dtype=numpy.float32) * numpy.float32(0.001)) + 1,
+        rtol=1e-6,
+    )
