@@ -27,10 +27,25 @@ from dataclasses import dataclass, replace
 
 from . import kir
 
-# Elements below which a kernel runs on one thread. On ``parallel for simd`` the threshold is
-# ``if (parallel: ...)``: a bare ``if`` applies to the simd part too, and a false one then
-# turns off vectorization (small kernels ran 5x slower, on one thread, than they need to).
-PARALLEL_MIN = 32768
+PARALLEL_MIN = 32768  # elements below which a kernel runs on one thread
+
+# Functions that glibc's vector math library provides to ``omp simd`` loops (numloom.h declares
+# them), a few ulp from the C library's scalar ones, which NumPy calls for small arrays too.
+_VECTOR_MATH = re.compile(r"\b(sin|cos|tan|exp|exp2|expm1|log|log2|log10|log1p|asin|acos|atan|"
+                          r"sinh|cosh|tanh|asinh|acosh|atanh|cbrt|atan2|hypot)f?\(")  # fmt: skip
+
+
+def _threshold(n: str, lines: list) -> str:
+    """The ``if`` clause of a ``parallel for simd`` loop over ``n`` points running ``lines``.
+
+    A bare ``if`` applies to both constructs, so a small loop runs on one thread *without* its
+    SIMD loop; ``if (parallel: ...)`` keeps the SIMD loop (small arithmetic kernels run about
+    5x faster). Loops calling vector math keep the bare ``if``: their small arrays then get the
+    scalar C library's results, as NumPy computes them.
+    """
+    if _VECTOR_MATH.search("\n".join(lines)):
+        return f"if ({n} > {PARALLEL_MIN})"
+    return f"if (parallel: {n} > {PARALLEL_MIN})"
 
 
 @dataclass(frozen=True)
@@ -136,7 +151,7 @@ def _render_map(k: kir.Kernel) -> list:
     if k.flat:
         (n,) = k.outer
         return [
-            f"#pragma omp parallel for simd schedule(static) if (parallel: {n} > {PARALLEL_MIN})",
+            f"#pragma omp parallel for simd schedule(static) {_threshold(n, point)}",
             f"for (int64_t i = 0; i < {n}; i++) {{",
             *_indent(point, 1),
             "}",
@@ -362,7 +377,7 @@ def _render_scatter(k: kir.Kernel) -> list:
     elif len(k.outer) == 1 and copy.stores[0].index == "i":
         (n,) = k.outer
         lines = [
-            f"#pragma omp parallel for simd schedule(static) if (parallel: {n} > {PARALLEL_MIN})",
+            f"#pragma omp parallel for simd schedule(static) {_threshold(n, copied)}",
             f"for (int64_t i = 0; i < {n}; i++) {{",
             *_indent(copied, 1),
             "}",
