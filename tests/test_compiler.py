@@ -349,6 +349,11 @@ def test_small_kernels_stay_vectorized_on_one_thread():
     the parallel construct only (a bare ``if`` on ``parallel for simd`` is also the simd
     construct's). A loop calling vector math keeps the bare one: small arrays then get the C
     library's scalar results, which are NumPy's."""
+    with numloom.device("cpu"):
+        _check_small_kernels()
+
+
+def _check_small_kernels():
     x = numloom.arange(1000, dtype=numpy.float32)
     arithmetic = x * 3 + 1
     (line,) = [ln for k in numloom.explain(arithmetic).kernels for ln in k.source.splitlines()
