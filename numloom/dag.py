@@ -255,34 +255,22 @@ def _sweep() -> None:
 
 
 def structure(roots) -> tuple:
-    """``(order, positions, key)``: the nodes reachable from ``roots`` in ``toposort``'s order,
-    ``{id(node): position}``, and the DAG's structure as a key (equal for a loop that rebuilds
-    the same computation; sources named by position), all in one pass."""
-    order, pos, items = [], {}, []
-    seen = set()
-    for root in roots:
-        if id(root) in seen:
-            continue
-        stack = [(root, False)]
-        while stack:
-            n, expanded = stack.pop()
-            if expanded:
-                pos[id(n)] = len(order)
-                order.append(n)
-                srcs = n.srcs
-                if srcs:
-                    items.append((n.sid, *[pos[id(s)] for s in srcs]))
-                else:
-                    items.append(n.sid)
-                continue
-            if id(n) in seen:
-                continue
-            seen.add(id(n))
-            stack.append((n, True))
-            for s in reversed(n.srcs):
-                if id(s) not in seen:
-                    stack.append((s, False))
-    return order, pos, (tuple(items), tuple([pos[id(r)] for r in roots]))
+    """``(order, positions, key)``: ``toposort(roots)``, ``{id(node): position}`` and
+    ``structure_key`` of that order."""
+    order = toposort(roots)
+    return (order, *structure_key(order, roots))
+
+
+def structure_key(order: list, roots: list) -> tuple:
+    """``(positions, key)`` of a sorted DAG: the key is its structure (equal for a loop that
+    rebuilds the same computation), each node as its structure number and its sources'
+    positions, so it compares and hashes as small integers."""
+    pos, items = {}, []
+    for i, n in enumerate(order):
+        pos[id(n)] = i
+        srcs = n.srcs
+        items.append((n.sid, *[pos[id(s)] for s in srcs]) if srcs else n.sid)
+    return pos, (tuple(items), tuple([pos[id(r)] for r in roots]))
 
 
 def toposort(roots) -> list:

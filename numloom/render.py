@@ -22,17 +22,23 @@ combined in thread order, when every axis is reduced).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from . import kir
 
 PARALLEL_MIN = 32768  # elements below which a kernel runs on one thread
 
-# Functions that glibc's vector math library provides to ``omp simd`` loops (numloom.h declares
-# them), a few ulp from the C library's scalar ones, which NumPy calls for small arrays too.
-_VECTOR_MATH = re.compile(r"\b(sin|cos|tan|exp|exp2|expm1|log|log2|log10|log1p|asin|acos|atan|"
-                          r"sinh|cosh|tanh|asinh|acosh|atanh|cbrt|atan2|hypot)f?\(")  # fmt: skip
+
+@functools.cache
+def _vector_math() -> re.Pattern:
+    """Calls of the functions numloom.h declares for ``omp simd`` loops (NL_SIMD_MATH): glibc's
+    vector math library, a few ulp from the C library's scalar ones, which NumPy calls too."""
+    header = (Path(__file__).parent / "include" / "numloom.h").read_text()
+    names = re.findall(r"(?<!define )NL_SIMD_MATH2?\((\w+)\)", header)
+    return re.compile(r"\b(" + "|".join(sorted(set(names))) + r")f?\(")
 
 
 def _threshold(n: str, lines: list) -> str:
@@ -43,7 +49,7 @@ def _threshold(n: str, lines: list) -> str:
     5x faster). Loops calling vector math keep the bare ``if``: their small arrays then get the
     scalar C library's results, as NumPy computes them.
     """
-    if _VECTOR_MATH.search("\n".join(lines)):
+    if _vector_math().search("\n".join(lines)):
         return f"if ({n} > {PARALLEL_MIN})"
     return f"if (parallel: {n} > {PARALLEL_MIN})"
 

@@ -21,7 +21,7 @@ from functools import partial
 import numpy as np
 
 from .. import config
-from ..dag import Op, node, structure, toposort
+from ..dag import Op, node, structure, structure_key, toposort
 from ..realize import Buffer, count
 from ..schedule import Plan, schedule
 from . import reference
@@ -104,13 +104,6 @@ class Program:
 
 _programs: dict = {}
 _warned_no_compiler = False
-
-
-def _signature(order: list, roots: list) -> tuple:
-    """The structure of the DAG (``dag.structure``'s key) for an order already sorted."""
-    pos = {id(n): i for i, n in enumerate(order)}
-    items = tuple([(n.sid, *[pos[id(s)] for s in n.srcs]) if n.srcs else n.sid for n in order])
-    return items, tuple([pos[id(r)] for r in roots])
 
 
 def _compiler_ready() -> bool:
@@ -205,7 +198,7 @@ def plan(roots: list) -> Plan:
 
 def program_for(order: list, roots: list, device: str = "cpu", signature=None) -> Program:
     """The compiled program evaluating ``roots`` (cached by the DAG's structure)."""
-    key = (_compiler_ready(), signature or _signature(order, roots))
+    key = (_compiler_ready(), signature or structure_key(order, roots)[1])
     program = _programs.get(key)
     if program is None:
         program = _programs[key] = _build(order, roots)
@@ -225,7 +218,7 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
     """Run ``program`` over the DAG ``order``; ``leaves`` replaces the data of some BUFFER
     positions (``numloom.jit`` replays a traced DAG on new inputs this way)."""
     if pos is None:
-        pos = {id(n): i for i, n in enumerate(order)}
+        pos = positions(order)
     values = {i: n.arg.data for i, n in enumerate(order) if n.op is Op.BUFFER}
     values.update(leaves or {})
     blocks: dict = {}  # position -> pool block, for outputs of compiled kernels

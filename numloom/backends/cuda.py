@@ -20,11 +20,12 @@ from functools import partial
 import numpy as np
 
 from .. import config
-from ..dag import Op, node, structure, toposort
+from ..dag import Op, node, structure, structure_key, toposort
 from ..device import CudaError, OutOfMemoryError
 from ..realize import Buffer, count
 from ..schedule import Plan, schedule
 from . import reference
+from .cpu import positions
 
 THREADS = 256
 SHORT_REDUCTION = 64  # a reduction this short gets a thread per output, not a block
@@ -308,19 +309,13 @@ class Recipe:
 _programs: dict = {}
 
 
-def _signature(order: list, roots: list) -> tuple:
-    from .cpu import _signature as structure
-
-    return structure(order, roots)
-
-
 def plan(roots: list, device: str = "cuda:0") -> Plan:
     order = toposort(roots)
     return _program(order, roots, device).plan
 
 
 def _program(order: list, roots: list, device: str, signature=None) -> Program:
-    key = (device, signature or _signature(order, roots))
+    key = (device, signature or structure_key(order, roots)[1])
     program = _programs.get(key)
     if program is None:
         program = _programs[key] = _build(order, roots, device)
@@ -458,12 +453,14 @@ def program_for(order: list, roots: list, device: str = "cuda:0") -> Program:
 
 def run(roots: list, device: str = "cuda:0") -> dict:
     """Evaluate ``roots`` on the device; returns ``{id(root): BUFFER node}``."""
-    order, _, signature = structure(roots)
-    return execute(_program(order, roots, device, signature), order, roots, device)
+    order, pos, signature = structure(roots)
+    return execute(_program(order, roots, device, signature), order, roots, device, pos=pos)
 
 
-def execute(program: Program, order: list, roots: list, device: str, leaves=None) -> dict:
-    """Run ``program`` over the DAG ``order``, some BUFFER positions replaced by ``leaves``."""
+def execute(program: Program, order: list, roots: list, device: str, leaves=None,
+            pos=None) -> dict:  # fmt: skip
+    """Run ``program`` over the DAG ``order``, some BUFFER positions replaced by ``leaves``;
+    ``pos`` is ``{id(node): position}`` when the caller has it (made here once if needed)."""
     values = {i: n.arg.data for i, n in enumerate(order) if n.op is Op.BUFFER}
     if leaves:
         values.update(leaves)
@@ -471,16 +468,17 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
         start = time.perf_counter() if config.DEBUG >= 1 else 0.0
         first = program.steps[segment[0]]
         if _on_gpu(first):
-            _run_kernels(program, index, segment, order, values, device)
-        elif first.kernel.kind == "kernel":  # a kernel written in Python (numloom.cuda)
-            from . import cuda_kernels
-
-            pos = {id(n): i for i, n in enumerate(order)}
-            cuda_kernels.run(first, order, values, pos, device, program, roots)
+            _run_kernels(program, index, segment, order, values, device, pos)
         elif first.kernel.kind == "library" and _matmul_library() is not None:
             _matmul(program, segment[0], order, values, device)
         else:
-            _on_host(first, order, values, {id(n): i for i, n in enumerate(order)}, device)
+            pos = pos if pos is not None else positions(order)
+            if first.kernel.kind == "kernel":  # a bounds-checked kernel written in Python
+                from . import cuda_kernels
+
+                cuda_kernels.run(first, order, values, pos, device, program, roots)
+            else:
+                _on_host(first, order, values, pos, device)
         for p in program.frees[index]:  # freed in stream order, after the segment
             values.pop(p, None)
         if config.DEBUG >= 1:
@@ -518,7 +516,7 @@ def _frees(steps: list, segments: tuple, keep: set) -> tuple:
 
 
 def _run_kernels(program: Program, index: int, segment: tuple, order: list, values: dict,
-                 device: str) -> None:  # fmt: skip
+                 device: str, pos: dict | None) -> None:  # fmt: skip
     """Allocate the segment's outputs and launch its kernels (one graph, or one by one)."""
     from .cuda_graph import run_eagerly, run_segment
 
@@ -530,7 +528,9 @@ def _run_kernels(program: Program, index: int, segment: tuple, order: list, valu
         if step.in_graph:  # a kernel written in Python
             from . import cuda_kernels
 
-            cuda_kernels.graph_launches(step, order, values, device, program, deps, launches)
+            pos = pos if pos is not None else positions(order)
+            cuda_kernels.graph_launches(step, order, values, pos, device, program, deps,
+                                        launches)  # fmt: skip
             last[i] = len(launches) - 1
             continue
         recipe = program.recipes.get(i)
@@ -551,7 +551,7 @@ def _run_kernels(program: Program, index: int, segment: tuple, order: list, valu
         raise CudaError(f"{how} {names} failed: {e}") from e
     for step, errors in checks:  # a kernel flagged bad data: NumPy's rules name the error
         if to_host(Buffer(errors, device)).any():
-            from .cpu import positions, raise_data_error
+            from .cpu import raise_data_error
 
             raise_data_error(step, partial(_on_host, step, order, values, positions(order),
                                            device))  # fmt: skip

@@ -37,8 +37,8 @@ def run(step, order: list, values: dict, pos: dict, device: str, program, roots:
         values[p] = buffers[order[p].arg[1]]
 
 
-def graph_launches(step, order: list, values: dict, device: str, program, deps: tuple,
-                   launches: list) -> None:  # fmt: skip
+def graph_launches(step, order: list, values: dict, pos: dict, device: str, program,
+                   deps: tuple, launches: list) -> None:  # fmt: skip
     """Append kernel step ``step`` to a segment's graph launches, after ``deps``: a copy first
     for each array it writes whose old contents a later reader still needs, then the kernel.
     Its outputs (device arrays) go to ``values``."""
@@ -47,7 +47,6 @@ def graph_launches(step, order: list, values: dict, device: str, program, deps: 
     first = order[step.outputs[0]]
     launch = first.arg[0]
     spec = launch.kernel
-    pos = {id(n): i for i, n in enumerate(order)}
     buffers, copies = _buffers(step, order, values, pos, program, set(program.roots))
     after = list(deps)
     for i, old in copies:

@@ -212,7 +212,19 @@ NL_CUDA_CAS_LOOP(uint64_t, dec, (old == 0 || old > v) ? v : old - 1)
 NL_CUDA_SHARED_WRAP(uint32_t)
 NL_CUDA_SHARED_WRAP(uint64_t)
 
-/* Floats: add natively; the rest through compare-and-swap on the bits. */
+/* Floats: add natively; the rest through compare-and-swap on the bits. NL_CUDA_FLOAT_CAS stores
+ * v while WHEN (of old and v) holds. NaN is a missing value for nanmax and nanmin (Numba's): a
+ * NaN v changes nothing, a NaN stored is replaced. */
+#define NL_CUDA_FLOAT_CAS(T, B, TO_BITS, FROM_BITS, NAME, WHEN)                        \
+    NL_FN T nl_atomic_##NAME##_##T(T *p, T v) {                                        \
+        T old = *p;                                                                   \
+        while (WHEN) {                                                                \
+            B got = atomicCAS((B *)p, (B)TO_BITS(old), (B)TO_BITS(v));                 \
+            if (got == (B)TO_BITS(old)) break;                                        \
+            old = FROM_BITS(got);                                                     \
+        }                                                                             \
+        return old;                                                                   \
+    }
 #define NL_CUDA_FLOAT_ATOMICS(T, B, TO_BITS, FROM_BITS)                               \
     NL_FN T nl_atomic_add_##T(T *p, T v) { return atomicAdd(p, v); }                   \
     NL_FN T nl_atomic_sub_##T(T *p, T v) { return atomicAdd(p, -v); }                  \
@@ -222,44 +234,10 @@ NL_CUDA_SHARED_WRAP(uint64_t)
     NL_FN T nl_atomic_exch_##T(T *p, T v) {                                            \
         return FROM_BITS(atomicExch((B *)p, (B)TO_BITS(v)));                           \
     }                                                                                 \
-    NL_FN T nl_atomic_max_##T(T *p, T v) {                                             \
-        T old = *p;                                                                   \
-        while (old < v) {                                                             \
-            B got = atomicCAS((B *)p, (B)TO_BITS(old), (B)TO_BITS(v));                 \
-            if (got == (B)TO_BITS(old)) break;                                        \
-            old = FROM_BITS(got);                                                     \
-        }                                                                             \
-        return old;                                                                   \
-    }                                                                                 \
-    NL_FN T nl_atomic_min_##T(T *p, T v) {                                             \
-        T old = *p;                                                                   \
-        while (old > v) {                                                             \
-            B got = atomicCAS((B *)p, (B)TO_BITS(old), (B)TO_BITS(v));                 \
-            if (got == (B)TO_BITS(old)) break;                                        \
-            old = FROM_BITS(got);                                                     \
-        }                                                                             \
-        return old;                                                                   \
-    }                                                                                 \
-    /* NaN is a missing value (Numba's nanmax, nanmin): a NaN v changes nothing, a NaN   \
-     * stored is replaced. */                                                         \
-    NL_FN T nl_atomic_nanmax_##T(T *p, T v) {                                          \
-        T old = *p;                                                                   \
-        while (v == v && (old < v || old != old)) {                                   \
-            B got = atomicCAS((B *)p, (B)TO_BITS(old), (B)TO_BITS(v));                 \
-            if (got == (B)TO_BITS(old)) break;                                        \
-            old = FROM_BITS(got);                                                     \
-        }                                                                             \
-        return old;                                                                   \
-    }                                                                                 \
-    NL_FN T nl_atomic_nanmin_##T(T *p, T v) {                                          \
-        T old = *p;                                                                   \
-        while (v == v && (old > v || old != old)) {                                   \
-            B got = atomicCAS((B *)p, (B)TO_BITS(old), (B)TO_BITS(v));                 \
-            if (got == (B)TO_BITS(old)) break;                                        \
-            old = FROM_BITS(got);                                                     \
-        }                                                                             \
-        return old;                                                                   \
-    }                                                                                 \
+    NL_CUDA_FLOAT_CAS(T, B, TO_BITS, FROM_BITS, max, old < v)                         \
+    NL_CUDA_FLOAT_CAS(T, B, TO_BITS, FROM_BITS, min, old > v)                         \
+    NL_CUDA_FLOAT_CAS(T, B, TO_BITS, FROM_BITS, nanmax, v == v && (old < v || old != old)) \
+    NL_CUDA_FLOAT_CAS(T, B, TO_BITS, FROM_BITS, nanmin, v == v && (old > v || old != old)) \
     NL_FN T nl_satomic_nanmax_##T(T *p, T v) { return nl_atomic_nanmax_##T(p, v); }    \
     NL_FN T nl_satomic_nanmin_##T(T *p, T v) { return nl_atomic_nanmin_##T(p, v); }    \
     NL_FN T nl_satomic_add_##T(T *p, T v) { return nl_atomic_add_##T(p, v); }          \
