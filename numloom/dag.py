@@ -184,19 +184,32 @@ def node(op: Op, srcs: tuple, arg, shape: tuple, dtype, where=None) -> Node:
             if type(s) is not int:
                 shape = tuple(int(s) for s in shape)
                 break
-    # Sources are alive while an interned node holds them, so their ids are stable keys; so
-    # are the ids of the Op members (Enum hashes in Python, id() in C).
-    if op is _BUFFER or op is _CONST:
-        arg_key = _arg_key(op, arg, dtype)
+    # The node's structure apart from its sources, as a small integer: plans are keyed by these
+    # (and the sources' positions), which compare and hash far faster than the tuples. The
+    # interning key is that number with the sources' ids (stable: an interned node holds its
+    # sources) or, for a leaf, its data.
+    if op is _BUFFER or op is _CONST or op is _IOTA:
+        arg_key = _arg_key(op, arg, dtype) if op is not _IOTA else arg
+        shape_key = (id(op), dtype, shape, None)
     else:
-        arg_key = arg
+        arg_key = None
+        shape_key = (id(op), dtype, shape, arg)
+    sid = _sids.get(shape_key)
+    if sid is None:
+        if len(_sids) >= 1 << 17:
+            _sids.clear()  # old plans then miss once: their keys name retired numbers
+        sid = _sids[shape_key] = next(_sid_counter)
     count = len(srcs)
-    if count == 1:
-        key = (id(op), arg_key, dtype, shape, id(srcs[0]))
-    elif count == 2:
-        key = (id(op), arg_key, dtype, shape, id(srcs[0]), id(srcs[1]))
+    if count == 2:
+        first, second = srcs
+        key = (sid, id(first), id(second))
+    elif count == 1:
+        first = srcs[0]
+        key = (sid, id(first))
+    elif count:
+        key = (sid, *map(id, srcs))
     else:
-        key = (id(op), arg_key, dtype, shape, *map(id, srcs))
+        key = (sid, arg_key)
     ref = _interned.get(key)
     if ref is not None:
         found = ref()
@@ -205,34 +218,22 @@ def node(op: Op, srcs: tuple, arg, shape: tuple, dtype, where=None) -> Node:
     n = Node.__new__(Node)
     if type(srcs) is not tuple:
         srcs = tuple(srcs)
-    n.op, n.srcs, n.arg, n.shape, n.dtype, n.where = op, srcs, arg, shape, dtype, where
-    if count == 1:
-        first = srcs[0]
-        n.depth = first.depth + 1
-        n.fallible = where is not None or first.fallible
-    elif count == 2:
-        first, second = srcs
+    n.op, n.srcs, n.arg, n.shape, n.dtype, n.where, n.sid = op, srcs, arg, shape, dtype, where, sid
+    if count == 2:
         d0, d1 = first.depth, second.depth
         n.depth = (d0 if d0 > d1 else d1) + 1
         n.fallible = where is not None or first.fallible or second.fallible
+    elif count == 1:
+        n.depth = first.depth + 1
+        n.fallible = where is not None or first.fallible
     elif count:
         n.depth = 1 + max([s.depth for s in srcs])
         n.fallible = where is not None or any([s.fallible for s in srcs])
     else:
         n.depth, n.fallible = 0, where is not None
-    # The node's structure apart from its sources, as a small integer: plans are keyed by these
-    # (and the sources' positions), which compare and hash far faster than the tuples.
-    leaf = op is _BUFFER or op is _CONST or op is _IOTA
-    shape_key = (id(op), dtype, shape, None if leaf else arg_key)
-    sid = _sids.get(shape_key)
-    if sid is None:
-        if len(_sids) >= 1 << 17:
-            _sids.clear()  # old plans then miss once: their keys name retired numbers
-        sid = _sids[shape_key] = next(_sid_counter)
-    n.sid = sid
     _interned[key] = weakref.ref(n)
     _inserts += 1
-    if _inserts % _SWEEP_EVERY == 0:
+    if _inserts & (_SWEEP_EVERY - 1) == 0:
         _sweep()
     return n
 

@@ -19,7 +19,7 @@ import numpy as _np
 from .array import _SUPPORTED_KINDS, _check_dtype, asarray, ndarray, result
 from .dag import Node, Op, node, user_line
 from .ufunc_table import COMPARISONS
-from .views import broadcast_node, broadcast_shapes, reshape_array
+from .views import broadcast_node, broadcast_shapes, reshape_array, view_node
 
 _PY_SCALARS = (bool, int, float, complex)
 _NO_VALUE = _np._NoValue
@@ -45,13 +45,15 @@ class ufunc:
     def __repr__(self) -> str:
         return f"<numloom ufunc '{self.__name__}'>"
 
-    def __call__(self, *args, out=_NOT_GIVEN, where=True, casting="same_kind", dtype=None,
-                 signature=None, **kwargs):  # fmt: skip
-        if (out is _NOT_GIVEN and where is True and len(args) == self.nin and not kwargs
-                and casting == "same_kind" and dtype is None and signature is None):  # fmt: skip
+    def __call__(self, *args, **kwargs):
+        if not kwargs and len(args) == self.nin:
             made = _plain_call(self, args)  # the common call: operators, np.exp(x)...
             if made is not None:
                 return made
+        return self._call(*args, **kwargs)
+
+    def _call(self, *args, out=_NOT_GIVEN, where=True, casting="same_kind", dtype=None,
+              signature=None, **kwargs):  # fmt: skip
         args, out = _split_positional_out(self, args, out)
         _check_kwargs(self.__name__, kwargs)
         if where is not True and out is _NOT_GIVEN:
@@ -370,7 +372,8 @@ _scalars: dict = {}
 
 
 def _python_scalar(x, dtype, shape) -> Node:
-    key = (dtype, shape, type(x), x.hex() if type(x) is float else x)
+    t = type(x)
+    key = (dtype, shape, t, x.hex() if t is float and (x == 0.0 or x != x) else x)
     n = _scalars.get(key)
     if n is None:
         if len(_scalars) >= 4096:
@@ -411,54 +414,122 @@ def _device_of(values) -> str | None:
     return None
 
 
-# (ufunc name, operand type keys) -> loop dtypes, for calls with no out/where/dtype/casting.
+class _Plain:
+    """What a plain call of one ufunc on one combination of operand types needs: its loop,
+    and whether a scalar's value can still send the call to ``apply``."""
+
+    __slots__ = ("loop", "check", "slow", "names")
+
+    def __init__(self, uf: ufunc, loop: tuple, keys: tuple):
+        self.loop = loop
+        self.check = any(k is int for k in keys) or uf.__name__ == "power"
+        self.slow = (
+            uf.__name__ == "power" and loop[1].kind == "i" and isinstance(keys[1], _np.dtype)
+        )
+        self.names = (
+            (uf.__name__,) if uf.nout == 1 else tuple(f"{uf.__name__}.{k}" for k in range(uf.nout))
+        )
+
+
+# (ufunc, operand type keys) -> _Plain, for calls with no out/where/dtype/casting.
 _plain_loops: dict = {}
 
 
 def _plain_call(uf: ufunc, args: tuple):
     """``uf(*args)`` for arrays and scalars with nothing else given: the common call of every
-    operator, on a short path (a cached loop, equal shapes, no stand-ins). None when the call
-    needs ``apply``: other operand types, a shape NumPy must check, a value that matters."""
-    keys = []
-    for x in args:
-        t = type(x)
-        if t is ndarray:
-            keys.append(x._dtype)
-        elif t is float or t is int or t is complex:
-            keys.append(t)
-        elif t is bool:
-            keys.append(_BOOL)
-        else:
+    operator, on a short path (a cached loop, no stand-ins). None when the call needs
+    ``apply``: other operand types, a shape NumPy must check, a value that matters.
+
+    Every traced operation comes here: kept short."""
+    if len(args) == 2:
+        x, y = args
+        tx, ty = type(x), type(y)
+        kx = x._dtype if tx is ndarray else _SCALAR_KEYS.get(tx)
+        ky = y._dtype if ty is ndarray else _SCALAR_KEYS.get(ty)
+        if kx is None or ky is None:
             return None
-    keys = tuple(keys)
-    loop = _plain_loops.get((uf.__name__, keys))
-    if loop is None:
+        keys = (uf, kx, ky)
+    elif len(args) == 1:
+        x = args[0]
+        kx = x._dtype if type(x) is ndarray else _SCALAR_KEYS.get(type(x))
+        if kx is None:
+            return None
+        keys = (uf, kx)
+    else:
+        keys = [uf]
+        for x in args:
+            k = x._dtype if type(x) is ndarray else _SCALAR_KEYS.get(type(x))
+            if k is None:
+                return None
+            keys.append(k)
+        keys = tuple(keys)
+    plain = _plain_loops.get(keys)
+    if plain is None:
         call = _Call(uf, (None,) * uf.nout, None, "same_kind", None, None)
         loop, inputs = resolve(call, args)  # NumPy's errors for a bad call
         if inputs is not args:
             return None
-        _plain_loops[(uf.__name__, keys)] = loop
-    elif _value_matters(uf, args, loop):
+        plain = _plain_loops[keys] = _Plain(uf, loop, keys[1:])
+    elif plain.check and _value_matters(uf, args, plain.loop):
         return None
-    if _raises_for_data(uf, args, loop):
-        return None  # apply records the user's line for the error
-    shape, device = None, None
-    for x in args:
-        if type(x) is ndarray:
-            if shape is None:
-                shape, device = x._view.shape, x._storage.device
-            elif x._view.shape != shape:
-                shape = broadcast_shapes(*[_shape(y) for y in args])
+    if plain.slow:
+        return None  # apply records the user's line for the error (_raises_for_data)
+    loop = plain.loop
+    if len(args) == 2:
+        if tx is ndarray:
+            shape, device = x._view.shape, x._storage.device
+            if ty is ndarray and y._view.shape != shape:
+                shape = broadcast_shapes(shape, y._view.shape)
                 if shape is None:
                     return None  # apply raises NumPy's broadcast error
-                break
-    if shape is None:
-        shape = ()
-    srcs = tuple(as_loop_node(x, d, shape) for x, d in zip(args, loop))
-    if uf.nout == 1:
-        return result(node(Op.MAP, srcs, uf.__name__, shape, loop[-1]), device)
-    return tuple(result(node(Op.MAP, srcs, f"{uf.__name__}.{k}", shape, loop[uf.nin + k]), device)
-                 for k in range(uf.nout))  # fmt: skip
+        elif ty is ndarray:
+            shape, device = y._view.shape, y._storage.device
+        else:
+            shape, device = (), None
+        srcs = (_operand(x, loop[0], shape), _operand(y, loop[1], shape))
+    elif len(args) == 1:
+        if type(x) is ndarray:
+            shape, device = x._view.shape, x._storage.device
+        else:
+            shape, device = (), None
+        srcs = (_operand(x, loop[0], shape),)
+    else:
+        shape, device = None, None
+        for x in args:
+            if type(x) is ndarray:
+                if shape is None:
+                    shape, device = x._view.shape, x._storage.device
+                elif x._view.shape != shape:
+                    shape = broadcast_shapes(*[_shape(y) for y in args])
+                    if shape is None:
+                        return None  # apply raises NumPy's broadcast error
+                    break
+        if shape is None:
+            shape = ()
+        srcs = tuple([_operand(x, d, shape) for x, d in zip(args, loop)])
+    names = plain.names
+    if len(names) == 1:
+        return result(node(_MAP, srcs, names[0], shape, loop[-1]), device)
+    nin = len(args)
+    return tuple(result(node(_MAP, srcs, name, shape, loop[nin + k]), device)
+                 for k, name in enumerate(names))  # fmt: skip
+
+
+_SCALAR_KEYS = {float: float, int: int, complex: complex, bool: _np.dtype(bool)}
+_MAP = Op.MAP
+
+
+def _operand(x, dtype, shape) -> Node:
+    """``as_loop_node`` on the plain path: an array or a Python scalar operand."""
+    if type(x) is ndarray:
+        storage = x._storage
+        if storage.error is not None:
+            raise storage.error
+        n = storage.version if x._identity else view_node(x._base(), x._view)
+        if n.dtype != dtype:
+            n = node(Op.CAST, (n,), None, n.shape, dtype)
+        return n if n.shape == shape else broadcast_node(n, shape)
+    return _python_scalar(x, dtype, shape)
 
 
 _BOOL = _np.dtype(bool)
