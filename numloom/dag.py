@@ -258,8 +258,29 @@ def _sweep() -> None:
 def structure(roots) -> tuple:
     """``(order, positions, key)``: ``toposort(roots)``, ``{id(node): position}`` and
     ``structure_key`` of that order."""
-    order = toposort(roots)
-    return (order, *structure_key(order, roots))
+    if max([r.depth for r in roots], default=0) > _RECURSIVE_DEPTH:
+        order = toposort(roots)
+        return (order, *structure_key(order, roots))
+    # toposort's order by recursion (a quarter faster than the explicit stack), each node
+    # numbered and keyed as it is placed
+    pos, order, items = {}, [], []
+
+    def place(n):
+        srcs = n.srcs
+        for s in srcs:
+            if id(s) not in pos:
+                place(s)
+        pos[id(n)] = len(order)
+        order.append(n)
+        items.append((n.sid, *[pos[id(s)] for s in srcs]) if srcs else n.sid)
+
+    for root in roots:
+        if id(root) not in pos:
+            place(root)
+    return order, pos, (tuple(items), tuple([pos[id(r)] for r in roots]))
+
+
+_RECURSIVE_DEPTH = 400  # deeper DAGs are sorted with an explicit stack (the recursion limit)
 
 
 def structure_key(order: list, roots: list) -> tuple:

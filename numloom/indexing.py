@@ -13,6 +13,7 @@ import numpy as _np
 from .array import asarray, ndarray, operand, result
 from .dag import Op, View, node, user_line
 from .views import (
+    basic_view,
     broadcast_node,
     broadcast_shapes,
     numpy_view,
@@ -66,7 +67,7 @@ def getitem(a: ndarray, key):
     for k in key:
         if type(k) not in _BASIC and _is_advanced(k):
             return _advanced_getitem(a, key)
-    return numpy_view(a, _np.ndarray.__getitem__, _view_key(key))
+    return basic_view(a, _view_key(key))
 
 
 def _host_index(k):

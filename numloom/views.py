@@ -120,7 +120,13 @@ def numpy_view(a, fn, *args, **kwargs):
     strides are element counts), so its checks and errors are NumPy's; the stand-in result's
     shape, strides and data offset are the new view. ``fn`` must never copy or read data.
     """
-    stand_in, address = _stand_in(a._view.shape, a._view.strides)
+    return _view_from(a, _view_parts(a._view, fn, *args, **kwargs))
+
+
+def _view_parts(view: View, fn, *args, **kwargs) -> tuple:
+    """``(shape, strides, shift, readonly)`` of ``fn`` applied to an array read through
+    ``view``: the new view's offset is ``shift`` past the old one's."""
+    stand_in, address = _stand_in(view.shape, view.strides)
     picked = fn(stand_in, *args, **kwargs)
     if isinstance(picked, _np.generic):
         # An integer for every axis gives NumPy's scalar, not a view: the same call on a
@@ -129,11 +135,49 @@ def numpy_view(a, fn, *args, **kwargs):
     if not _is_view_of(picked, stand_in):
         raise ValueError(f"numpy_view: {fn!r} made a copy, not a view (a view is read back)")
     shift = picked.__array_interface__["data"][0] - address
-    view = View(picked.shape, picked.strides, a._view.offset + shift)
-    out = _share(a, view, readonly=a._readonly or not picked.flags.writeable)
-    if _warns_on_write(a):
+    return picked.shape, picked.strides, shift, not picked.flags.writeable
+
+
+def _view_from(a, parts: tuple):
+    shape, strides, shift, readonly = parts
+    out = _share(a, View(shape, strides, a._view.offset + shift), readonly=a._readonly or readonly)
+    if _WARN_ON_WRITE and _warns_on_write(a):
         warn_on_first_write(out)
     return out
+
+
+# (shape, strides, key) -> _view_parts of ``a[key]``: a program slices arrays of the same few
+# layouts with the same few keys over and over (a stencil's shifted windows).
+_basic_views: dict = {}
+
+
+def basic_view(a, key: tuple):
+    """``a[key]`` for a key of slices, integers, None and Ellipsis (ending with an Ellipsis)."""
+    hashable = []
+    for k in key:
+        t = type(k)
+        if t is slice:
+            start, stop, step = k.start, k.stop, k.step
+            if not (_plain_bound(start) and _plain_bound(stop) and _plain_bound(step)):
+                return numpy_view(a, _np.ndarray.__getitem__, key)
+            hashable.append((start, stop, step))
+        elif t is int or k is None or k is Ellipsis:
+            hashable.append(k)
+        else:
+            return numpy_view(a, _np.ndarray.__getitem__, key)
+    view = a._view
+    full = (view.shape, view.strides, tuple(hashable))
+    parts = _basic_views.get(full)
+    if parts is None:
+        parts = _view_parts(view, _np.ndarray.__getitem__, key)  # NumPy's errors
+        if len(_basic_views) >= 4096:
+            _basic_views.clear()
+        _basic_views[full] = parts
+    return _view_from(a, parts)
+
+
+def _plain_bound(x) -> bool:
+    return x is None or type(x) is int
 
 
 # (shape, strides) -> (stand-in, its address): a program slices arrays of the same few

@@ -257,3 +257,37 @@ def test_reading_results_with_numpy_asarray_lets_the_pool_reuse_their_memory(on_
     # the second and later outputs reuse the first one's block: no fresh memory each call
     assert len({step() for _ in range(5)}) == 1
     assert POOL.held >= 0
+
+
+@pytest.mark.parametrize("depth", [10, 300])
+def test_plan_structure_is_toposort_order_at_any_depth(depth):
+    """Plans are keyed by ``dag.structure``: by recursion for shallow DAGs, with an explicit
+    stack for deep ones; both give toposort's order, its positions and the same key."""
+    from numloom import dag
+
+    a = nl.asarray(numpy.arange(6.0))
+    b = nl.asarray(numpy.ones(6))
+    x, y = a, b
+    for k in range(depth):
+        x, y = x * 2.0 + y[::-1], x if k % 3 else y - x
+    roots = [x._node(), y._node(), x._node()]
+    assert (max(r.depth for r in roots) > dag._RECURSIVE_DEPTH) == (depth == 300)
+    order, pos, key = dag.structure(roots)
+    expected = dag.toposort(roots)
+    assert order == expected
+    assert (pos, key) == dag.structure_key(expected, roots)
+    assert len(order) == len(set(map(id, order)))
+
+
+def test_sliced_windows_of_other_layouts_read_their_own_elements():
+    """``a[key]`` views are cached by layout and key: the same key on other layouts, offsets
+    and dtypes still reads NumPy's elements."""
+    host = numpy.arange(7 * 9 * 5, dtype=numpy.float32).reshape(7, 9, 5)
+    a = nl.asarray(host)
+    for x, ref in [(a, host), (a[1:], host[1:]), (a[:, ::-1], host[:, ::-1]),
+                   (a.transpose(2, 0, 1), host.transpose(2, 0, 1))]:  # fmt: skip
+        for key in [(slice(1, -1), slice(2, None)), (0, slice(None, -2)), (Ellipsis, 1),
+                    (None, slice(None, None, 2)), (-1,)]:  # fmt: skip
+            numpy.testing.assert_array_equal(numpy.asarray(x[key]), ref[key])
+    with pytest.raises(IndexError, match="too many indices"):
+        a[1:][0, 0, 0, 0]
