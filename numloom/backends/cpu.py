@@ -15,7 +15,7 @@ import os
 import sys
 import time
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
@@ -60,6 +60,9 @@ class Step:
     layout: tuple  # (offset, dtype) of each constant-block entry
     checks: tuple = ()  # (position of a node, k) that flags each error slot
     frees: tuple = ()  # positions no later step reads: released after this one
+    # the constant nodes of the last launch and their block: a loop that traces the same
+    # program again reads the same interned constants
+    memo: list = field(default_factory=lambda: [None, None], compare=False)
 
 
 class Pool:
@@ -100,6 +103,7 @@ POOL = Pool()
 class Program:
     plan: Plan
     steps: tuple
+    buffers: tuple | None = None  # positions of the DAG's BUFFER nodes (found on first use)
 
 
 _programs: dict = {}
@@ -219,7 +223,10 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
     positions (``numloom.jit`` replays a traced DAG on new inputs this way)."""
     if pos is None:
         pos = positions(order)
-    values = {i: n.arg.data for i, n in enumerate(order) if n.op is Op.BUFFER}
+    buffers = program.buffers
+    if buffers is None:
+        buffers = program.buffers = tuple(i for i, n in enumerate(order) if n.op is Op.BUFFER)
+    values = {i: order[i].arg.data for i in buffers}
     values.update(leaves or {})
     blocks: dict = {}  # position -> pool block, for outputs of compiled kernels
     with np.errstate(all="ignore"):
@@ -299,6 +306,11 @@ def _constants(step: Step, order: list) -> bytes:
     """The constant block: each constant's bytes at its offset (8-byte aligned block)."""
     from ..lower import const_value
 
+    nodes = tuple([order[p] for p, _ in step.consts])
+    memo = step.memo
+    if memo[0] == nodes:  # (Nodes compare by identity)
+        return memo[1]
+
     size = max((off + dt.itemsize for off, dt in step.layout), default=8)
     block = bytearray(-(-size // 8) * 8)
     for (p, part), (off, dt) in zip(step.consts, step.layout):
@@ -306,7 +318,8 @@ def _constants(step: Step, order: list) -> bytes:
         same = isinstance(value, np.generic) and value.dtype == dt
         raw = value.tobytes() if same else np.asarray(value, dtype=dt).tobytes()
         block[off : off + dt.itemsize] = raw
-    return bytes(block)
+    memo[0], memo[1] = nodes, bytes(block)
+    return memo[1]
 
 
 def _interpret(step: Step, order: list, values: dict, pos: dict, pooled: bool = False) -> None:

@@ -289,6 +289,7 @@ class Program:
     recipes: dict = field(default_factory=dict)  # step -> Recipe, or a matmul's cuBLAS plan
     frees: tuple = ()  # per segment: positions of intermediates no later segment reads
     roots: tuple = ()  # positions of the roots in the DAG order
+    buffers: tuple | None = None  # positions of the DAG's BUFFER nodes (found on first use)
 
 
 @dataclass(frozen=True)
@@ -304,6 +305,9 @@ class Recipe:
     parts: int = 0  # partial results per output of a reduction in two passes
     scratch: int = 0  # length of the partial-result arrays (outputs x parts)
     acc: object = None  # the accumulator dtype of those arrays
+    # the constant nodes of the last launch and their values as arguments: a loop that
+    # traces the same program again reads the same interned constants
+    memo: list = field(default_factory=lambda: [None, None], compare=False)
 
 
 _programs: dict = {}
@@ -461,7 +465,10 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
             pos=None) -> dict:  # fmt: skip
     """Run ``program`` over the DAG ``order``, some BUFFER positions replaced by ``leaves``;
     ``pos`` is ``{id(node): position}`` when the caller has it (made here once if needed)."""
-    values = {i: n.arg.data for i, n in enumerate(order) if n.op is Op.BUFFER}
+    buffers = program.buffers
+    if buffers is None:
+        buffers = program.buffers = tuple(i for i, n in enumerate(order) if n.op is Op.BUFFER)
+    values = {i: order[i].arg.data for i in buffers}
     if leaves:
         values.update(leaves)
     for index, segment in enumerate(program.segments):
@@ -613,7 +620,13 @@ def _step_launches(step: Step, recipe: Recipe, order: list, values: dict, device
 
     outs = [DeviceArray(shape, dtype, device) for _, shape, dtype in recipe.outputs]
     ptrs = [np.uint64(values[p].ptr) for p in step.inputs] + [np.uint64(o.ptr) for o in outs]
-    consts = [_scalar(const_value(order[p], part), dt) for p, part, dt in recipe.consts]
+    nodes = tuple([order[p] for p, _, _ in recipe.consts])
+    memo = recipe.memo
+    if memo[0] == nodes:  # (Nodes compare by identity)
+        consts = memo[1]
+    else:
+        consts = [_scalar(const_value(order[p], part), dt) for p, part, dt in recipe.consts]
+        memo[0], memo[1] = nodes, consts
     errors = None
     if step.checks:  # error slots of indirect loads, zeroed before the kernels run
         errors = DeviceArray((2 * len(step.checks),), np.int64, device)
