@@ -19,6 +19,7 @@ VARIABLES = {
     "NUMLOOM_BOUNDSCHECK": "1 checks every array index in kernels",
     "NUMLOOM_GRAPHS": "0 launches CUDA kernels one by one instead of as CUDA graphs (default 1)",
     "NUMLOOM_ALLOW_TF32": "1 lets cuBLAS use TF32 tensor cores for float32 matmul (default 0)",
+    "NUMLOOM_INDEX32": "0 keeps CUDA kernels on 64-bit indices even where 32 bits fit (default 1)",
 }
 
 
@@ -32,6 +33,7 @@ def _int(name: str, default: int) -> int:
 DEBUG = _int("NUMLOOM_DEBUG", 0)
 FLUSH_DEPTH = _int("NUMLOOM_FLUSH_DEPTH", 768)
 GRAPHS = _int("NUMLOOM_GRAPHS", 1) != 0
+INDEX32 = _int("NUMLOOM_INDEX32", 1) != 0
 
 
 def show_config() -> None:

@@ -20,6 +20,11 @@ long ones, and a reduction of every axis runs as ``NAME_part`` (one partial resu
 then ``NAME_final`` (one block). A row kernel gives each row a block and broadcasts each row's
 reductions through shared memory, or a thread to each short row (``NAME_thread``). A write through a view is
 ``NAME_copy`` (the old version, outside the view) and ``NAME_write`` (the new values).
+
+Every kernel but a flat map also comes as ``NAME32...``: the same code with 32-bit index
+arithmetic (sizes, loop counters, coordinates), which the launcher takes whenever every index
+fits (a 64-bit multiply or division costs a GPU several instructions, and a stencil does
+little else per element).
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ def _function(k: kir.Kernel, name: str, body: list, extra: tuple = ()) -> list:
         const = "" if b.output else "const "
         args.append(f"{const}{b.ctype} *__restrict__ {b.name}")
     args += list(extra)
-    args += [f"const int64_t p{i}" for i in range(kernel_params(k))]
+    args += [f"const nl_idx p{i}" for i in range(kernel_params(k))]
     args += [f"const {ctype} k{off}" for off, ctype in kernel_constants(k)]
     head = [f'extern "C" __global__ void __launch_bounds__({THREADS}) {name}(',
             "        " + ", ".join(args) + ") {"]  # fmt: skip
@@ -63,10 +68,10 @@ def kernel_constants(k: kir.Kernel) -> list:
 def _grid_loop(var: str, total: str, body: list, per_block: bool = False) -> list:
     """A grid-stride loop over ``total`` items: per thread, or per block (``per_block``)."""
     if per_block:
-        head = f"for (int64_t {var} = blockIdx.x; {var} < {total}; {var} += gridDim.x) {{"
+        head = f"for (nl_idx {var} = blockIdx.x; {var} < {total}; {var} += gridDim.x) {{"
     else:
-        head = (f"for (int64_t {var} = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; "
-                f"{var} < {total}; {var} += gridDim.x * (int64_t)blockDim.x) {{")  # fmt: skip
+        head = (f"for (nl_idx {var} = blockIdx.x * (nl_idx)blockDim.x + threadIdx.x; "
+                f"{var} < {total}; {var} += gridDim.x * (nl_idx)blockDim.x) {{")  # fmt: skip
     return [head, *_indent(body, 1), "}"]
 
 
@@ -81,16 +86,16 @@ def _unravel(flat: str, extents: tuple, var: str) -> list:
     if not extents:
         return []
     if len(extents) == 1:
-        return [f"const int64_t {var}0 = {flat};"]
+        return [f"const nl_idx {var}0 = {flat};"]
     names = [f"{var}{k}" for k in range(len(extents))]
-    narrow, wide = [f"uint32_t {var}_rest = (uint32_t)({flat});"], [f"int64_t {var}_rest = {flat};"]
+    narrow, wide = [f"uint32_t {var}_rest = (uint32_t)({flat});"], [f"nl_idx {var}_rest = {flat};"]
     for k in reversed(range(1, len(extents))):
         e = extents[k]
         narrow.append(f"{var}{k} = {var}_rest % (uint32_t)({e}); {var}_rest /= (uint32_t)({e});")
         wide.append(f"{var}{k} = {var}_rest % ({e}); {var}_rest /= ({e});")
     narrow.append(f"{var}0 = {var}_rest;")
     wide.append(f"{var}0 = {var}_rest;")
-    return [f"int64_t {', '.join(names)};",
+    return [f"nl_idx {', '.join(names)};",
             f"if ({_product(extents)} <= 2147483647) {{", *_indent(narrow, 1),
             "} else {", *_indent(wide, 1), "}"]  # fmt: skip
 
@@ -134,7 +139,7 @@ def _shared(r: kir.Reduction) -> list:
 def _fold_loop(r: kir.Reduction, body: list, inner: tuple, var: str = "r") -> list:
     """Each thread folds its share (stride blockDim.x) of the inner axes into acc/arg/nan."""
     point = _unravel("g", inner, var) + _lets(body) + _fold(r, "acc", "arg", r.value, r.index)
-    return [f"for (int64_t g = threadIdx.x; g < {_product(inner)}; g += blockDim.x) {{",
+    return [f"for (nl_idx g = threadIdx.x; g < {_product(inner)}; g += blockDim.x) {{",
             *_indent(point, 1), "}"]  # fmt: skip
 
 
@@ -184,15 +189,15 @@ def _map_vec(k: kir.Kernel) -> list:
                 for let in k.body]  # fmt: skip
         stores = [f"{_lane(ctype[s.buffer], s.buffer, j)} = ({ctype[s.buffer]})({s.value});"
                   for s in k.stores]  # fmt: skip
-        lines += ["{", *_indent([f"const int64_t i = 4 * v + {j};"] + _lets(lets) + stores, 1),
+        lines += ["{", *_indent([f"const nl_idx i = 4 * v + {j};"] + _lets(lets) + stores, 1),
                   "}"]  # fmt: skip
     for o in outs:
         lines += _vector_access(ctype[o], o, load=False)
     n = k.outer[0]
     tail = _lets(k.body) + [_store(k, s) for s in k.stores]
     body = _grid_loop("v", f"({n}) / 4", lines) + [
-        f"for (int64_t i = ({n}) / 4 * 4 + blockIdx.x * (int64_t)blockDim.x + threadIdx.x; "
-        f"i < {n}; i += gridDim.x * (int64_t)blockDim.x) {{",
+        f"for (nl_idx i = ({n}) / 4 * 4 + blockIdx.x * (nl_idx)blockDim.x + threadIdx.x; "
+        f"i < {n}; i += gridDim.x * (nl_idx)blockDim.x) {{",
         *_indent(tail, 1),
         "}",
     ]
@@ -251,7 +256,7 @@ def _reduce(k: kir.Kernel) -> list:
     block = _function(k, k.name, _shared(r) + _grid_loop("o", _product(k.outer), per_out, True))
     # a thread per output element (short reductions)
     point = _lets(k.body) + _fold(r, "acc", "arg", r.value, r.index)
-    inner = ["for (int64_t g = 0; g < " + _product(k.inner) + "; g++) {",
+    inner = ["for (nl_idx g = 0; g < " + _product(k.inner) + "; g++) {",
              *_indent(_unravel("g", k.inner, "r") + point, 1), "}"]  # fmt: skip
     per_thread = (_unravel("o", k.outer, "i") + _start(r) + inner + finish
                   + [_store(k, kir.Store(r.out.buffer, r.out.index, result_of))])  # fmt: skip
@@ -267,17 +272,17 @@ def _split_reduce(k: kir.Kernel, r: kir.Reduction) -> list:
             "bool *__restrict__ part_nan", "const int64_t parts")  # fmt: skip
     point = _unravel("g", k.inner, "r") + _lets(k.body) + _fold(r, "acc", "arg", r.value,
                                                                   r.index)  # fmt: skip
-    fold = [f"for (int64_t g = q * blockDim.x + threadIdx.x; g < {_product(k.inner)}; "
+    fold = [f"for (nl_idx g = q * blockDim.x + threadIdx.x; g < {_product(k.inner)}; "
             "g += parts * blockDim.x) {", *_indent(point, 1), "}"]  # fmt: skip
     store_part = ["if (threadIdx.x == 0) { part[b] = s_acc[0]; part_arg[b] = s_arg[0]; "
                   "part_nan[b] = s_nan[0]; }", "__syncthreads();"]  # fmt: skip
-    per_block = (["const int64_t o = b / parts, q = b - o * parts;"]
+    per_block = (["const nl_idx o = b / parts, q = b - o * parts;"]
                  + _unravel("o", k.outer, "i") + _start(r) + fold + _block_tree(r)
                  + store_part)  # fmt: skip
     split = _function(k, k.name + "_split", _shared(r) + _grid_loop(
         "b", f"{_product(k.outer)} * parts", per_block, per_block=True), args)  # fmt: skip
     merge_args = tuple("const " + a if "*" in a else a for a in args)
-    gather = ["for (int64_t g = threadIdx.x; g < parts; g += blockDim.x) {",
+    gather = ["for (nl_idx g = threadIdx.x; g < parts; g += blockDim.x) {",
               *_indent(_combine_into_thread(r, "o * parts + g"), 1), "}"]  # fmt: skip
     result_type = "int64_t" if r.kind in ("argmax", "argmin") else r.acc_type
     per_out = (_unravel("o", k.outer, "i") + _start(r) + gather
@@ -307,7 +312,7 @@ def _full_reduce(k: kir.Kernel, r: kir.Reduction) -> list:
     )
     final_args = (f"const {r.acc_type} *__restrict__ part", "const int64_t *__restrict__ part_arg",
                   "const bool *__restrict__ part_nan", "const int64_t parts")  # fmt: skip
-    gather = ["for (int64_t g = threadIdx.x; g < parts; g += blockDim.x) {",
+    gather = ["for (nl_idx g = threadIdx.x; g < parts; g += blockDim.x) {",
               *_indent(_combine_into_thread(r), 1), "}"]  # fmt: skip
     result_type = "int64_t" if r.kind in ("argmax", "argmin") else r.acc_type
     final_body = (_shared(r) + _start(r) + gather + [f"__shared__ {result_type} s_out;"]
@@ -375,7 +380,7 @@ def _row(k: kir.Kernel) -> list:
         if r is None:
             point = _unravel("g", k.inner, "r") + _lets(phase.body)
             point += [_store(k, s) for s in phase.stores]
-            lines += [f"for (int64_t g = threadIdx.x; g < {_product(k.inner)}; "
+            lines += [f"for (nl_idx g = threadIdx.x; g < {_product(k.inner)}; "
                       "g += blockDim.x) {", *_indent(point, 1), "}"]  # fmt: skip
             continue
         result_type = "int64_t" if r.kind in ("argmax", "argmin") else r.acc_type
@@ -403,7 +408,7 @@ def _row_thread(k: kir.Kernel) -> list:
         if r is None:
             point = _unravel("g", k.inner, "r") + _lets(phase.body)
             point += [_store(k, s) for s in phase.stores]
-            lines += [f"for (int64_t g = 0; g < {_product(k.inner)}; g++) {{",
+            lines += [f"for (nl_idx g = 0; g < {_product(k.inner)}; g++) {{",
                       *_indent(point, 1), "}"]  # fmt: skip
             continue
         result_type = "int64_t" if r.kind in ("argmax", "argmin") else r.acc_type
@@ -411,7 +416,7 @@ def _row_thread(k: kir.Kernel) -> list:
         point = _unravel("g", k.inner, "r") + _lets(phase.body)
         point += _fold(r, "acc", "arg", r.value, r.index)
         lines += [f"{result_type} v_{r.out.buffer};", "{",
-                  *_indent(_start(r) + [f"for (int64_t g = 0; g < {_product(k.inner)}; g++) {{",
+                  *_indent(_start(r) + [f"for (nl_idx g = 0; g < {_product(k.inner)}; g++) {{",
                                         *_indent(point, 1), "}"]
                            + _finish(r) + [f"v_{r.out.buffer} = {result};"], 1), "}",
                   f"const {result_type} {r.out.buffer} = v_{r.out.buffer};"]  # fmt: skip
@@ -442,7 +447,7 @@ def _scatter(k: kir.Kernel) -> list:
         return first + [""] + second
     # A box view: one pass over the storage, each element new (inside) or old (outside).
     outside = [_store(k, kir.Store(store.buffer, store.index, store.value))]
-    inside = ([f"const int64_t r{j} = {c};" for j, c in enumerate(k.view_coords)]
+    inside = ([f"const nl_idx r{j} = {c};" for j, c in enumerate(k.view_coords)]
               + _lets(write.body) + [_store(k, s) for s in write.stores])  # fmt: skip
     fused = _unravel("f", k.outer, "i") + [
         f"if ({when}) {{",
@@ -462,7 +467,7 @@ def _scan(k: kir.Kernel) -> list:
     init = "0" if r.kind == "sum" else "1"
     line = [
         f"{r.acc_type} acc = {init};",
-        f"for (int64_t r0 = 0; r0 < {k.inner[0]}; r0++) {{",
+        f"for (nl_idx r0 = 0; r0 < {k.inner[0]}; r0++) {{",
         *_indent(_lets(k.body) + [f"acc {step} {r.value};", _store(k, r.out)], 1),
         "}",
     ]
@@ -473,6 +478,16 @@ def _scan(k: kir.Kernel) -> list:
     return _function(k, k.name, _grid_loop("o", _product(k.outer), body))
 
 
+NARROW = "32"  # the suffix of a kernel's name in its 32-bit index variant
+
+
+def has_narrow(k: kir.Kernel) -> bool:
+    """Whether kernel ``k`` also comes with 32-bit indices (``NAME32``, ``NAME32_copy``...):
+    64-bit index arithmetic costs a GPU several instructions per multiply and division, which
+    is a stencil's or a strided kernel's main work. A flat map indexes nothing but ``i``."""
+    return not (k.kind == "map" and k.flat)
+
+
 def render_cuda(k: kir.Kernel) -> str:
     """The CUDA C++ source of kernel ``k`` (one or two ``__global__`` functions)."""
     from .render import KERNELS_INCLUDE, definitions
@@ -480,7 +495,13 @@ def render_cuda(k: kir.Kernel) -> str:
     body = {"map": _map, "reduce": _reduce, "row": _row, "scatter": _scatter,
             "scan": _scan}[k.kind](k)  # fmt: skip
     functions = [KERNELS_INCLUDE, *definitions(k.functions, True)] if k.functions else []
-    source = "\n".join(['#include "numloom.h"', "", *functions, *body]) + "\n"
+    text = "\n".join(body)
+    wide = [text.replace("nl_idx", "int64_t")]
+    if has_narrow(k):
+        narrow = re.sub(rf"\b{k.name}(?=\w*\()", k.name + NARROW, text).replace("nl_idx", "int32_t")
+        wide += ["", f"// {k.name}{NARROW}...: the same with 32-bit indices (every extent, stride,",
+                 "// offset and buffer length under 2**30: the launcher checks)", narrow]  # fmt: skip
+    source = "\n".join(['#include "numloom.h"', "", *functions, *wide]) + "\n"
     source = re.sub(r"(?<![.\w])P\[(\d+)\]", r"p\1", source)
     return _CONST.sub(r"k\2", source)
 

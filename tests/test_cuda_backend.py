@@ -252,9 +252,17 @@ def test_cuda_launch_arguments_match_the_rendered_signatures(make):
         if step.ir is None:
             continue
         recipe = cuda._recipe(step, order, sms=132)
-        pattern = r"__global__ void __launch_bounds__\(\d+\) \w+\(([^)]*)\)"
-        for head in re.findall(pattern, step.kernel.source):
-            assert len(re.findall(r"const int64_t p\d+", head)) == len(recipe.sizes)
+        assert recipe.narrow == (step.ir.kind != "map" or not step.ir.flat)
+        size_type = "int32_t" if recipe.narrow else "int64_t"
+        assert {type(v) for v in recipe.sizes} <= {getattr(numpy, size_type[:-2])}
+        pattern = r"__global__ void __launch_bounds__\(\d+\) (\w+)\(([^)]*)\)"
+        launched = {cuda._narrow_name(name, "32") if recipe.narrow else name
+                    for name, _, _ in recipe.launches + recipe.aligned}  # fmt: skip
+        symbol = re.search(r"nl_[0-9a-f]{16}", step.kernel.source)[0]
+        heads = dict(re.findall(pattern, step.kernel.source))
+        for name in launched:
+            head = heads[name.replace("KERNEL", symbol)]
+            assert len(re.findall(rf"const {size_type} p\d+", head)) == len(recipe.sizes)
             assert len(re.findall(r" k\d+\b", head)) == len(recipe.consts), step.kernel.name
 
 
@@ -301,3 +309,53 @@ def test_row_and_column_reductions_of_many_shapes(rows, cols):
     numpy.testing.assert_allclose(x.sum(axis=0).get(), exact, rtol=1e-5, atol=1e-3)
     numpy.testing.assert_array_equal(x.max(axis=0).get(), x_host.max(axis=0))
     numpy.testing.assert_array_equal(x.argmin(axis=1).get(), x_host.argmin(axis=1))
+
+
+@pytest.mark.parametrize(("rows", "narrow"), [(2**10, True), (2**14, True), (2**16, False)])
+def test_cuda_kernels_take_32_bit_indices_only_where_every_index_fits(rows, narrow):
+    """A strided kernel launches its 32-bit index variant while every size, stride, offset
+    and buffer length stays far under 2**31, and its 64-bit one past that (planned only)."""
+    from numloom.backends import cuda
+    from numloom.dag import toposort
+
+    x = nl.zeros((rows, 2**14), numpy.float32)  # nothing is allocated: the plan is only made
+    y = x.T[::-1] * 2
+    roots = [y._storage.version]
+    order = toposort(roots)
+    program = cuda._build(order, roots, "cuda:0")
+    steps = [s for s in program.steps if s.ir is not None and not s.ir.flat]  # strided
+    assert steps
+    for step in steps:
+        assert cuda._recipe(step, order, sms=132).narrow == narrow, step.kernel.name
+
+
+@gpu
+@pytest.mark.parametrize("index32", [True, False])
+def test_strided_kernels_give_numpys_results_with_either_index_width(index32, monkeypatch):
+    """The suite runs CUDA kernels on their 32-bit index variants (its arrays are small); the
+    64-bit ones, which large arrays take, give the same results."""
+    from numloom import config
+    from numloom.backends import cuda
+
+    monkeypatch.setattr(config, "INDEX32", index32)
+    monkeypatch.setattr(cuda, "_programs", {})  # plans made under the other setting
+    host = RNG.random((37, 53))
+    programs = {
+        "sobel": lambda xp, a: W.sobel(xp, a.reshape(1, 37, 53)),
+        "softmax": lambda xp, a: W.softmax(xp, a[::-1, 3:]),
+        "column sums": lambda xp, a: a.T.sum(axis=1),
+        "argmax": lambda xp, a: a[:, ::2].argmax(axis=0),
+        "cumsum": lambda xp, a: xp.cumsum(a[1:, :-1], axis=1),
+        "mean of all": lambda xp, a: a[::3].mean(),
+    }
+    with _on_cuda():
+        for name, program in programs.items():
+            got = program(nl, nl.asarray(host))
+            numpy.testing.assert_allclose(got.get(), program(numpy, host), rtol=1e-12,
+                                          err_msg=name)  # fmt: skip
+        grid = nl.asarray(host)
+        W.jacobi(nl, grid, 3)
+        numpy.testing.assert_allclose(grid.get(), W.jacobi(numpy, host.copy(), 3), rtol=1e-12)
+        recipes = [r for p in cuda._programs.values() for r in p.recipes.values()
+                   if isinstance(r, cuda.Recipe)]  # fmt: skip
+        assert any(r.narrow for r in recipes) == index32

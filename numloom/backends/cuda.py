@@ -308,6 +308,7 @@ class Recipe:
     # the constant nodes of the last launch and their values as arguments: a loop that
     # traces the same program again reads the same interned constants
     memo: list = field(default_factory=lambda: [None, None], compare=False)
+    narrow: bool = False  # launch the 32-bit index variants (sizes then as np.int32)
 
 
 _programs: dict = {}
@@ -566,7 +567,35 @@ def _run_kernels(program: Program, index: int, segment: tuple, order: list, valu
 
 def _recipe(step: Step, order: list, sms: int) -> Recipe:
     """The fixed part of a step's launches on a device of ``sms`` multiprocessors: functions,
-    grids, sizes, constants, outputs."""
+    grids, sizes, constants, outputs; in 32-bit indices where every index fits."""
+    recipe = _wide_recipe(step, order, sms)
+    if not config.INDEX32 or not _fits_32_bits(step, order, recipe):
+        return recipe
+    return replace(recipe, narrow=True, sizes=tuple(np.int32(v) for v in recipe.sizes))
+
+
+def _fits_32_bits(step: Step, order: list, recipe: Recipe) -> bool:
+    """Whether the step's kernels have 32-bit variants and every index they compute fits in
+    one: an index is a sum of at most (dimensions + 2) terms (coordinate times stride,
+    offsets), each under the largest of the sizes, strides, offsets, buffer lengths and loop
+    counts; a grid-stride loop runs up to one stride past its count."""
+    from ..render_cuda import has_narrow
+
+    if not has_narrow(step.ir):
+        return False
+    nodes = [order[p] for p in step.inputs + step.outputs]
+    largest = max([abs(int(v)) for v in step.params] + [n.size for n in nodes]
+                  + [recipe.scratch, recipe.parts], default=0)  # fmt: skip
+    ndim = max([n.ndim for n in nodes], default=0)
+    return (largest + (1 << 22)) * (ndim + 2) < 1 << 31
+
+
+def _narrow_name(name: str, suffix: str) -> str:
+    """``KERNEL_fused`` -> ``KERNEL32_fused``: a launch's function in its 32-bit variant."""
+    return "KERNEL" + suffix + name[len("KERNEL") :]
+
+
+def _wide_recipe(step: Step, order: list, sms: int) -> Recipe:
     ir = step.ir
     outer = math.prod(_extent(e, step.params) for e in ir.outer) if ir.outer else 1
     inner = math.prod(_extent(e, step.params) for e in ir.inner) if ir.inner else 1
@@ -616,6 +645,7 @@ def _step_launches(step: Step, recipe: Recipe, order: list, values: dict, device
     reduction) with its outputs allocated and recorded in ``values``; return its error slots
     if it checks indices."""
     from ..lower import const_value
+    from ..render_cuda import NARROW
     from .cuda_graph import Launch
 
     outs = [DeviceArray(shape, dtype, device) for _, shape, dtype in recipe.outputs]
@@ -648,6 +678,8 @@ def _step_launches(step: Step, recipe: Recipe, order: list, values: dict, device
         plan = recipe.aligned
     for name, grid, role in plan:
         args = (*ptrs, *extra[role], *recipe.sizes, *consts)
+        if recipe.narrow:
+            name = _narrow_name(name, NARROW)
         launches.append(Launch(step.functions[name], grid, THREADS, args, deps,
                                f"{step.kernel.name} ({name})"))  # fmt: skip
         deps = (len(launches) - 1,)
