@@ -301,8 +301,14 @@ def _ms_since(t0: float) -> float:
     return (time.perf_counter() - t0) * 1e3
 
 
+# Fast calls are timed more often: at least ``repeat`` calls and MIN_TIMED_MS in all (up to
+# MAX_CALLS), so a median of sub-millisecond calls is not five samples of a noisy host.
+MIN_TIMED_MS, MAX_CALLS = 300.0, 200
+
+
 def measure(engine, case: Case, inputs: tuple, repeat: int) -> Timing | None:
-    """First call, then the median of ``repeat`` calls; None when the engine lacks the case."""
+    """First call, then the median of at least ``repeat`` calls (more for fast ones: see
+    MIN_TIMED_MS); None when the engine lacks the case."""
     try:
         call = engine.setup(case, inputs)
         if call is None:
@@ -317,12 +323,12 @@ def measure(engine, case: Case, inputs: tuple, repeat: int) -> Timing | None:
         del out
         after_first = counters()
         times = []
-        for _ in range(repeat):
+        while len(times) < repeat or (sum(times) < MIN_TIMED_MS and len(times) < MAX_CALLS):
             t0 = time.perf_counter()
             call()
             times.append(_ms_since(t0))
         timing.median_ms = statistics.median(times)
-        _count_work(timing, before, after_first, counters(), repeat)
+        _count_work(timing, before, after_first, counters(), len(times))
         return timing
     except Exception as error:  # one broken engine or workload must not end the benchmark
         print(f"  {engine.name} raised on {case.name} {case.size}:", file=sys.stderr)
@@ -828,7 +834,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--device", choices=["cpu", "cuda"], help="default: numloom's default")
     parser.add_argument("--only", help="comma-separated workloads, e.g. saxpy,sobel")
-    parser.add_argument("--repeat", type=int, default=5, help="timed calls after the first (5)")
+    parser.add_argument("--repeat", type=int, default=5,
+                        help="timed calls after the first, at least (5; calls under 60 ms "
+                             "repeat until 300 ms)")  # fmt: skip
     parser.add_argument("--sizes", choices=list(SIZES), default="default")
     parser.add_argument("--append-md", metavar="FILE", help="append the table to a markdown log")
     parser.add_argument("--plot", metavar="FILE.png", help="bar chart of speedups (matplotlib)")
@@ -859,7 +867,8 @@ def main(argv: list[str] | None = None) -> int:
     device_text = describe_device(device)
     print(
         f"numloom bench on {device_text}; numpy {np.__version__}; sizes {args.sizes}; "
-        f"median of {args.repeat} after the first call",
+        f"median of at least {args.repeat} calls after the first ({MIN_TIMED_MS:.0f} ms of "
+        f"calls, up to {MAX_CALLS}, for fast ones)",
         flush=True,
     )
     peers = load_peers(folder, device)
