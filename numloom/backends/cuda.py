@@ -22,10 +22,13 @@ import numpy as np
 from .. import config
 from ..dag import Op, node, structure, structure_key, toposort
 from ..device import CudaError, OutOfMemoryError
+from ..lower import const_value
 from ..realize import Buffer, count
+from ..render_cuda import NARROW, has_narrow
 from ..schedule import Plan, schedule
-from . import reference
+from . import cublas, reference
 from .cpu import positions
+from .cuda_graph import Launch, run_eagerly, run_segment
 
 THREADS = 256
 SHORT_REDUCTION = 64  # a reduction this short gets a thread per output, not a block
@@ -526,8 +529,6 @@ def _frees(steps: list, segments: tuple, keep: set) -> tuple:
 def _run_kernels(program: Program, index: int, segment: tuple, order: list, values: dict,
                  device: str, pos: dict | None) -> None:  # fmt: skip
     """Allocate the segment's outputs and launch its kernels (one graph, or one by one)."""
-    from .cuda_graph import run_eagerly, run_segment
-
     state = _get(device)
     launches, last, checks, held = [], {}, [], []  # last: step -> its last launch's index
     for i in segment:
@@ -579,8 +580,6 @@ def _fits_32_bits(step: Step, order: list, recipe: Recipe) -> bool:
     one: an index is a sum of at most (dimensions + 2) terms (coordinate times stride,
     offsets), each under the largest of the sizes, strides, offsets, buffer lengths and loop
     counts; a grid-stride loop runs up to one stride past its count."""
-    from ..render_cuda import has_narrow
-
     if not has_narrow(step.ir):
         return False
     nodes = [order[p] for p in step.inputs + step.outputs]
@@ -644,9 +643,6 @@ def _step_launches(step: Step, recipe: Recipe, order: list, values: dict, device
     """Append the launches of one plan kernel (two, chained, for a scatter or a full
     reduction) with its outputs allocated and recorded in ``values``; return its error slots
     if it checks indices."""
-    from ..lower import const_value
-    from ..render_cuda import NARROW
-    from .cuda_graph import Launch
 
     outs = [DeviceArray(shape, dtype, device) for _, shape, dtype in recipe.outputs]
     ptrs = [np.uint64(values[p].ptr) for p in step.inputs] + [np.uint64(o.ptr) for o in outs]
@@ -740,7 +736,6 @@ def _on_host(step: Step, order: list, values: dict, pos: dict, device: str) -> N
 def _matmul_library():
     """cuBLAS through nvmath-python when it is installed, else None (matmul then runs on the
     host through NumPy)."""
-    from . import cublas
 
     return cublas if cublas.available() else None
 
@@ -749,7 +744,6 @@ def _matmul(program: Program, i: int, order: list, values: dict, device: str) ->
     """``a @ b`` in cuBLAS on numloom's stream, reading the operands where they lie (a
     transposed view folds into the call) and writing a new C-contiguous array. The call's
     plan depends on the program only: made once, kept with the program's recipes."""
-    from . import cublas
 
     step = program.steps[i]
     if i not in program.recipes:
@@ -771,7 +765,6 @@ def _matmul(program: Program, i: int, order: list, values: dict, device: str) ->
 
 def _gemm_recipe(step: Step, order: list) -> tuple:
     """(the cuBLAS call or None, positions of the memory under a and under b)."""
-    from . import cublas
 
     root = order[step.outputs[0]]
     (a, a_pos), (b, b_pos) = (_operand(n, order, step) for n in root.srcs)

@@ -6,36 +6,46 @@ whose outputs it reads, so independent chains of work run concurrently, and the 
 costs one launch. The graph is built on the first evaluation of its program and kept with it.
 A later evaluation of the same program (the next iteration of a loop, a ``numloom.jit``
 replay) has the same launches with other arguments (new input and output pointers, new
-constant values): only the nodes whose arguments changed are updated before the launch.
+constant values).
+
+A loop's outputs alternate between two blocks of memory (the next result is allocated while
+the last one is still held), so its launches alternate between two sets of pointers. A graph
+keeps up to ``INSTANCES`` executable instances, each with the arguments it last ran: an
+evaluation whose arguments one of them already has launches it as it is; otherwise the least
+recently used one has only the nodes whose arguments changed updated.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..realize import count
 
 
-@dataclass(frozen=True)
 class Launch:
     """One kernel launch: what runs, how wide, with what, after which earlier launches."""
 
-    kernel: object  # cuda.core Kernel
-    grid: int | tuple
-    block: int | tuple
-    args: tuple  # NumPy scalars, as cuda.core's launch takes them
-    deps: tuple = ()  # indices of the launches of this segment it must wait for
-    name: str = ""  # the plan kernel's name, for errors
-    shmem: int = 0  # dynamic shared memory in bytes (kernels written in Python)
+    __slots__ = ("kernel", "grid", "block", "args", "deps", "name", "shmem")
+
+    def __init__(self, kernel, grid, block, args: tuple, deps: tuple = (), name: str = "",
+                 shmem: int = 0):  # fmt: skip
+        self.kernel = kernel  # cuda.core Kernel
+        self.grid, self.block = grid, block  # ints or 3-tuples
+        self.args = args  # NumPy scalars, as cuda.core's launch takes them
+        self.deps = deps  # indices of the launches of this segment it must wait for
+        self.name = name  # the plan kernel's name, for errors
+        self.shmem = shmem  # dynamic shared memory in bytes (kernels written in Python)
+
+
+INSTANCES = 2  # executable instances per graph (see the module's docstring)
 
 
 def _key(args: tuple) -> bytes:
     """The arguments' bytes: -0.0 and 0.0 differ, NaN equals itself."""
-    return b"".join(a.tobytes() for a in args)
+    return b"".join([a.tobytes() for a in args])
 
 
 class SegmentGraph:
-    """The executable graph of one segment and the arguments it was last launched with."""
+    """The graph of one segment: its definition, and executable instances of it with the
+    arguments each last launched with (most recently used first)."""
 
     def __init__(self, launches: list):
         from cuda.core.graph import GraphDefinition
@@ -51,35 +61,44 @@ class SegmentGraph:
             else:
                 parent = self.definition.join(*deps)
             self.nodes.append(parent.launch(_config(launch), launch.kernel, *launch.args))
-        self.graph = self.definition.instantiate()
-        self.keys = [_key(launch.args) for launch in launches]
+        self.built_with = [_key(launch.args) for launch in launches]
+        self.instances: list = []  # [executable graph, its arguments' keys]
         self.shape = _shape(launches)
         count("graphs_built")
 
-    def update(self, launches: list) -> None:
-        """Give the nodes whose arguments changed their new arguments."""
-        stale = []
-        for k, launch in enumerate(launches):
-            key = _key(launch.args)
-            if key != self.keys[k]:
-                self.keys[k] = key
-                stale.append(k)
+    def run(self, launches: list, stream) -> None:
+        """Launch the instance that has these arguments, else give the least recently used
+        (or a new) instance the arguments that changed, then launch it."""
+        keys = [_key(launch.args) for launch in launches]
+        instances = self.instances
+        k = next((k for k, instance in enumerate(instances) if instance[1] == keys), None)
+        if k is None:
+            if len(instances) < INSTANCES:
+                instances.append([self.definition.instantiate(), list(self.built_with)])
+            k = len(instances) - 1
+            self._update(instances[k], launches, keys)
+        instance = instances.pop(k)
+        instances.insert(0, instance)
+        instance[0].launch(stream)
+        count("graphs_launched")
+
+    def _update(self, instance: list, launches: list, keys: list) -> None:
+        """Give the instance's nodes whose arguments changed their new arguments."""
+        graph, old = instance
+        stale = [k for k, key in enumerate(keys) if key != old[k]]
+        instance[1] = keys
         if not stale:
             return
         try:
             for k in stale:
                 launch = launches[k]
-                self.graph[self.nodes[k]].update(config=_config(launch), kernel=launch.kernel,
-                                                 args=launch.args)  # fmt: skip
+                graph[self.nodes[k]].update(config=_config(launch), kernel=launch.kernel,
+                                            args=launch.args)  # fmt: skip
         except (TypeError, AttributeError):  # a cuda.core without executable-node views
             for k in stale:
                 self.nodes[k].update(args=launches[k].args)
-            self.graph.update(self.definition)
+            graph.update(self.definition)
         count("graph_updates", len(stale))
-
-    def launch(self, stream) -> None:
-        self.graph.launch(stream)
-        count("graphs_launched")
 
     def edges(self) -> set:
         """The graph's dependencies as pairs of launch indices (through join nodes)."""
@@ -114,9 +133,7 @@ def run_segment(cache: dict, index: int, launches: list, stream) -> None:
     graph = cache.get(index)
     if graph is None or graph.shape != _shape(launches):
         graph = cache[index] = SegmentGraph(launches)
-    else:
-        graph.update(launches)
-    graph.launch(stream)
+    graph.run(launches, stream)
 
 
 def run_eagerly(launches: list, stream) -> None:
