@@ -192,6 +192,25 @@ def test_out_of_device_memory_is_a_memory_error_and_arrays_survive():
 
 
 @gpu
+def test_a_dead_arrays_device_memory_goes_to_the_next_array_of_its_size():
+    """Blocks of dead arrays are reused last-freed first (a loop's arrays alternate between
+    two blocks, so its CUDA graph replays with pointers it has seen)."""
+    from numloom.backends import cuda as backend
+
+    with _on_cuda():
+        x = nl.arange(1000.0)
+        y = x * 2
+        nl.sync()
+        ptr, held = y._storage.version.arg.data.ptr, backend.memory_in_use()
+        del y
+        assert backend.memory_in_use() == held - 8000
+        z = x * 3
+        nl.sync()
+        assert z._storage.version.arg.data.ptr == ptr
+        numpy.testing.assert_array_equal(z.get(), numpy.arange(1000.0) * 3)
+
+
+@gpu
 def test_sync_waits_for_work_that_only_numloom_jit_launched():
     """A device that ran only jit replays (no plan of its own) is still waited for."""
     from numloom import realize

@@ -121,6 +121,16 @@ def reset_peak() -> None:
     _memory["peak"] = _memory["in_use"]
 
 
+# (device, bytes) -> blocks of dead arrays, reused last-freed first by arrays of that size: all
+# of numloom's work on a device is ordered on one stream, so a block freed after the kernels
+# that read it were enqueued may be written by kernels enqueued later. A loop's arrays then
+# alternate between two blocks, and a CUDA graph replays with pointers it has seen (the
+# stream-ordered pool underneath hands blocks back in a rotation of its own). Dropped, back to
+# that pool, when an allocation fails.
+_free: dict = {}
+FREE_PER_SIZE = 4
+
+
 class DeviceArray:
     """One C-contiguous array in device memory."""
 
@@ -128,20 +138,26 @@ class DeviceArray:
 
     def __init__(self, shape: tuple, dtype, device: str):
         self.held = 0
-        state = _get(device)
         self.shape, self.dtype, self.device = tuple(shape), np.dtype(dtype), device
         nbytes = max(math.prod(self.shape) * self.dtype.itemsize, 1)
-        self.buffer = _allocate(state, nbytes)
+        blocks = _free.get((device, nbytes))
+        self.buffer = blocks.pop() if blocks else _allocate(_get(device), nbytes)
         self.ptr = int(self.buffer.handle)
         self.held = nbytes
         in_use = _memory["in_use"] = _memory["in_use"] + nbytes
         if in_use > _memory["peak"]:
             _memory["peak"] = in_use
 
-    def __del__(self, memory=_memory):
-        # (``memory`` is a default argument: still bound at interpreter exit. Arrays that wrap
-        # memory numloom did not allocate, from DLPack or CuPy, were made without __init__.)
-        memory["in_use"] -= getattr(self, "held", 0)
+    def __del__(self, memory=_memory, free=_free):
+        # (Defaults are still bound at interpreter exit. Arrays that wrap memory numloom did
+        # not allocate, from DLPack or CuPy, were made without __init__: they hold nothing.)
+        held = getattr(self, "held", 0)
+        if not held:
+            return
+        memory["in_use"] -= held
+        blocks = free.setdefault((self.device, held), [])
+        if len(blocks) < FREE_PER_SIZE:
+            blocks.append(self.buffer)  # reused by the next array of this size
 
     @property
     def nbytes(self) -> int:
@@ -155,6 +171,7 @@ def _allocate(state: _Device, nbytes: int):
         return state.device.allocate(nbytes, stream=state.stream)
     except Exception:  # noqa: BLE001 (out of memory: free what Python still holds, retry once)
         gc.collect()
+        _free.clear()  # the blocks of dead arrays numloom kept for reuse
         state.stream.sync()
         try:
             return state.device.allocate(nbytes, stream=state.stream)
