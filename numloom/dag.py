@@ -264,20 +264,23 @@ def structure(roots) -> tuple:
     # toposort's order by recursion (a quarter faster than the explicit stack), each node
     # numbered and keyed as it is placed
     pos, order, items = {}, [], []
-
-    def place(n):
-        srcs = n.srcs
-        for s in srcs:
-            if id(s) not in pos:
-                place(s)
-        pos[id(n)] = len(order)
-        order.append(n)
-        items.append((n.sid, *[pos[id(s)] for s in srcs]) if srcs else n.sid)
-
     for root in roots:
         if id(root) not in pos:
-            place(root)
+            _place(root, pos, order, items)
     return order, pos, (tuple(items), tuple([pos[id(r)] for r in roots]))
+
+
+def _place(n: Node, pos: dict, order: list, items: list) -> None:
+    """``structure``'s recursion: a module function, as a nested one that calls itself is a
+    reference cycle that would keep every evaluated DAG (and its buffers) alive until the
+    garbage collector runs."""
+    srcs = n.srcs
+    for s in srcs:
+        if id(s) not in pos:
+            _place(s, pos, order, items)
+    pos[id(n)] = len(order)
+    order.append(n)
+    items.append((n.sid, *[pos[id(s)] for s in srcs]) if srcs else n.sid)
 
 
 _RECURSIVE_DEPTH = 400  # deeper DAGs are sorted with an explicit stack (the recursion limit)

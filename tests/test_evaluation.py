@@ -291,3 +291,29 @@ def test_sliced_windows_of_other_layouts_read_their_own_elements():
             numpy.testing.assert_array_equal(numpy.asarray(x[key]), ref[key])
     with pytest.raises(IndexError, match="too many indices"):
         a[1:][0, 0, 0, 0]
+
+
+def test_an_evaluated_version_is_freed_at_once_without_the_garbage_collector():
+    """Nothing an evaluation builds keeps the DAG it ran in a reference cycle: a loop's old
+    buffers go back to the memory pool as soon as the next version replaces them."""
+    import weakref
+
+    def sweep(grid):  # Jacobi's listing: a stencil written through a view
+        center = grid[1:-1, 1:-1]
+        center[:] = 0.2 * (center + grid[:-2, 1:-1] + grid[2:, 1:-1] + grid[1:-1, :-2]
+                           + grid[1:-1, 2:])  # fmt: skip
+
+    grid = nl.asarray(numpy.random.default_rng(0).random((34, 34)))
+    sweep(grid)
+    nl.sync()
+    gc.collect()
+    gc.disable()
+    try:
+        old = weakref.ref(grid._storage.version.arg)
+        for _ in range(2):
+            sweep(grid)
+            nl.sync()
+            assert old() is None
+            old = weakref.ref(grid._storage.version.arg)
+    finally:
+        gc.enable()
