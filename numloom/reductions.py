@@ -90,12 +90,10 @@ def _reduce(kind: str, a, axis, dtype, out, keepdims, where, np_fn, initial=_NO_
     kwargs = {} if initial is _NO_VALUE else {"initial": initial}
     if dtype is not None:
         kwargs["dtype"] = dtype
-    probe = np_fn(_stand_in(a), axis=axis, **kwargs)
+    out_dtype, axes = _probe(np_fn, a, axis, kwargs)
     _check_out(np_fn, a, axis, keepdims, out, **kwargs)
     if where is not True:
         _check_where(np_fn, a, axis, where, kwargs)
-    out_dtype = _np.asarray(probe).dtype
-    axes = _axes(axis, a.ndim)
     if initial is not _NO_VALUE and _count(a, axes) == 0:
         return _finish(_filled(initial, _reduced_shape(a.shape, axes, False), out_dtype), a,
                        axes, keepdims, out)  # fmt: skip
@@ -119,6 +117,31 @@ def _reduce(kind: str, a, axis, dtype, out, keepdims, where, np_fn, initial=_NO_
 
 
 _BOOL_KINDS = {"sum": "any", "prod": "all"}
+
+# (function, dtype, stand-in shape, axis, dtype=, initial=) -> (result dtype, reduced axes): a
+# program reduces the same few layouts the same few ways, and NumPy's probe costs more than
+# the rest of the call. Types are part of the key (axis=True is not axis=1 to NumPy).
+_probes: dict = {}
+
+
+def _probe(np_fn, a: ndarray, axis, kwargs: dict) -> tuple:
+    """NumPy's result dtype for the reduction (raising NumPy's error for a bad call) and the
+    sorted reduced axes."""
+    dtype, initial = kwargs.get("dtype"), kwargs.get("initial", _NO_VALUE)
+    key = (np_fn, a.dtype, tuple(builtins.min(n, 1) for n in a.shape), type(axis), axis,
+           type(dtype), dtype, type(initial), initial)  # fmt: skip
+    try:
+        found = _probes.get(key) if 0 not in a.shape else None  # (empty: NumPy may warn)
+    except TypeError:  # an unhashable axis (a list): NumPy decides, every time
+        key, found = None, None
+    if found is None:
+        probe = np_fn(_stand_in(a), axis=axis, **kwargs)
+        found = (_np.asarray(probe).dtype, _axes(axis, a.ndim))
+        if key is not None and 0 not in a.shape:
+            if len(_probes) >= 4096:
+                _probes.clear()
+            _probes[key] = found
+    return found
 
 
 def _check_where(np_fn, a: ndarray, axis, where, kwargs) -> None:
@@ -194,7 +217,7 @@ def all(a, axis=None, out=None, keepdims=False, *, where=True):
 
 def _arg_reduce(kind: str, a, axis, out, keepdims, np_fn):
     a = asarray(a)
-    np_fn(_stand_in(a), axis=axis)  # NumPy's errors (empty sequences, bad axis)
+    _probe(np_fn, a, axis, {})  # NumPy's errors (empty sequences, bad axis)
     _check_out(np_fn, a, axis, keepdims, out)
     if axis is None or a.ndim == 0:
         flat = reshape_array(a, (a.size,))
