@@ -148,13 +148,14 @@ def power_operator(a, exponent, out=None):
     Python int 2 (so ``bool_array ** 2`` is int8, as ``square``), and uses reciprocal or sqrt
     for float and complex arrays and the Python scalars -1 and 0.5."""
     if type(exponent) is int and exponent == 2:
-        return square(a, out=out)
-    if a.dtype.kind in "fc":
-        if type(exponent) is int and exponent == -1:
-            return reciprocal(a, out=out)
-        if type(exponent) is float and exponent == 0.5:
-            return sqrt(a, out=out)
-    return power(a, exponent, out=out)
+        uf, args = square, (a,)
+    elif a.dtype.kind in "fc" and type(exponent) is int and exponent == -1:
+        uf, args = reciprocal, (a,)
+    elif a.dtype.kind in "fc" and type(exponent) is float and exponent == 0.5:
+        uf, args = sqrt, (a,)
+    else:
+        uf, args = power, (a, exponent)
+    return uf(*args) if out is None else uf(*args, out=out)  # (no keyword: the short path)
 
 
 def compare(uf: ufunc, a, other):
@@ -301,7 +302,7 @@ def round(a, decimals=0, out=None):
     if decimals >= 0 and a.dtype.kind in "iu":
         return _copy_to(a, out)
     if decimals == 0:
-        return rint(a, out=out)
+        return rint(a) if out is None else rint(a, out=out)
     scale, undo = (multiply, divide) if decimals >= 0 else (divide, multiply)
     factor = _power_of_ten(builtins.abs(decimals))
     work = out if out is not None else empty(a.shape, _np.float64 if a.dtype.kind in "iu"
@@ -340,7 +341,7 @@ def _copy_to(a, out):
 
 
 def fix(x, out=None):
-    return trunc(x, out=out)
+    return trunc(x) if out is None else trunc(x, out=out)
 
 
 def astype(x, dtype, /, *, casting="unsafe", copy=True, device=None):  # noqa: F811 (NumPy's name)

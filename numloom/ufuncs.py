@@ -19,7 +19,7 @@ import numpy as _np
 from .array import _SUPPORTED_KINDS, _check_dtype, asarray, ndarray, result
 from .dag import Node, Op, node, user_line
 from .ufunc_table import COMPARISONS
-from .views import broadcast_node, broadcast_shapes, reshape_array, view_node
+from .views import broadcast_node, broadcast_shapes, broadcast_view, reshape_array, view_node
 
 _PY_SCALARS = (bool, int, float, complex)
 _NO_VALUE = _np._NoValue
@@ -525,7 +525,12 @@ def _operand(x, dtype, shape) -> Node:
         storage = x._storage
         if storage.error is not None:
             raise storage.error
-        n = storage.version if x._identity else view_node(x._base(), x._view)
+        if x._identity:
+            n = storage.version
+        elif x._dtype == dtype and x._view.shape != shape:  # read straight as the broadcast
+            return view_node(x._base(), broadcast_view(x._view, shape))
+        else:
+            n = view_node(x._base(), x._view)
         if n.dtype != dtype:
             n = node(Op.CAST, (n,), None, n.shape, dtype)
         return n if n.shape == shape else broadcast_node(n, shape)

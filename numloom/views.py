@@ -31,6 +31,19 @@ def broadcast_shapes(*shapes) -> tuple | None:
 
 def broadcast_view(view: View, shape: tuple) -> View:
     """``view`` broadcast to ``shape`` (new leading axes and size-1 axes get stride 0)."""
+    key = (view, shape)
+    found = _broadcast_views.get(key)
+    if found is None:
+        if len(_broadcast_views) >= 4096:
+            _broadcast_views.clear()
+        found = _broadcast_views[key] = _broadcast_view(view, tuple(shape))
+    return found
+
+
+_broadcast_views: dict = {}  # (view, shape) -> the view broadcast: a loop broadcasts the same
+
+
+def _broadcast_view(view: View, shape: tuple) -> View:
     lead = len(shape) - len(view.shape)
     strides = [0] * lead
     for n, s, target in zip(view.shape, view.strides, shape[lead:]):
