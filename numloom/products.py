@@ -40,7 +40,9 @@ def matmul(x1, x2, /, out=None, *, casting="same_kind", dtype=None, **kwargs):
     an = broadcast_node(_cast(an, loop[0]), batch + an.shape[-2:])
     bn = broadcast_node(_cast(bn, loop[1]), batch + bn.shape[-2:])
     n = node(Op.MATMUL, (an, bn), None, batch + (an.shape[-2], bn.shape[-1]), loop[2])
-    r = reshape_array(result(n, a.device), shape)
+    r = result(n, a.device)
+    if r.shape != shape:
+        r = reshape_array(r, shape)
     if out is None:
         return r
     _check_matmul_out(a, b, shape, out)
@@ -48,7 +50,21 @@ def matmul(x1, x2, /, out=None, *, casting="same_kind", dtype=None, **kwargs):
 
 
 def _matmul_loop(a, b, out, casting: str, dtype) -> tuple:
-    """NumPy's loop dtypes for matmul, and its casting errors, from a call on 1x1 stand-ins."""
+    """NumPy's loop dtypes for matmul, and its casting errors, from a call on 1x1 stand-ins
+    (kept per combination of dtypes when no ``out`` is given)."""
+    if out is not None:
+        return _probe_matmul_loop(a, b, out, casting, dtype)
+    key = (a.dtype, b.dtype, casting, type(dtype), dtype)
+    loop = _matmul_loops.get(key)
+    if loop is None:
+        loop = _matmul_loops[key] = _probe_matmul_loop(a, b, out, casting, dtype)
+    return loop
+
+
+_matmul_loops: dict = {}
+
+
+def _probe_matmul_loop(a, b, out, casting: str, dtype) -> tuple:
     probe_out = None if out is None else _np.zeros((1, 1), out.dtype)
     _np.matmul(_np.zeros((1, 1), a.dtype), _np.zeros((1, 1), b.dtype), out=probe_out,
                casting=casting, dtype=dtype)  # fmt: skip

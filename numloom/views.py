@@ -17,7 +17,9 @@ from .dag import Node, Op, View, contiguous_strides, node, prod
 
 def broadcast_shapes(*shapes) -> tuple | None:
     """NumPy's broadcast of ``shapes``, or None when they do not broadcast."""
-    ndim = max((len(s) for s in shapes), default=0)
+    if len(shapes) == 2 and shapes[0] == shapes[1]:
+        return tuple(shapes[0])
+    ndim = max([len(s) for s in shapes], default=0)
     out = [1] * ndim
     for s in shapes:
         for k, n in enumerate(s, ndim - len(s)):
@@ -133,7 +135,31 @@ def numpy_view(a, fn, *args, **kwargs):
     strides are element counts), so its checks and errors are NumPy's; the stand-in result's
     shape, strides and data offset are the new view. ``fn`` must never copy or read data.
     """
-    return _view_from(a, _view_parts(a._view, fn, *args, **kwargs))
+    view = a._view
+    if kwargs or not _plain(args):  # (2.0 == 2 as a key, but NumPy rejects a float index)
+        return _view_from(a, _view_parts(view, fn, *args, **kwargs))
+    key = (fn, view.shape, view.strides, args)
+    parts = _layouts.get(key)
+    if parts is None:
+        parts = _view_parts(view, fn, *args)  # NumPy's errors
+        if len(_layouts) >= 4096:
+            _layouts.clear()
+        _layouts[key] = parts
+    return _view_from(a, parts)
+
+
+# (function, shape, strides, arguments) -> _view_parts: the stand-in has nothing but a shape and
+# strides, so NumPy's answer depends on nothing else (a program transposes the same layouts).
+_layouts: dict = {}
+
+
+def _plain(x) -> bool:
+    """Whether ``x`` is made of ints, None, Ellipsis and tuples of them only: values that are
+    equal as keys exactly when NumPy treats them alike."""
+    t = type(x)
+    if t is int or x is None or x is Ellipsis:
+        return True
+    return t is tuple and all([_plain(y) for y in x])
 
 
 def _view_parts(view: View, fn, *args, **kwargs) -> tuple:

@@ -291,6 +291,13 @@ def test_sliced_windows_of_other_layouts_read_their_own_elements():
             numpy.testing.assert_array_equal(numpy.asarray(x[key]), ref[key])
     with pytest.raises(IndexError, match="too many indices"):
         a[1:][0, 0, 0, 0]
+    a[1, 2], a.transpose(1, 0, 2)  # cached: equal keys of other types are still NumPy's errors
+    with pytest.raises(IndexError, match="only integers"):
+        a[1, 2.0]
+    with pytest.raises(TypeError):
+        a.transpose(1.0, 0, 2)
+    with pytest.raises(TypeError, match="an integer is required"):
+        a.transpose(True, 0, 2)  # True == 1 as a key
 
 
 def test_an_evaluated_version_is_freed_at_once_without_the_garbage_collector():
