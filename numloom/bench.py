@@ -414,7 +414,8 @@ class Row:
         return not self.problems and self.numloom.error is None and self.numpy.error is None
 
 
-def bench_case(case: Case, numloom_engine, peers: list, repeat: int) -> Row:
+def bench_case(case: Case, numloom_engine, jit_engine, repeat: int) -> Row:
+    """NumPy, numloom and numloom.jit on one case (the peers come later: ``bench_peers``)."""
     print(f"  {case.name} {case.size} ...", file=sys.stderr, flush=True)
     inputs = case.make(np.random.default_rng(0))
     ref = measure(NumpyEngine(), case, inputs, repeat)
@@ -424,18 +425,35 @@ def bench_case(case: Case, numloom_engine, peers: list, repeat: int) -> Row:
         problems = compare(case, ref.outputs, mine.outputs)
     row = Row(case, ref, mine, problems)
     row.io_bytes = sum(a.nbytes for a in inputs) + sum(np.asarray(o).nbytes for o in ref.outputs)
-    for peer in peers:
-        timing = measure(peer, case, inputs, repeat)
-        row.peers[peer.name] = timing
-        if timing is not None and timing.error is None and ref.error is None:
-            for problem in compare(case, ref.outputs, timing.outputs, strict_dtype=False):
-                row.notes.append(f"{peer.name} differs from NumPy: {problem}")
+    if jit_engine is not None:
+        _measure_peer(row, jit_engine, inputs, repeat)
+    mine.outputs = ()  # free the arrays: large sizes hold gigabytes (NumPy's stay, to check)
     _progress(row)
-    ref.outputs = mine.outputs = ()  # free the arrays: large sizes hold gigabytes
+    return row
+
+
+def bench_peers(row: Row, peers: list, repeat: int) -> None:
+    """The peers on a case NumPy and numloom ran, each checked against NumPy's result."""
+    if peers:
+        print(f"  {row.case.name} {row.case.size}: peers ...", file=sys.stderr, flush=True)
+        inputs = row.case.make(np.random.default_rng(0))  # the same inputs again
+        for peer in peers:
+            _measure_peer(row, peer, inputs, repeat)
+        _progress(row)
+    row.numpy.outputs = ()
     for timing in row.peers.values():
         if timing is not None:
             timing.outputs = ()
-    return row
+
+
+def _measure_peer(row: Row, peer, inputs: tuple, repeat: int) -> None:
+    timing = measure(peer, row.case, inputs, repeat)
+    row.peers[peer.name] = timing
+    if timing is not None and timing.error is None and row.numpy.error is None:
+        for problem in compare(row.case, row.numpy.outputs, timing.outputs, strict_dtype=False):
+            row.notes.append(f"{peer.name} differs from NumPy: {problem}")
+    if timing is not None:
+        timing.outputs = ()
 
 
 def _progress(row: Row) -> None:
@@ -871,15 +889,20 @@ def main(argv: list[str] | None = None) -> int:
         f"calls, up to {MAX_CALLS}, for fast ones)",
         flush=True,
     )
+    kind = "cpu" if device == "cpu" else "cuda"
+    jit = NumloomJitEngine(numloom, kind)
+    # NumPy and numloom run every case before the peers are imported: once CuPy, JAX and
+    # torch are loaded (their threads and runtimes), the host side of the other Python code in
+    # the process is slower, by 0.1 to 0.6 ms per call of numloom on the H100's host even with
+    # their objects frozen out of the garbage collector. The peers run after, in the same
+    # process, on the same inputs.
+    rows = [bench_case(case, NumloomEngine(numloom, kind), jit, args.repeat) for case in cases]
     peers = load_peers(folder, device)
-    # The peers' imports (torch, JAX, CuPy) leave a few hundred thousand objects, which every
-    # full collection then scans inside some engine's timed call: set them aside, as the
-    # objects of a program's imports would be long before its hot loop.
     gc.collect()
-    gc.freeze()
-    engine = NumloomEngine(numloom, "cpu" if device == "cpu" else "cuda")
-    peers.insert(0, NumloomJitEngine(numloom, "cpu" if device == "cpu" else "cuda"))
-    rows = [bench_case(case, engine, peers, args.repeat) for case in cases]
+    gc.freeze()  # the imports' objects: no timed call pays to scan them
+    for row in rows:
+        bench_peers(row, peers, args.repeat)
+    peers.insert(0, jit)
     # after the cases: its gigabytes, allocated and freed, would disturb the first case
     bandwidth = copy_bandwidth(numloom, device)
     if bandwidth == bandwidth:
