@@ -10,7 +10,9 @@ compiler is installed (said once).
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
+import math
 import os
 import sys
 import time
@@ -64,6 +66,11 @@ class Step:
     # program again reads the same interned constants
     memo: list = field(default_factory=lambda: [None, None], compare=False)
 
+    @functools.cached_property
+    def params_address(self) -> int:
+        """Where ``params`` lies (NumPy's ``.ctypes`` costs microseconds a call)."""
+        return self.params.ctypes.data
+
 
 class Pool:
     """Blocks of memory that held dead arrays, reused for new outputs of the same size.
@@ -80,14 +87,15 @@ class Pool:
     def array(self, shape: tuple, dtype) -> tuple:
         """A new array and the block behind it (reused when one of its size is free)."""
         itemsize = np.dtype(dtype).itemsize
-        nbytes = max(int(np.prod(shape)) * itemsize, itemsize)  # empty arrays get one item
+        count = math.prod(shape)
+        nbytes = max(count * itemsize, itemsize)  # empty arrays get one item
         blocks = self.free.get(nbytes)
         if blocks:
             block = blocks.pop()
             self.held -= nbytes
         else:
             block = np.empty(nbytes, np.uint8)
-        return block.view(dtype)[: int(np.prod(shape))].reshape(shape), block
+        return block.view(dtype)[:count].reshape(shape), block
 
     def give(self, block: np.ndarray) -> None:
         blocks = self.free.setdefault(block.nbytes, [])
@@ -229,32 +237,30 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
     values = {i: order[i].arg.data for i in buffers}
     values.update(leaves or {})
     blocks: dict = {}  # position -> pool block, for outputs of compiled kernels
-    with np.errstate(all="ignore"):
-        for step in program.steps:
-            start = time.perf_counter()
-            if step.kernel.kind == "kernel":  # a kernel written in Python (numloom.cuda)
-                from . import cpu_kernels
+    for step in program.steps:
+        start = time.perf_counter() if config.DEBUG >= 1 else 0.0
+        if step.fn is not None and step.kernel.kind != "kernel":
+            _launch(step, order, values, blocks)  # compiled C: NumPy's error state plays no part
+        else:
+            with np.errstate(all="ignore"):
+                if step.kernel.kind == "kernel":  # a kernel written in Python (numloom.cuda)
+                    from . import cpu_kernels
 
-                cpu_kernels.run(step, order, values, blocks, pos)
-            elif step.fn is not None:
-                _launch(step, order, values, blocks)
-            else:
-                _interpret(step, order, values, pos, pooled=any(p in blocks for p in step.inputs))
-            if config.DEBUG >= 1:
-                how = (
-                    "through NumPy"
-                    if step.fn is None and step.kernel.kind != "kernel"
-                    else "compiled"
-                )
-                took = (time.perf_counter() - start) * 1e3
-                print(
-                    f"numloom: {step.kernel.name} [{step.kernel.kind}] {how} {took:.3f} ms",
-                    file=sys.stderr,
-                )
-            for p in step.frees:
-                values.pop(p, None)
-                if p in blocks:
-                    POOL.give(blocks.pop(p))
+                    cpu_kernels.run(step, order, values, blocks, pos)
+                else:
+                    _interpret(step, order, values, pos,
+                               pooled=any(p in blocks for p in step.inputs))  # fmt: skip
+        if config.DEBUG >= 1:
+            how = (
+                "through NumPy" if step.fn is None and step.kernel.kind != "kernel" else "compiled"
+            )
+            took = (time.perf_counter() - start) * 1e3
+            print(f"numloom: {step.kernel.name} [{step.kernel.kind}] {how} {took:.3f} ms",
+                  file=sys.stderr)  # fmt: skip
+        for p in step.frees:
+            values.pop(p, None)
+            if p in blocks:
+                POOL.give(blocks.pop(p))
     count("kernels_launched", len(program.steps))
     return {id(r): r if r.op is Op.BUFFER else _result(r, values[pos[id(r)]],
                                                        blocks.get(pos[id(r)]), device)
@@ -281,9 +287,10 @@ def _launch(step: Step, order: list, values: dict, blocks: dict) -> None:
     pointers = (ctypes.c_void_p * (len(arrays) + len(outs) + len(errors)))(
         *[a.ctypes.data for a in arrays + outs + errors]
     )
-    step.fn(pointers, step.params.ctypes.data, _constants(step, order))
+    step.fn(pointers, step.params_address, _constants(step, order))
     if errors and errors[0].any():
-        raise_data_error(step, partial(_interpret, step, order, values, positions(order)))
+        with np.errstate(all="ignore"):
+            raise_data_error(step, partial(_interpret, step, order, values, positions(order)))
     for p, a in zip(step.outputs, outs):
         values[p] = a
 
