@@ -350,6 +350,23 @@ def test_cuda_kernels_take_32_bit_indices_only_where_every_index_fits(rows, narr
         assert cuda._recipe(step, order, sms=132).narrow == narrow, step.kernel.name
 
 
+def test_a_kernel_looping_past_2_to_the_31_over_small_arrays_keeps_64_bit_indices():
+    """An outer product summed loops over every pair: 2.5e9 iterations over two arrays of
+    50000 elements, which no 32-bit loop counter holds."""
+    from numloom.backends import cuda
+    from numloom.dag import toposort
+
+    x = nl.zeros(50_000, numpy.float32)
+    y = (x[:, None] * x[None, :]).sum()
+    roots = [y._storage.version]
+    order = toposort(roots)
+    program = cuda._build(order, roots, "cuda:0")
+    reduction = [s for s in program.steps if s.ir is not None and s.ir.kind == "reduce"]
+    assert reduction
+    for step in reduction:
+        assert not cuda._recipe(step, order, sms=132).narrow
+
+
 @gpu
 @pytest.mark.parametrize("index32", [True, False])
 def test_strided_kernels_give_numpys_results_with_either_index_width(index32, monkeypatch):
@@ -380,3 +397,41 @@ def test_strided_kernels_give_numpys_results_with_either_index_width(index32, mo
         recipes = [r for p in cuda._programs.values() for r in p.recipes.values()
                    if isinstance(r, cuda.Recipe)]  # fmt: skip
         assert any(r.narrow for r in recipes) == index32
+
+
+def test_device_blocks_of_dead_arrays_are_kept_per_size_within_limits(monkeypatch):
+    """The reuse of dead arrays' device memory (its bookkeeping runs here on stand-in blocks):
+    last freed first, at most FREE_PER_SIZE blocks a size, FREE_LIMIT bytes in all."""
+    from numloom.backends import cuda
+
+    class Block:
+        def __init__(self, nbytes):
+            self.handle = id(self)
+
+    allocated = []
+    monkeypatch.setattr(cuda, "_allocate", lambda state, n: allocated.append(n) or Block(n))
+    monkeypatch.setattr(cuda, "_get", lambda device: None)
+    saved_free, saved_kept = dict(cuda._free), dict(cuda._kept)
+    saved_memory = dict(cuda._memory)
+    cuda._free.clear()
+    cuda._kept["bytes"] = 0
+    try:
+        a = cuda.DeviceArray((1000,), numpy.float64, "cuda:99")
+        first = a.ptr
+        del a
+        b = cuda.DeviceArray((1000,), numpy.float64, "cuda:99")
+        assert b.ptr == first and allocated == [8000]  # reused, nothing allocated
+        many = [cuda.DeviceArray((10,), numpy.int32, "cuda:99") for _ in range(6)]
+        del many
+        assert len(cuda._free[("cuda:99", 40)]) == cuda.FREE_PER_SIZE
+        huge = cuda.DeviceArray((cuda.FREE_LIMIT + 1,), numpy.uint8, "cuda:99")
+        del huge
+        assert ("cuda:99", cuda.FREE_LIMIT + 1) not in cuda._free or not cuda._free[
+            ("cuda:99", cuda.FREE_LIMIT + 1)]  # fmt: skip
+        assert cuda._kept["bytes"] == cuda.FREE_PER_SIZE * 40
+        del b
+    finally:
+        cuda._free.clear()
+        cuda._free.update(saved_free)
+        cuda._kept.update(saved_kept)
+        cuda._memory.update(saved_memory)

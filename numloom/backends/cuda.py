@@ -125,10 +125,13 @@ def reset_peak() -> None:
 # of numloom's work on a device is ordered on one stream, so a block freed after the kernels
 # that read it were enqueued may be written by kernels enqueued later. A loop's arrays then
 # alternate between two blocks, and a CUDA graph replays with pointers it has seen (the
-# stream-ordered pool underneath hands blocks back in a rotation of its own). Dropped, back to
-# that pool, when an allocation fails.
+# stream-ordered pool underneath hands blocks back in a rotation of its own). At most
+# FREE_PER_SIZE blocks of a size and FREE_LIMIT bytes in all; dropped, back to that pool, when
+# an allocation fails.
 _free: dict = {}
-FREE_PER_SIZE = 4
+FREE_PER_SIZE = 4  # blocks kept per size
+FREE_LIMIT = 4 << 30  # bytes kept in all (more than this goes straight back to the pool)
+_kept = {"bytes": 0}
 
 
 class DeviceArray:
@@ -141,14 +144,18 @@ class DeviceArray:
         self.shape, self.dtype, self.device = tuple(shape), np.dtype(dtype), device
         nbytes = max(math.prod(self.shape) * self.dtype.itemsize, 1)
         blocks = _free.get((device, nbytes))
-        self.buffer = blocks.pop() if blocks else _allocate(_get(device), nbytes)
+        if blocks:
+            self.buffer = blocks.pop()
+            _kept["bytes"] -= nbytes
+        else:
+            self.buffer = _allocate(_get(device), nbytes)
         self.ptr = int(self.buffer.handle)
         self.held = nbytes
         in_use = _memory["in_use"] = _memory["in_use"] + nbytes
         if in_use > _memory["peak"]:
             _memory["peak"] = in_use
 
-    def __del__(self, memory=_memory, free=_free):
+    def __del__(self, memory=_memory, free=_free, kept=_kept, limit=FREE_LIMIT):
         # (Defaults are still bound at interpreter exit. Arrays that wrap memory numloom did
         # not allocate, from DLPack or CuPy, were made without __init__: they hold nothing.)
         held = getattr(self, "held", 0)
@@ -156,8 +163,9 @@ class DeviceArray:
             return
         memory["in_use"] -= held
         blocks = free.setdefault((self.device, held), [])
-        if len(blocks) < FREE_PER_SIZE:
+        if len(blocks) < FREE_PER_SIZE and kept["bytes"] + held <= limit:
             blocks.append(self.buffer)  # reused by the next array of this size
+            kept["bytes"] += held
 
     @property
     def nbytes(self) -> int:
@@ -172,6 +180,7 @@ def _allocate(state: _Device, nbytes: int):
     except Exception:  # noqa: BLE001 (out of memory: free what Python still holds, retry once)
         gc.collect()
         _free.clear()  # the blocks of dead arrays numloom kept for reuse
+        _kept["bytes"] = 0
         state.stream.sync()
         try:
             return state.device.allocate(nbytes, stream=state.stream)
@@ -600,8 +609,10 @@ def _fits_32_bits(step: Step, order: list, recipe: Recipe) -> bool:
     if not has_narrow(step.ir):
         return False
     nodes = [order[p] for p in step.inputs + step.outputs]
-    largest = max([abs(int(v)) for v in step.params] + [n.size for n in nodes]
-                  + [recipe.scratch, recipe.parts], default=0)  # fmt: skip
+    ir = step.ir
+    space = math.prod(_extent(e, step.params) for e in ir.outer + ir.inner)  # may exceed
+    largest = max([abs(int(v)) for v in step.params] + [n.size for n in nodes]  # any buffer
+                  + [space, recipe.scratch, recipe.parts], default=0)  # fmt: skip
     ndim = max([n.ndim for n in nodes], default=0)
     return (largest + (1 << 22)) * (ndim + 2) < 1 << 31
 
