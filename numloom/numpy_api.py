@@ -179,34 +179,25 @@ def where(condition, x=None, y=None):
     if x is None or y is None:
         raise ValueError("either both or neither of x and y should be given")
     cond, x, y = operand(condition), operand(x), operand(y)
-    if type(cond) is ndarray and type(x) is ndarray and type(y) is ndarray:
-        made = _where_arrays(cond, x, y)  # the common call, on a short path
-        if made is not None:
-            return made
-    dtype = _np.result_type(*(_dtype_or_scalar(v) for v in (x, y)))
-    shapes = [_np.shape(v) if not isinstance(v, ndarray) else v.shape for v in (cond, x, y)]
-    shape = broadcast_shapes(*shapes)
-    if shape is None:
-        _np.where(*(_np.broadcast_to(_np.zeros((), bool), s) for s in shapes))
+    if (
+        type(cond) is ndarray
+        and type(x) is ndarray
+        and type(y) is ndarray
+        and x._dtype == y._dtype
+        and cond._view.shape == x._view.shape == y._view.shape
+    ):
+        dtype, shape = x._dtype, x._view.shape  # the common call: NumPy's answers, known
+    else:
+        dtype = _np.result_type(*(_dtype_or_scalar(v) for v in (x, y)))
+        shapes = [_np.shape(v) if not isinstance(v, ndarray) else v.shape for v in (cond, x, y)]
+        shape = broadcast_shapes(*shapes)
+        if shape is None:
+            _np.where(*(_np.broadcast_to(_np.zeros((), bool), s) for s in shapes))
     from .ufuncs import as_loop_node
 
     srcs = (as_loop_node(cond, _np.dtype(bool), shape), as_loop_node(x, dtype, shape),
             as_loop_node(y, dtype, shape))  # fmt: skip
     return result(node(Op.MAP, srcs, "where", shape, dtype), _device_of(cond, x, y))
-
-
-def _where_arrays(cond, x, y):
-    """``where`` of three arrays of one shape, values of one dtype; None for other calls."""
-    shape, dtype = cond._view.shape, x._dtype
-    if x._view.shape != shape or y._view.shape != shape or y._dtype != dtype:
-        return None
-    from .ufuncs import _operand
-
-    srcs = (_operand(cond, _BOOL, shape), _operand(x, dtype, shape), _operand(y, dtype, shape))
-    return result(node(Op.MAP, srcs, "where", shape, dtype), cond._storage.device)
-
-
-_BOOL = _np.dtype(bool)
 
 
 def _dtype_or_scalar(v):

@@ -89,14 +89,8 @@ class Storage:
         self.device = device
         self.error = None
         self.seq = next(_SEQ)
-        if version.op is not _BUFFER:  # register(self), inline: every traced operation comes here
-            pending = _pending
-            pending.refs[id(self)] = _weak(self)
-            pending.adds += 1
-            if pending.adds & 4095 == 0:
-                pending.compact()
-            if version.depth > config.FLUSH_DEPTH and not _flushing:
-                _flush(self)
+        if version.op is not _BUFFER:
+            register(self)
 
     @property
     def pending(self) -> bool:
@@ -158,10 +152,7 @@ class _Pending:
         self.refs[id(storage)] = weakref.ref(storage)
         self.adds += 1
         if self.adds & 4095 == 0:
-            self.compact()
-
-    def compact(self) -> None:
-        self.refs = {k: r for k, r in self.refs.items() if r() is not None}
+            self.refs = {k: r for k, r in self.refs.items() if r() is not None}
 
     def clear(self) -> None:
         self.refs.clear()
@@ -185,15 +176,8 @@ def register(storage: Storage) -> None:
     """Record a storage with a new pending version; flush when its graph grows too deep."""
     _pending.add(storage)
     if storage.version.depth > config.FLUSH_DEPTH and not _flushing:
-        _flush(storage)
-
-
-def _flush(storage: Storage) -> None:
-    count("auto_flushes")
-    evaluate_device(storage.device)
-
-
-_weak = weakref.ref
+        count("auto_flushes")
+        evaluate_device(storage.device)
 
 
 def evaluate_device(device: str) -> None:

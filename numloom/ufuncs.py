@@ -354,8 +354,12 @@ def scalar_node(value, dtype) -> Node:
 
 
 def as_loop_node(x, dtype, shape) -> Node:
-    """Operand ``x`` as a node of ``dtype`` broadcast to ``shape``."""
+    """Operand ``x`` as a node of ``dtype`` broadcast to ``shape`` (on every traced call)."""
     if isinstance(x, ndarray):
+        if not x._identity and x._dtype == dtype and x._view.shape != shape:
+            if x._storage.error is not None:
+                raise x._storage.error
+            return view_node(x._base(), broadcast_view(x._view, shape))  # one VIEW node
         n = x._node()
         if n.dtype != dtype:
             n = node(Op.CAST, (n,), None, n.shape, dtype)
@@ -486,13 +490,13 @@ def _plain_call(uf: ufunc, args: tuple):
             shape, device = y._view.shape, y._storage.device
         else:
             shape, device = (), None
-        srcs = (_operand(x, loop[0], shape), _operand(y, loop[1], shape))
+        srcs = (as_loop_node(x, loop[0], shape), as_loop_node(y, loop[1], shape))
     elif len(args) == 1:
         if type(x) is ndarray:
             shape, device = x._view.shape, x._storage.device
         else:
             shape, device = (), None
-        srcs = (_operand(x, loop[0], shape),)
+        srcs = (as_loop_node(x, loop[0], shape),)
     else:
         shape, device = None, None
         for x in args:
@@ -506,7 +510,7 @@ def _plain_call(uf: ufunc, args: tuple):
                     break
         if shape is None:
             shape = ()
-        srcs = tuple([_operand(x, d, shape) for x, d in zip(args, loop)])
+        srcs = tuple([as_loop_node(x, d, shape) for x, d in zip(args, loop)])
     names = plain.names
     if len(names) == 1:
         return result(node(_MAP, srcs, names[0], shape, loop[-1]), device)
@@ -517,24 +521,6 @@ def _plain_call(uf: ufunc, args: tuple):
 
 _SCALAR_KEYS = {float: float, int: int, complex: complex, bool: _np.dtype(bool)}
 _MAP = Op.MAP
-
-
-def _operand(x, dtype, shape) -> Node:
-    """``as_loop_node`` on the plain path: an array or a Python scalar operand."""
-    if type(x) is ndarray:
-        storage = x._storage
-        if storage.error is not None:
-            raise storage.error
-        if x._identity:
-            n = storage.version
-        elif x._dtype == dtype and x._view.shape != shape:  # read straight as the broadcast
-            return view_node(x._base(), broadcast_view(x._view, shape))
-        else:
-            n = view_node(x._base(), x._view)
-        if n.dtype != dtype:
-            n = node(Op.CAST, (n,), None, n.shape, dtype)
-        return n if n.shape == shape else broadcast_node(n, shape)
-    return _python_scalar(x, dtype, shape)
 
 
 _BOOL = _np.dtype(bool)

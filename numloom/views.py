@@ -7,6 +7,7 @@ a storage, exactly where NumPy returns a view.
 
 from __future__ import annotations
 
+import functools
 import warnings
 import weakref
 
@@ -33,18 +34,10 @@ def broadcast_shapes(*shapes) -> tuple | None:
 
 def broadcast_view(view: View, shape: tuple) -> View:
     """``view`` broadcast to ``shape`` (new leading axes and size-1 axes get stride 0)."""
-    key = (view, shape)
-    found = _broadcast_views.get(key)
-    if found is None:
-        if len(_broadcast_views) >= 4096:
-            _broadcast_views.clear()
-        found = _broadcast_views[key] = _broadcast_view(view, tuple(shape))
-    return found
+    return _broadcast_view(view, tuple(shape))
 
 
-_broadcast_views: dict = {}  # (view, shape) -> the view broadcast: a loop broadcasts the same
-
-
+@functools.lru_cache(maxsize=4096)  # a loop broadcasts the same views to the same shapes
 def _broadcast_view(view: View, shape: tuple) -> View:
     lead = len(shape) - len(view.shape)
     strides = [0] * lead
@@ -135,21 +128,26 @@ def numpy_view(a, fn, *args, **kwargs):
     strides are element counts), so its checks and errors are NumPy's; the stand-in result's
     shape, strides and data offset are the new view. ``fn`` must never copy or read data.
     """
-    view = a._view
     if kwargs or not _plain(args):  # (2.0 == 2 as a key, but NumPy rejects a float index)
-        return _view_from(a, _view_parts(view, fn, *args, **kwargs))
-    key = (fn, view.shape, view.strides, args)
-    parts = _layouts.get(key)
+        return _view_from(a, _view_parts(a._view, fn, *args, **kwargs))
+    return _view_from(a, _layout_parts(a._view, fn, args, args))
+
+
+def _layout_parts(view: View, fn, args: tuple, key: tuple) -> tuple:
+    """``_view_parts(view, fn, *args)``, kept by (function, layout, ``key``): the stand-in has
+    nothing but a shape and strides, so NumPy's answer depends on nothing else (a program
+    slices and transposes the same few layouts the same few ways). ``key`` is ``args`` in a
+    hashable form whose equality is NumPy's."""
+    full = (fn, view.shape, view.strides, key)
+    parts = _layouts.get(full)
     if parts is None:
         parts = _view_parts(view, fn, *args)  # NumPy's errors
         if len(_layouts) >= 4096:
             _layouts.clear()
-        _layouts[key] = parts
-    return _view_from(a, parts)
+        _layouts[full] = parts
+    return parts
 
 
-# (function, shape, strides, arguments) -> _view_parts: the stand-in has nothing but a shape and
-# strides, so NumPy's answer depends on nothing else (a program transposes the same layouts).
 _layouts: dict = {}
 
 
@@ -185,11 +183,6 @@ def _view_from(a, parts: tuple):
     return out
 
 
-# (shape, strides, key) -> _view_parts of ``a[key]``: a program slices arrays of the same few
-# layouts with the same few keys over and over (a stencil's shifted windows).
-_basic_views: dict = {}
-
-
 def basic_view(a, key: tuple):
     """``a[key]`` for a key of slices, integers, None and Ellipsis (ending with an Ellipsis)."""
     hashable = []
@@ -199,41 +192,26 @@ def basic_view(a, key: tuple):
             start, stop, step = k.start, k.stop, k.step
             if not (_plain_bound(start) and _plain_bound(stop) and _plain_bound(step)):
                 return numpy_view(a, _np.ndarray.__getitem__, key)
-            hashable.append((start, stop, step))
+            hashable.append((slice, start, stop, step))  # (slices hash from Python 3.12 on)
         elif t is int or k is None or k is Ellipsis:
             hashable.append(k)
         else:
             return numpy_view(a, _np.ndarray.__getitem__, key)
-    view = a._view
-    full = (view.shape, view.strides, tuple(hashable))
-    parts = _basic_views.get(full)
-    if parts is None:
-        parts = _view_parts(view, _np.ndarray.__getitem__, key)  # NumPy's errors
-        if len(_basic_views) >= 4096:
-            _basic_views.clear()
-        _basic_views[full] = parts
-    return _view_from(a, parts)
+    return _view_from(a, _layout_parts(a._view, _np.ndarray.__getitem__, (key,),
+                                       (tuple(hashable),)))  # fmt: skip
 
 
 def _plain_bound(x) -> bool:
     return x is None or type(x) is int
 
 
-# (shape, strides) -> (stand-in, its address): a program slices arrays of the same few
-# layouts over and over, and making a stand-in costs more than the rest of the slicing.
-_stand_ins: dict = {}
-
-
+@functools.lru_cache(maxsize=1024)
 def _stand_in(shape: tuple, strides: tuple) -> tuple:
-    key = (shape, strides)
-    found = _stand_ins.get(key)
-    if found is None:
-        if len(_stand_ins) >= 1024:
-            _stand_ins.clear()
-        base = _np.zeros(1, _np.int8)
-        stand_in = _np.lib.stride_tricks.as_strided(base, shape, strides)
-        found = _stand_ins[key] = (stand_in, base.__array_interface__["data"][0])
-    return found
+    """A 1-byte-item array of ``shape`` and ``strides`` over no memory, and its address (kept:
+    making one costs more than the rest of a slicing)."""
+    base = _np.zeros(1, _np.int8)
+    stand_in = _np.lib.stride_tricks.as_strided(base, shape, strides)
+    return stand_in, base.__array_interface__["data"][0]
 
 
 def _share(a, view: View, readonly: bool):
