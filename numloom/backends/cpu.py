@@ -97,6 +97,11 @@ class Pool:
             block = np.empty(nbytes, np.uint8)
         return block.view(dtype)[:count].reshape(shape), block
 
+    def clear(self) -> None:
+        """Give every kept block back to the allocator."""
+        self.free.clear()
+        self.held = 0
+
     def give(self, block: np.ndarray) -> None:
         blocks = self.free.setdefault(block.nbytes, [])
         if len(blocks) < self.per_size and self.held + block.nbytes <= self.limit:
