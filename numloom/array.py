@@ -141,6 +141,7 @@ class ndarray:
             self._new_version(value)
         else:
             self._new_version(node(Op.SCATTER, (old, value), view, old.shape, old.dtype))
+        realize.written(self._storage, view.size * self._dtype.itemsize)
 
     def _write_at(self, positions: Node, value: Node) -> None:
         """Replace the elements at flat ``positions`` of this storage with ``value``."""

@@ -19,6 +19,8 @@ VARIABLES = {
     "NUMLOOM_BOUNDSCHECK": "1 checks every array index in kernels",
     "NUMLOOM_GRAPHS": "0 launches CUDA kernels one by one instead of as CUDA graphs (default 1)",
     "NUMLOOM_ALLOW_TF32": "1 lets cuBLAS use TF32 tensor cores for float32 matmul (default 0)",
+    "NUMLOOM_START_BYTES": "on a GPU, writes replacing most of their arrays start evaluating once "
+    "they add up to this many bytes (default 268435456; 0: at the sync)",
     "NUMLOOM_INDEX32": "0 keeps CUDA kernels on 64-bit indices even where 32 bits fit (default 1)",
 }
 
@@ -34,6 +36,7 @@ DEBUG = _int("NUMLOOM_DEBUG", 0)
 FLUSH_DEPTH = _int("NUMLOOM_FLUSH_DEPTH", 768)
 GRAPHS = _int("NUMLOOM_GRAPHS", 1) != 0
 INDEX32 = _int("NUMLOOM_INDEX32", 1) != 0
+START_BYTES = _int("NUMLOOM_START_BYTES", 256 << 20)
 
 
 def show_config() -> None:

@@ -20,11 +20,7 @@ from dataclasses import dataclass
 from . import config, realize
 from .array import _adopt, ndarray
 from .dag import toposort
-from .realize import Storage
-
-# The functions being traced (a replay feeds new buffers to the traced program, so nothing it
-# launches may count on holding its inputs alone).
-TRACING: list = []
+from .realize import TRACING, Storage  # TRACING: the functions being traced
 
 
 @dataclass

@@ -16,7 +16,7 @@ import weakref
 import numpy as _np
 
 from . import config
-from .dag import Node, Op, node, toposort
+from .dag import Node, Op, node, prod, toposort
 
 
 class Buffer:
@@ -180,8 +180,62 @@ def register(storage: Storage) -> None:
         evaluate_device(storage.device)
 
 
+# The functions ``numloom.jit`` is tracing: nothing evaluates early under them (a replay feeds
+# new buffers to the traced program, so nothing it launches may count on holding its inputs).
+TRACING: list = []
+
+
+# Writes that replaced most of an array since the last evaluation: {id: weakref} and bytes.
+_writes: dict = {}
+_written = {"bytes": 0}
+
+
+def written(storage: Storage, nbytes: int) -> None:
+    """After a write of ``nbytes`` into ``storage``. On a device that runs on its own (a GPU),
+    writes that replace most of their arrays (the time steps of a stencil) start evaluating
+    once they add up to ``config.START_BYTES``, so the device computes them while Python traces
+    on, instead of idling until the sync. Starting costs about as much host time as moving that
+    many bytes costs the device, so sweeps over a large grid start every few writes.
+
+    Only the written arrays are evaluated: the value written is usually a temporary whose
+    statement has not ended yet, and other pending arrays are often dead by the next sync.
+    A write whose value can fail waits for the sync, where its error belongs."""
+    version = storage.version
+    if 2 * nbytes < version.dtype.itemsize * prod(version.shape):
+        return  # a small part of the array: its writes fuse into one pass, left pending
+    if not _may_start(storage):
+        return
+    _writes[id(storage)] = weakref.ref(storage)
+    _written["bytes"] += nbytes
+    if _written["bytes"] < config.START_BYTES:
+        return
+    device = storage.device
+    storages = [s for s in _written_storages() if s.device == device]
+    _writes.clear()
+    _written["bytes"] = 0
+    storages = [s for s in storages if s.pending and not s.version.fallible]
+    if storages:
+        _evaluate(storages, device)
+
+
+def _written_storages() -> list:
+    return [s for s in (r() for r in _writes.values()) if s is not None]
+
+
+def _may_start(storage: Storage) -> bool:
+    if config.START_BYTES <= 0 or _flushing or TRACING or storage.error is not None:
+        return False
+    version = storage.version
+    if version.op is _BUFFER or version.fallible:
+        return False
+    return getattr(_backend(storage.device), "ASYNCHRONOUS", False)
+
+
 def evaluate_device(device: str) -> None:
     """Evaluate every live pending storage on ``device``."""
+    if _writes:
+        _writes.clear()
+        _written["bytes"] = 0
     storages = [s for s in list(_pending) if s.device == device and s.pending]
     if storages:
         _evaluate(storages, device)
@@ -215,10 +269,16 @@ def to_host(buffer: Buffer):
     return _backend(buffer.device).to_host(buffer)
 
 
-def _backend(device: str):
-    from .backends import load
+_backends: dict = {}  # device -> its backend module
 
-    return load(device)
+
+def _backend(device: str):
+    backend = _backends.get(device)
+    if backend is None:
+        from .backends import load
+
+        backend = _backends[device] = load(device)
+    return backend
 
 
 class DataError(Exception):

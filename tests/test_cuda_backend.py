@@ -139,6 +139,26 @@ def test_a_loop_of_jacobi_sweeps_replays_one_graph():
 
 
 @gpu
+def test_large_sweeps_start_at_their_writes_and_replay_one_graph(monkeypatch):
+    from numloom import config
+
+    with _on_cuda():
+        host = RNG.random((1100, 1100)).astype(numpy.float32)
+        monkeypatch.setattr(config, "START_BYTES", 2 * host[1:-1, 1:-1].nbytes)  # 2 sweeps
+        grid = nl.asarray(host)
+        W.jacobi(nl, grid, 6)
+        nl.sync()
+        before = nl.stats()
+        W.jacobi(nl, grid, 20)
+        during = nl.stats()
+        assert during["plans_evaluated"] - before["plans_evaluated"] == 10  # before the sync
+        assert during["graphs_launched"] - before["graphs_launched"] == 10
+        assert during["graphs_built"] == before["graphs_built"]
+        assert during["kernels_compiled"] == before["kernels_compiled"]
+        numpy.testing.assert_allclose(grid.get(), W.jacobi(numpy, host, 26), rtol=1e-5)
+
+
+@gpu
 def test_independent_chains_run_as_parallel_branches_of_one_graph():
     from numloom.backends import cuda as backend
 
@@ -330,6 +350,89 @@ def test_row_and_column_reductions_of_many_shapes(rows, cols):
     numpy.testing.assert_allclose(x.sum(axis=0).get(), exact, rtol=1e-5, atol=1e-3)
     numpy.testing.assert_array_equal(x.max(axis=0).get(), x_host.max(axis=0))
     numpy.testing.assert_array_equal(x.argmin(axis=1).get(), x_host.argmin(axis=1))
+
+
+def _blocks_of(program, order) -> list:
+    """Per step output, the block it writes: a new one, or the one ``reuse`` hands it."""
+    block, made = {}, []
+    for i, step in enumerate(program.steps):
+        taken = program.reuse.get(i, (None,) * len(step.outputs))
+        for p, q in zip(step.outputs, taken):
+            if q is None:
+                made.append(p)
+            block[p] = p if q is None else block[q]
+    return made
+
+
+def _check_reuse(program, order) -> None:
+    """A step takes over only an intermediate of its shape and dtype, made in its own graph,
+    that no later graph nor the result needs, once every step reading it is done."""
+    for i, taken in program.reuse.items():
+        segment = next(s for s in program.segments if i in s)
+        index = program.segments.index(segment)
+        ancestors, todo = set(), list(program.waits[i])
+        while todo:
+            j = todo.pop()
+            if j not in ancestors:
+                ancestors.add(j)
+                todo.extend(program.waits[j])
+        for p, q in zip(program.steps[i].outputs, taken):
+            if q is None:
+                continue
+            assert (order[p].shape, order[p].dtype) == (order[q].shape, order[q].dtype)
+            assert q in program.frees[index] and q not in program.roots
+            assert any(q in program.steps[j].outputs for j in segment)
+            for j in segment:
+                if j != i and q in program.steps[j].inputs:
+                    assert j in ancestors, (i, j, q)
+
+
+def test_a_chain_of_sweeps_in_one_graph_cycles_through_two_blocks():
+    """Ten Jacobi sweeps planned as one graph (planned only: nothing is launched): each sweep
+    writes over the grid two sweeps back, not a new block per sweep."""
+    from numloom.backends import cuda
+    from numloom.dag import toposort
+
+    grid = nl.asarray(RNG.random((40, 40)))
+    W.jacobi(nl, grid, 10)
+    roots = [grid._storage.version]
+    order = toposort(roots)
+    program = cuda._build(order, roots, "cuda:0")
+    assert len(program.steps) == 10 and len(program.segments) == 1
+    assert len(_blocks_of(program, order)) == 2
+    _check_reuse(program, order)
+
+
+@pytest.mark.parametrize(
+    ("make", "takes"),
+    [
+        (lambda x: [nl.cumsum(x * k, axis=1) for k in range(4)], False),  # independent
+        (
+            lambda x: [(y := nl.exp(x).sum(axis=0)) + 1, y * x.max(axis=1)[:, None].sum(axis=0)],
+            True,
+        ),  # fmt: skip
+        (
+            lambda x: (
+                nl.cumsum(nl.cumsum(nl.cumsum(x, axis=0) * 2, axis=1), axis=0)
+                + nl.cumsum(x, axis=1)
+            ),
+            True,
+        ),  # fmt: skip
+        (lambda x: [nl.cumsum(nl.cumsum(x * k, axis=0), axis=1) + k for k in (1, 2, 3)], None),
+        (lambda x: (x[:, None, :] * x[None, :, :]).sum(axis=2).argmax(axis=1), None),
+    ],
+)
+def test_blocks_are_taken_over_only_once_their_readers_are_done(make, takes):
+    from numloom.backends import cuda
+    from numloom.dag import toposort
+
+    out = make(nl.asarray(RNG.random((24, 24))))
+    roots = [y._storage.version for y in (out if isinstance(out, list) else [out])]
+    order = toposort(roots)
+    program = cuda._build(order, roots, "cuda:0")
+    _check_reuse(program, order)
+    if takes is not None:
+        assert bool(program.reuse) == takes
 
 
 @pytest.mark.parametrize(("rows", "narrow"), [(2**10, True), (2**14, True), (2**16, False)])

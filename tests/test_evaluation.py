@@ -4,6 +4,8 @@ intermediates never stored, automatic flushes in long loops, data-dependent erro
 from __future__ import annotations
 
 import gc
+import os
+import sys
 import tracemalloc
 import warnings
 
@@ -11,6 +13,9 @@ import numpy
 import pytest
 
 import numloom as nl
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+import workloads as W  # noqa: E402
 
 
 def _pending_outputs(*arrays) -> int:
@@ -97,6 +102,92 @@ def test_long_loop_of_writes_flushes():
         a[i % 100] += 1
     assert a._storage.version.depth < 1_000
     numpy.testing.assert_array_equal(a.get(), numpy.full(100, 30))
+
+
+@pytest.fixture
+def asynchronous_device(monkeypatch):
+    """The CPU backend taken for one that runs plans on its own, as a GPU does, with every
+    write large enough to start at once."""
+    from numloom import config
+    from numloom.backends import cpu
+
+    monkeypatch.setattr(cpu, "ASYNCHRONOUS", True)
+    monkeypatch.setattr(config, "START_BYTES", 1)
+
+
+def test_a_large_write_starts_at_once_and_each_sweep_replays_one_plan(asynchronous_device):
+    host = numpy.random.default_rng(0).random((34, 34))
+    grid = nl.asarray(host)
+    W.jacobi(nl, grid, 2)
+    before = nl.stats()
+    W.jacobi(nl, grid, 10)
+    after = nl.stats()
+    assert not grid._storage.pending  # started at the write, before any sync
+    assert after["plans_evaluated"] - before["plans_evaluated"] == 10
+    assert after["plan_cache_hits"] - before["plan_cache_hits"] == 10
+    assert after["kernels_launched"] - before["kernels_launched"] == 10
+    assert after["kernels_compiled"] == before["kernels_compiled"]
+    numpy.testing.assert_allclose(grid.get(), W.jacobi(numpy, host, 12), rtol=1e-12)
+
+
+def test_large_writes_start_once_they_add_up(asynchronous_device, monkeypatch):
+    from numloom import config
+
+    host = numpy.random.default_rng(3).random((30, 30))
+    monkeypatch.setattr(config, "START_BYTES", 3 * host[1:-1, 1:-1].nbytes)  # 3 sweeps
+    grid = nl.asarray(host)
+    before = nl.stats()["plans_evaluated"]
+    W.jacobi(nl, grid, 10)
+    assert nl.stats()["plans_evaluated"] - before == 3  # after sweeps 3, 6 and 9
+    assert grid._storage.pending  # the tenth waits
+    numpy.testing.assert_allclose(grid.get(), W.jacobi(numpy, host.copy(), 10), rtol=1e-12)
+    W.jacobi(nl, grid, 2)
+    nl.sync()  # a sync starts the count again
+    before = nl.stats()["plans_evaluated"]
+    W.jacobi(nl, grid, 2)
+    assert nl.stats()["plans_evaluated"] == before
+    numpy.testing.assert_allclose(grid.get(), W.jacobi(numpy, host, 14), rtol=1e-12)
+
+
+def test_a_started_write_leaves_the_value_and_other_arrays_pending(asynchronous_device):
+    a = nl.arange(12.0)
+    kept = a * 3  # pending, reads the version the write replaces
+    value = a[::-1] + 1
+    a[:] = value
+    assert not a._storage.pending
+    assert value._storage.pending and kept._storage.pending  # not stored: maybe never needed
+    numpy.testing.assert_array_equal(kept.get(), numpy.arange(12.0) * 3)
+    numpy.testing.assert_array_equal(value.get(), numpy.arange(12.0)[::-1] + 1)
+    numpy.testing.assert_array_equal(a.get(), numpy.arange(12.0)[::-1] + 1)
+
+
+def test_small_or_failing_writes_wait_for_the_sync(asynchronous_device, monkeypatch):
+    from numloom import config
+
+    a = nl.zeros(100)
+    a[3] = 1.0  # a small part of the array: its writes fuse
+    assert a._storage.pending
+    a[:] = 2.0
+    assert not a._storage.pending
+    b = nl.arange(5) * 10
+    b[:] = b[nl.arange(5) * 2]  # 6 and 8 are out of bounds: the error belongs to the sync
+    assert b._storage.pending
+    with pytest.raises(IndexError, match="index 6 is out of bounds"):
+        b.get()
+    numpy.testing.assert_array_equal(b.get(), numpy.arange(5) * 10)
+    monkeypatch.setattr(config, "START_BYTES", 0)
+    a[:] = 3.0
+    assert a._storage.pending
+
+
+def test_a_traced_write_never_starts_early(asynchronous_device):
+    step = nl.jit(lambda g: W.jacobi(nl, g, 2))
+    host = numpy.random.default_rng(1).random((18, 18))
+    grid = nl.asarray(host)
+    for _ in range(3):
+        step(grid)
+    assert len(step.traces) == 1  # the trace evaluated nothing before its end: it replays
+    numpy.testing.assert_allclose(grid.get(), W.jacobi(numpy, host, 6), rtol=1e-12)
 
 
 def test_pending_out_of_bounds_index_raises_at_sync_and_keeps_state():

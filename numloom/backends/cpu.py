@@ -35,6 +35,9 @@ from . import reference
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
+ASYNCHRONOUS = False  # a plan runs to its end before Python goes on
+
+
 def problem() -> str | None:
     """Why this backend cannot run here (None: it always can, compiled or not)."""
     return None

@@ -31,6 +31,7 @@ from .cpu import positions
 from .cuda_graph import Launch, run_eagerly, run_segment
 
 THREADS = 256
+ASYNCHRONOUS = True  # a plan runs on the device's stream while Python goes on (realize.written)
 SHORT_REDUCTION = 64  # a reduction this short gets a thread per output, not a block
 
 
@@ -319,6 +320,7 @@ class Program:
     frees: tuple = ()  # per segment: positions of intermediates no later segment reads
     roots: tuple = ()  # positions of the roots in the DAG order
     buffers: tuple | None = None  # positions of the DAG's BUFFER nodes (found on first use)
+    reuse: dict = field(default_factory=dict)  # step -> per output, the block it takes over
 
 
 @dataclass(frozen=True)
@@ -336,7 +338,7 @@ class Recipe:
     acc: object = None  # the accumulator dtype of those arrays
     # the constant nodes of the last launch and their values as arguments: a loop that
     # traces the same program again reads the same interned constants
-    memo: list = field(default_factory=lambda: [None, None], compare=False)
+    memo: list = field(default_factory=lambda: [None, None, None], compare=False)
     narrow: bool = False  # launch the 32-bit index variants (sizes then as np.int32)
 
 
@@ -381,10 +383,11 @@ def _build(order: list, roots: list, device: str) -> Program:
     for i, j in plan.dependencies():
         waits[j].append(i)
     segments = _segments(steps)
+    frees = _frees(steps, segments, {pos[id(r)] for r in roots})
     program = Program(replace(plan, kernels=tuple(_explain_splits(kernels, steps))),
-                      tuple(steps), segments, tuple(map(tuple, waits)),
-                      frees=_frees(steps, segments, {pos[id(r)] for r in roots}),
-                      roots=tuple(pos[id(r)] for r in roots))  # fmt: skip
+                      tuple(steps), segments, tuple(map(tuple, waits)), frees=frees,
+                      roots=tuple(pos[id(r)] for r in roots),
+                      reuse=_reuse(steps, segments, waits, frees, order))  # fmt: skip
     if config.DEBUG >= 2:
         print(str(program.plan), file=sys.stderr)
     return program
@@ -552,6 +555,59 @@ def _frees(steps: list, segments: tuple, keep: set) -> tuple:
     return tuple(map(tuple, frees))
 
 
+def _reuse(steps: list, segments: tuple, waits: list, frees: tuple, order: list) -> dict:
+    """``{step: positions}``: per output of a step, the intermediate whose memory it takes
+    over (None: a new block). Within one graph, a step may write over an intermediate of the
+    same shape and dtype that its own segment made and nothing after the segment reads, once
+    every step that reads it is among the step's ancestors (so they are done). A chain of
+    sweeps then cycles through a few blocks instead of a new one per sweep.
+
+    Intermediates read by a kernel written in Python, or by a step that checks its indices
+    (its inputs are read again to name an error), are never taken over."""
+    reuse: dict = {}
+    for index, segment in enumerate(segments):
+        if len(segment) < 3:
+            continue
+        local = {i: k for k, i in enumerate(segment)}
+        freed = set(frees[index])
+        made = {p for i in segment for p in steps[i].outputs} & freed
+        readers: dict = {}
+        for k, i in enumerate(segment):
+            for p in steps[i].inputs:
+                if p in made:
+                    readers.setdefault(p, []).append(k)
+        for i in segment:
+            step = steps[i]
+            if step.in_graph or step.checks:
+                made.difference_update(step.inputs)
+        ancestors: list = []  # per local step, a bit mask of the local steps before it
+        pool: dict = {}  # (shape, dtype) -> [(position, mask of the steps that must be done)]
+        for k, i in enumerate(segment):
+            mask = 0
+            for j in waits[i]:
+                if j in local:
+                    mask |= ancestors[local[j]] | (1 << local[j])
+            ancestors.append(mask)
+            step = steps[i]
+            if not step.in_graph:
+                taken = []
+                for p in step.outputs:
+                    blocks = pool.get((order[p].shape, order[p].dtype), [])
+                    q = next((b for b in blocks if b[1] & ~mask == 0), None)
+                    if q is not None:
+                        blocks.remove(q)
+                    taken.append(None if q is None else q[0])
+                if any(q is not None for q in taken):
+                    reuse[i] = tuple(taken)
+            for p in set(step.inputs) | set(step.outputs):
+                if p in made and max(readers.get(p, [k])) == k:  # its last reader, or unread
+                    done = 1 << k
+                    for r in readers.get(p, ()):
+                        done |= 1 << r
+                    pool.setdefault((order[p].shape, order[p].dtype), []).append((p, done))
+    return reuse
+
+
 def _run_kernels(program: Program, index: int, segment: tuple, order: list, values: dict,
                  device: str, pos: dict | None) -> None:  # fmt: skip
     """Allocate the segment's outputs and launch its kernels (one graph, or one by one)."""
@@ -571,7 +627,8 @@ def _run_kernels(program: Program, index: int, segment: tuple, order: list, valu
         recipe = program.recipes.get(i)
         if recipe is None:
             recipe = program.recipes[i] = _recipe(step, order, _get(device).sms)
-        errors = _step_launches(step, recipe, order, values, device, deps, launches, held)
+        errors = _step_launches(step, recipe, order, values, device, deps, launches, held,
+                                program.reuse.get(i))  # fmt: skip
         last[i] = len(launches) - 1
         if errors is not None:
             checks.append((step, errors))
@@ -667,25 +724,31 @@ def _wide_recipe(step: Step, order: list, sms: int) -> Recipe:
 
 
 def _step_launches(step: Step, recipe: Recipe, order: list, values: dict, device: str,
-                   deps: tuple, launches: list, held: list):  # fmt: skip
+                   deps: tuple, launches: list, held: list, reuse=None):  # fmt: skip
     """Append the launches of one plan kernel (two, chained, for a scatter or a full
-    reduction) with its outputs allocated and recorded in ``values``; return its error slots
-    if it checks indices."""
-
-    outs = [DeviceArray(shape, dtype, device) for _, shape, dtype in recipe.outputs]
-    ptrs = [np.uint64(values[p].ptr) for p in step.inputs] + [np.uint64(o.ptr) for o in outs]
+    reduction) with its outputs allocated (or, per ``reuse``, taken over from a finished
+    intermediate) and recorded in ``values``; return its error slots if it checks indices."""
+    if reuse is None:
+        outs = [DeviceArray(shape, dtype, device) for _, shape, dtype in recipe.outputs]
+    else:
+        outs = [DeviceArray(shape, dtype, device) if q is None else values[q]
+                for (_, shape, dtype), q in zip(recipe.outputs, reuse)]  # fmt: skip
+    addresses = [values[p].ptr for p in step.inputs] + [o.ptr for o in outs]
     nodes = tuple([order[p] for p, _, _ in recipe.consts])
     memo = recipe.memo
     if memo[0] == nodes:  # (Nodes compare by identity)
-        consts = memo[1]
+        consts, consts_key = memo[1], memo[2]
     else:
         consts = [_scalar(const_value(order[p], part), dt) for p, part, dt in recipe.consts]
-        memo[0], memo[1] = nodes, consts
-    errors = None
+        consts_key = b"".join([c.tobytes() for c in consts])  # -0.0 is not 0.0; NaN is NaN
+        memo[:] = nodes, consts, consts_key
     if step.checks:  # error slots of indirect loads, zeroed before the kernels run
         errors = DeviceArray((2 * len(step.checks),), np.int64, device)
         _zero(errors, device)
-        ptrs.append(np.uint64(errors.ptr))
+        addresses.append(errors.ptr)
+    else:
+        errors = None
+    ptrs = [np.uint64(a) for a in addresses]
     for (p, _, _), o in zip(recipe.outputs, outs):
         values[p] = o
     scratch = ()
@@ -695,6 +758,10 @@ def _step_launches(step: Step, recipe: Recipe, order: list, values: dict, device
                   DeviceArray(n, np.bool_, device)]  # fmt: skip
         held.extend(arrays)  # alive until the launches are enqueued; freed in stream order
         scratch = tuple(np.uint64(a.ptr) for a in arrays)
+        addresses.extend(a.ptr for a in arrays)
+    # What a graph instance compares to know it has these arguments: the sizes are the
+    # recipe's, the same on every run of the program, so the pointers and constants suffice.
+    key = (tuple(addresses), consts_key)
     with_parts = scratch + (np.int64(recipe.parts),)
     extra = {"": (), "part": scratch, "final": with_parts, "split": with_parts}
     plan = recipe.launches
@@ -705,7 +772,7 @@ def _step_launches(step: Step, recipe: Recipe, order: list, values: dict, device
         if recipe.narrow:
             name = _narrow_name(name, NARROW)
         launches.append(Launch(step.functions[name], grid, THREADS, args, deps,
-                               f"{step.kernel.name} ({name})"))  # fmt: skip
+                               f"{step.kernel.name} ({name})", key=key))  # fmt: skip
         deps = (len(launches) - 1,)
     return errors
 

@@ -23,16 +23,19 @@ from ..realize import count
 class Launch:
     """One kernel launch: what runs, how wide, with what, after which earlier launches."""
 
-    __slots__ = ("kernel", "grid", "block", "args", "deps", "name", "shmem")
+    __slots__ = ("kernel", "grid", "block", "args", "deps", "name", "shmem", "key")
 
     def __init__(self, kernel, grid, block, args: tuple, deps: tuple = (), name: str = "",
-                 shmem: int = 0):  # fmt: skip
+                 shmem: int = 0, key=None):  # fmt: skip
         self.kernel = kernel  # cuda.core Kernel
         self.grid, self.block = grid, block  # ints or 3-tuples
         self.args = args  # NumPy scalars, as cuda.core's launch takes them
         self.deps = deps  # indices of the launches of this segment it must wait for
         self.name = name  # the plan kernel's name, for errors
         self.shmem = shmem  # dynamic shared memory in bytes (kernels written in Python)
+        # what stands for the arguments when comparing them with an instance's (equal keys:
+        # equal arguments, at this launch's place in the same program); else their bytes
+        self.key = key if key is not None else _key(args)
 
 
 INSTANCES = 2  # executable instances per graph (see the module's docstring)
@@ -61,7 +64,7 @@ class SegmentGraph:
             else:
                 parent = self.definition.join(*deps)
             self.nodes.append(parent.launch(_config(launch), launch.kernel, *launch.args))
-        self.built_with = [_key(launch.args) for launch in launches]
+        self.built_with = [launch.key for launch in launches]
         self.instances: list = []  # [executable graph, its arguments' keys]
         self.shape = _shape(launches)
         count("graphs_built")
@@ -69,7 +72,7 @@ class SegmentGraph:
     def run(self, launches: list, stream) -> None:
         """Launch the instance that has these arguments, else give the least recently used
         (or a new) instance the arguments that changed, then launch it."""
-        keys = [_key(launch.args) for launch in launches]
+        keys = [launch.key for launch in launches]
         instances = self.instances
         k = next((k for k, instance in enumerate(instances) if instance[1] == keys), None)
         if k is None:
