@@ -213,7 +213,7 @@ def written(storage: Storage, nbytes: int) -> None:
     storages = [s for s in _written_storages() if s.device == device]
     _writes.clear()
     _written["bytes"] = 0
-    storages = [s for s in storages if s.pending and s.error is None and not s.version.fallible]
+    storages = [s for s in storages if s.pending and not s.version.fallible]
     if storages:
         _evaluate(storages, device)
 

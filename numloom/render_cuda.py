@@ -75,27 +75,6 @@ def _grid_loop(var: str, total: str, body: list, per_block: bool = False) -> lis
     return [head, *_indent(body, 1), "}"]
 
 
-def _rows_loop(extents: tuple, body: list) -> list:
-    """A grid-stride loop over ``extents`` (two or more) in two dimensions: rows (every axis
-    but the last, one division per row) along y, and the last axis along x. It computes no
-    division per element, where the flat loop divides by every extent but the first."""
-    last = len(extents) - 1
-    row = _unravel("f", extents[:-1], "i")
-    column = [f"for (nl_idx i{last} = blockIdx.x * (nl_idx)blockDim.x + threadIdx.x; "
-              f"i{last} < ({extents[-1]}); i{last} += gridDim.x * (nl_idx)blockDim.x) {{",
-              *_indent(body, 1), "}"]  # fmt: skip
-    return [f"for (nl_idx f = blockIdx.y; f < {_product(extents[:-1])}; f += gridDim.y) {{",
-            *_indent(row + column, 1), "}"]  # fmt: skip
-
-
-def has_rows(k: kir.Kernel) -> bool:
-    """Whether kernel ``k`` also comes as ``NAME_rows``, launched on a 2-D grid (see
-    ``_rows_loop``): a map over two or more axes, or a scatter into a box view."""
-    if k.kind == "map":
-        return not k.flat and len(k.outer) >= 2
-    return k.kind == "scatter" and bool(k.view_coords) and len(k.outer) >= 2
-
-
 def _unravel(flat: str, extents: tuple, var: str) -> list:
     """Coordinates var0, var1, ... of C-order flat index ``flat`` over ``extents``.
 
@@ -170,10 +149,7 @@ def _map(k: kir.Kernel) -> list:
         scalar = _function(k, k.name, _grid_loop("i", k.outer[0], point))
         return scalar + ([""] + _map_vec(k) if _vectorizable(k) else [])
     body = _unravel("f", k.outer, "i") + point
-    flat = _function(k, k.name, _grid_loop("f", _product(k.outer), body))
-    if not has_rows(k):
-        return flat
-    return flat + [""] + _function(k, k.name + "_rows", _rows_loop(k.outer, point))
+    return _function(k, k.name, _grid_loop("f", _product(k.outer), body))
 
 
 # 16-byte vector types: four 4-byte elements, or two 8-byte ones (twice per four lanes).
@@ -473,19 +449,15 @@ def _scatter(k: kir.Kernel) -> list:
     outside = [_store(k, kir.Store(store.buffer, store.index, store.value))]
     inside = ([f"const nl_idx r{j} = {c};" for j, c in enumerate(k.view_coords)]
               + _lets(write.body) + [_store(k, s) for s in write.stores])  # fmt: skip
-    either = [
+    fused = _unravel("f", k.outer, "i") + [
         f"if ({when}) {{",
         *_indent(_lets(copy.body) + outside, 1),
         "} else {",
         *_indent(inside, 1),
         "}",
     ]
-    fused = _unravel("f", k.outer, "i") + either
     third = _function(k, k.name + "_fused", _grid_loop("f", _product(k.outer), fused))
-    if not has_rows(k):
-        return first + [""] + second + [""] + third
-    rows = _function(k, k.name + "_fused_rows", _rows_loop(k.outer, either))
-    return first + [""] + second + [""] + third + [""] + rows
+    return first + [""] + second + [""] + third
 
 
 def _scan(k: kir.Kernel) -> list:

@@ -159,24 +159,6 @@ def test_large_sweeps_start_at_their_writes_and_replay_one_graph(monkeypatch):
 
 
 @gpu
-@pytest.mark.parametrize(
-    ("shape", "program"),
-    [
-        ((70_001, 40), lambda xp, a: a * 2 + a[::-1]),  # more rows than a grid's y (65535)
-        ((33, 1000), lambda xp, a: xp.sqrt(a[:, ::-1]) - a),
-        ((6, 7, 300), lambda xp, a: a.transpose(1, 0, 2)[:, ::2] * 3 + 1),
-        ((3, 5, 4, 65), lambda xp, a: a[:, 1:, ::-1, 2:] - a[:, :-1, :, :-2]),
-        ((200, 301), lambda xp, a: W.jacobi(xp, a, 2)),
-    ],
-)
-def test_kernels_over_rows_match_numpy_on_a_gpu(shape, program):
-    with _on_cuda():
-        host = RNG.random(shape)
-        got = program(nl, nl.asarray(host))
-        numpy.testing.assert_allclose(got.get(), program(numpy, host.copy()), rtol=1e-12)
-
-
-@gpu
 def test_independent_chains_run_as_parallel_branches_of_one_graph():
     from numloom.backends import cuda as backend
 
@@ -451,39 +433,6 @@ def test_blocks_are_taken_over_only_once_their_readers_are_done(make, takes):
     _check_reuse(program, order)
     if takes is not None:
         assert bool(program.reuse) == takes
-
-
-@pytest.mark.parametrize(
-    ("make", "function"),
-    [
-        (lambda x: x[:, ::2] * 2 + x[:, 1::2], "KERNEL_rows"),  # a strided map over 2 axes
-        (lambda x: x.reshape(4, 16, 64)[:, ::-1] + 1, "KERNEL_rows"),
-        (lambda x: x[:, :20] * 2 + x.T[:, :20], "KERNEL"),  # 20 columns: not a warp's worth
-        (lambda x: W.jacobi(nl, x, 1), "KERNEL_fused_rows"),  # a box write, one pass
-    ],
-)
-def test_maps_over_rows_launch_on_a_2d_grid_without_dividing(make, function):
-    """A kernel over two or more axes runs its ``_rows`` variant: rows along y, the last axis
-    along x (planned only: nothing is compiled or launched)."""
-    from numloom.backends import cuda
-    from numloom.dag import toposort
-
-    x = nl.asarray(RNG.random((64, 64)))
-    y = make(x)
-    roots = [y._storage.version]
-    order = toposort(roots)
-    program = cuda._build(order, roots, "cuda:0")
-    (step,) = [s for s in program.steps if s.ir is not None]
-    recipe = cuda._recipe(step, order, sms=132)
-    ((name, grid, _),) = recipe.launches
-    assert name == function
-    if function.endswith("_rows"):
-        extents = [cuda._extent(e, step.params) for e in step.ir.outer]
-        assert grid == (-(-extents[-1] // 256), numpy.prod(extents[:-1]), 1)
-        assert "_rows(" in step.kernel.source
-        rows_function = step.kernel.source.split("_rows(")[-1]
-        per_element = rows_function.split("threadIdx.x; i")[1]  # the loop along the last axis
-        assert "i_rest" not in per_element and "/" not in per_element  # no division there
 
 
 @pytest.mark.parametrize(("rows", "narrow"), [(2**10, True), (2**14, True), (2**16, False)])

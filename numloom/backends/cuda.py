@@ -24,7 +24,7 @@ from ..dag import Op, node, structure, structure_key, toposort
 from ..device import CudaError, OutOfMemoryError
 from ..lower import const_value
 from ..realize import Buffer, count
-from ..render_cuda import NARROW, has_narrow, has_rows
+from ..render_cuda import NARROW, has_narrow
 from ..schedule import Plan, schedule
 from . import cublas, reference
 from .cpu import positions
@@ -696,9 +696,6 @@ def _wide_recipe(step: Step, order: list, sms: int) -> Recipe:
             **fixed,
             aligned=(("KERNEL_vec", _grid(-(-outer // 4), THREADS, sms), ""),),
         )
-    rows = _rows_grid(ir, step.params, sms)
-    if ir.kind == "map" and rows is not None:
-        return Recipe((("KERNEL_rows", rows, ""),), **fixed)
     if ir.kind in ("map", "scan"):
         return Recipe((("KERNEL", _grid(outer, THREADS, sms), ""),), **fixed)
     if ir.kind == "row":
@@ -706,8 +703,6 @@ def _wide_recipe(step: Step, order: list, sms: int) -> Recipe:
             return Recipe((("KERNEL_thread", _grid(outer, THREADS, sms), ""),), **fixed)
         return Recipe((("KERNEL", _grid(outer, 1, sms), ""),), **fixed)
     if ir.kind == "scatter" and ir.view_coords:  # one pass: old values or new ones
-        if rows is not None:
-            return Recipe((("KERNEL_fused_rows", rows, ""),), **fixed)
         return Recipe((("KERNEL_fused", _grid(outer, THREADS, sms), ""),), **fixed)
     if ir.kind == "scatter":
         return Recipe((("KERNEL_copy", _grid(outer, THREADS, sms), ""),
@@ -801,21 +796,6 @@ def _extent(expr: str, params: tuple) -> int:
 
 def _grid(items: int, per_block: int, sms: int, waves: int = 32) -> int:
     return max(1, min(-(-items // per_block), sms * waves))
-
-
-def _rows_grid(ir, params: tuple, sms: int) -> tuple | None:
-    """The 2-D grid of a kernel's ``_rows`` variant (render_cuda.has_rows): blocks along the
-    last axis, then rows, as many blocks in all as a flat launch; None where the variant is
-    missing or its last axis is too short to fill a warp of threads (the flat loop then
-    keeps every thread busy)."""
-    if not has_rows(ir):
-        return None
-    extents = [_extent(e, params) for e in ir.outer]
-    if extents[-1] < 32:
-        return None
-    across = _grid(extents[-1], THREADS, sms)
-    rows = max(1, min(math.prod(extents[:-1]), (sms * 32) // across, 65535))
-    return (across, rows, 1)
 
 
 _ACC_DTYPE = {
