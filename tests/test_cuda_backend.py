@@ -159,6 +159,24 @@ def test_large_sweeps_start_at_their_writes_and_replay_one_graph(monkeypatch):
 
 
 @gpu
+@pytest.mark.parametrize(
+    ("shape", "program"),
+    [
+        ((70_001, 40), lambda xp, a: a * 2 + a[::-1]),  # many short rows
+        ((33, 1000), lambda xp, a: xp.sqrt(a[:, ::-1]) - a),
+        ((6, 7, 300), lambda xp, a: a.transpose(1, 0, 2)[:, ::2] * 3 + 1),
+        ((3, 5, 4, 65), lambda xp, a: a[:, 1:, ::-1, 2:] - a[:, :-1, :, :-2]),
+        ((200, 301), lambda xp, a: W.jacobi(xp, a, 2)),
+    ],
+)
+def test_strided_kernels_over_several_axes_match_numpy_on_a_gpu(shape, program):
+    with _on_cuda():
+        host = RNG.random(shape)
+        got = program(nl, nl.asarray(host))
+        numpy.testing.assert_allclose(got.get(), program(numpy, host.copy()), rtol=1e-12)
+
+
+@gpu
 def test_independent_chains_run_as_parallel_branches_of_one_graph():
     from numloom.backends import cuda as backend
 
