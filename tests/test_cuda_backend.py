@@ -471,6 +471,22 @@ def test_cuda_kernels_take_32_bit_indices_only_where_every_index_fits(rows, narr
         assert cuda._recipe(step, order, sms=132).narrow == narrow, step.kernel.name
 
 
+def test_a_large_box_write_keeps_32_bit_indices():
+    """A Jacobi sweep over a 4096x4096 grid loops over the grid once (each element old or
+    new), not over the grid times the written box: its indices fit in 32 bits (planned
+    only)."""
+    from numloom.backends import cuda
+    from numloom.dag import toposort
+
+    grid = nl.zeros((4096, 4096), numpy.float32)  # nothing is allocated: only planned
+    W.jacobi(nl, grid, 1)
+    roots = [grid._storage.version]
+    order = toposort(roots)
+    program = cuda._build(order, roots, "cuda:0")
+    (step,) = [s for s in program.steps if s.ir is not None and s.ir.kind == "scatter"]
+    assert cuda._recipe(step, order, sms=132).narrow
+
+
 def test_a_kernel_looping_past_2_to_the_31_over_small_arrays_keeps_64_bit_indices():
     """An outer product summed loops over every pair: 2.5e9 iterations over two arrays of
     50000 elements, which no 32-bit loop counter holds."""

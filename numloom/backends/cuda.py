@@ -667,7 +667,11 @@ def _fits_32_bits(step: Step, order: list, recipe: Recipe) -> bool:
         return False
     nodes = [order[p] for p in step.inputs + step.outputs]
     ir = step.ir
-    space = math.prod(_extent(e, step.params) for e in ir.outer + ir.inner)  # may exceed
+    outer = math.prod(_extent(e, step.params) for e in ir.outer)
+    inner = math.prod(_extent(e, step.params) for e in ir.inner)
+    # the iterations of one loop: a scatter loops over the storage and over the written box
+    # apart; any other kernel over its outer axes times its inner ones (may exceed 2**31)
+    space = max(outer, inner) if ir.kind == "scatter" else outer * inner
     largest = max([abs(int(v)) for v in step.params] + [n.size for n in nodes]  # any buffer
                   + [space, recipe.scratch, recipe.parts], default=0)  # fmt: skip
     ndim = max([n.ndim for n in nodes], default=0)
