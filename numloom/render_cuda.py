@@ -136,9 +136,12 @@ def _shared(r: kir.Reduction) -> list:
             f"__shared__ bool s_nan[{THREADS}];"]  # fmt: skip
 
 
-def _fold_loop(r: kir.Reduction, body: list, inner: tuple, var: str = "r") -> list:
-    """Each thread folds its share (stride blockDim.x) of the inner axes into acc/arg/nan."""
-    point = _unravel("g", inner, var) + _lets(body) + _fold(r, "acc", "arg", r.value, r.index)
+def _fold_loop(r: kir.Reduction, body: list, inner: tuple, var: str = "r",
+               lines: list | None = None) -> list:  # fmt: skip
+    """Each thread folds its share (stride blockDim.x) of the inner axes into acc/arg/nan
+    (``lines``: the body already rendered)."""
+    lines = _lets(body) if lines is None else lines
+    point = _unravel("g", inner, var) + lines + _fold(r, "acc", "arg", r.value, r.index)
     return [f"for (nl_idx g = threadIdx.x; g < {_product(inner)}; g += blockDim.x) {{",
             *_indent(point, 1), "}"]  # fmt: skip
 
@@ -371,21 +374,85 @@ def _combine_into_thread(r: kir.Reduction, g: str = "g") -> list:
             f"{{ acc = {b}; arg = {i}; }}"]  # fmt: skip
 
 
+# Bytes of shared memory a row kernel's block keeps loaded values in between its passes.
+ROW_CACHE_BYTES = 16384
+_LOADED = re.compile(r"\((\w+)\)in\d+\[")
+_SIZES = {"float": 4, "double": 8, "int32_t": 4, "uint32_t": 4, "int64_t": 8, "uint64_t": 8,
+          "int16_t": 2, "uint16_t": 2, "int8_t": 1, "uint8_t": 1, "bool": 1}  # fmt: skip
+
+
+def _row_cache(k: kir.Kernel) -> dict:
+    """``{load expression: (shared array, C type)}``: the loads of a row that more than one
+    pass makes. The first pass keeps each value in shared memory, at its position along the
+    row; later passes read it from there instead of from global memory (softmax then reads
+    its input once, not three times). A thread reads back only the slots it wrote (every
+    pass gives it the same positions), so no barrier is needed. Rows longer than the cache
+    read their tail from global memory."""
+    if any(phase.skip is not None for phase in k.phases):
+        return {}
+    seen: dict = {}
+    for n, phase in enumerate(k.phases):
+        for let in phase.body:
+            if _loaded_type(let.expr) == let.ctype and let.ctype in _SIZES:
+                seen.setdefault(let.expr, set()).add(n)
+    shared = sorted(e for e, passes in seen.items() if len(passes) > 1)
+    return {e: (f"s_cache{j}", _loaded_type(e)) for j, e in enumerate(shared)}
+
+
+def _loaded_type(expr: str) -> str | None:
+    """The C type of ``expr`` when it is one load of an input, ``(T)inN[index]``, else None."""
+    m = _LOADED.match(expr)
+    if m is None or not expr.endswith("]"):
+        return None
+    depth = 0
+    for position in range(m.end() - 1, len(expr)):
+        depth += {"[": 1, "]": -1}.get(expr[position], 0)
+        if depth == 0:
+            return m.group(1) if position == len(expr) - 1 else None
+    return None
+
+
+def _row_cache_length(cache: dict) -> int:
+    return ROW_CACHE_BYTES // max(1, sum(_SIZES[ctype] for _, ctype in cache.values()))
+
+
+def _pass_lines(body, cache: dict, filled: set, length: int) -> list:
+    """A pass's statements, its cached loads kept (first pass) or read back (later ones)."""
+    lines = []
+    for let in body:
+        hit = cache.get(let.expr)
+        if hit is None:
+            lines.append(f"const {let.ctype} {let.name} = {let.expr};")
+        elif let.expr in filled:
+            lines.append(f"const {let.ctype} {let.name} = g < {length} ? {hit[0]}[g] : "
+                         f"{let.expr};")  # fmt: skip
+        else:
+            lines.append(f"const {let.ctype} {let.name} = {let.expr};")
+            lines.append(f"if (g < {length}) {hit[0]}[g] = {let.name};")
+    filled.update(let.expr for let in body if let.expr in cache)
+    return lines
+
+
 def _row(k: kir.Kernel) -> list:
     """A block per row: each phase folds the row and broadcasts its result; then the outputs."""
     lines = [*_unravel("o", k.outer, "i")] if k.outer else []
-    shared = []
+    cache = _row_cache(k)
+    length = _row_cache_length(cache)
+    shared = [f"__shared__ {ctype} {name}[{length}];" for name, ctype in cache.values()]
+    filled: set = set()
     for phase in k.phases:
         r = phase.reduction
+        rendered = _pass_lines(phase.body, cache, filled, length)
         if r is None:
-            point = _unravel("g", k.inner, "r") + _lets(phase.body)
+            point = _unravel("g", k.inner, "r") + rendered
             point += [_store(k, s) for s in phase.stores]
             lines += [f"for (nl_idx g = threadIdx.x; g < {_product(k.inner)}; "
                       "g += blockDim.x) {", *_indent(point, 1), "}"]  # fmt: skip
             continue
         result_type = "int64_t" if r.kind in ("argmax", "argmin") else r.acc_type
         shared += [f"__shared__ {result_type} s_{r.out.buffer};"]
-        lines += ["{", *_indent(_shared(r) + _start(r) + _fold_loop(r, phase.body, k.inner)
+        lines += ["{", *_indent(_shared(r) + _start(r) + _fold_loop(r, phase.body, k.inner,
+                                                                     lines=rendered)
                                 + _block_reduce(r, f"s_{r.out.buffer}"), 1), "}",
                   f"const {result_type} {r.out.buffer} = s_{r.out.buffer};"]  # fmt: skip
     row_out = _lets(k.body) + [_store(k, s) for s in k.row_stores]

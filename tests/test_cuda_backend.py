@@ -177,6 +177,40 @@ def test_strided_kernels_over_several_axes_match_numpy_on_a_gpu(shape, program):
 
 
 @gpu
+@pytest.mark.parametrize(
+    ("shape", "dtype", "program"),
+    [
+        ((3, 5000), numpy.float32, lambda xp, x, y: W.softmax(xp, x)),  # longer than the cache
+        ((7, 3000), numpy.float64, lambda xp, x, y: W.softmax(xp, x[:, ::-1])),
+        (
+            (9, 700),
+            numpy.float32,
+            lambda xp, x, y: (x - x.mean(axis=1, keepdims=True)) / x.std(axis=1, keepdims=True),
+        ),  # fmt: skip
+        (
+            (5, 4100),
+            numpy.float64,
+            lambda xp, x, y: (
+                x / x.sum(axis=1, keepdims=True) + y - (x * y).max(axis=1, keepdims=True)
+            ),
+        ),  # fmt: skip
+        (
+            (4, 64),
+            numpy.float32,
+            lambda xp, x, y: xp.exp(x - x.max(axis=1, keepdims=True)) * (y > 0.5),
+        ),  # fmt: skip
+    ],
+)
+def test_row_kernels_match_numpy_on_a_gpu(shape, dtype, program):
+    with _on_cuda():
+        x, y = RNG.random(shape).astype(dtype), RNG.random(shape).astype(dtype)
+        got = program(nl, nl.asarray(x), nl.asarray(y))
+        # (x - mean cancels: float32 results near zero are good to an ulp of x, not of them)
+        tol = {"rtol": 1e-5, "atol": 1e-6} if dtype == numpy.float32 else {"rtol": 1e-12}
+        numpy.testing.assert_allclose(got.get(), program(numpy, x, y), **tol)
+
+
+@gpu
 def test_independent_chains_run_as_parallel_branches_of_one_graph():
     from numloom.backends import cuda as backend
 
@@ -469,6 +503,17 @@ def test_cuda_kernels_take_32_bit_indices_only_where_every_index_fits(rows, narr
     assert steps
     for step in steps:
         assert cuda._recipe(step, order, sms=132).narrow == narrow, step.kernel.name
+
+
+def test_a_row_kernel_reads_its_input_once_and_keeps_it_on_chip():
+    """Softmax passes over each row three times (max, sum, outputs): the first pass keeps the
+    loaded values in shared memory, the later ones read them there (rendered only)."""
+    x = nl.asarray(RNG.random((64, 300)).astype(numpy.float32))
+    plan = nl.explain(W.softmax(nl, x), target="cuda")
+    (kernel,) = plan.kernels
+    block = kernel.source.split("_thread(")[0]  # the block-per-row function
+    assert block.count("s_cache0[g] = ") == 1
+    assert block.count("? s_cache0[g] : (float)in0[") == 2
 
 
 def test_a_large_box_write_keeps_32_bit_indices():
