@@ -118,8 +118,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 def broadcast_to(array, shape, subok=False):
     """A read-only view of ``array`` broadcast to ``shape`` (NumPy's errors)."""
     a = asarray(array)
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    _np.broadcast_to(_contiguous_stand_in(a.shape), shape)  # NumPy's errors
+    shape = _np.broadcast_to(_contiguous_stand_in(a.shape), shape).shape  # NumPy's errors; ints
     return share(a, broadcast_view(a._view, shape), readonly=True)
 
 

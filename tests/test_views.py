@@ -221,6 +221,14 @@ def test_broadcast_to_of_views_and_host_data(xp):
 
 
 @numpy_compare()
+def test_broadcast_to_shapes_given_as_numpy_integers(xp):
+    b = xp.broadcast_to(arange(xp, (3,)), (numpy.int64(2), numpy.int32(3)))
+    c = xp.broadcast_to(arange(xp, (1,)), numpy.int64(4))
+    assert all(type(n) is int for n in b.shape + c.shape)
+    return b + 1, c * 2, b.shape, c.shape
+
+
+@numpy_compare()
 def test_broadcast_to_flags(xp):
     b = xp.broadcast_to(arange(xp, (3,)), (2, 3))
     return b.flags["WRITEABLE"], b.T.flags["WRITEABLE"], b[0].flags["WRITEABLE"], b.strides
