@@ -238,6 +238,52 @@ def node(op: Op, srcs: tuple, arg, shape: tuple, dtype, where=None) -> Node:
     return n
 
 
+def map_node(srcs: tuple, name: str, shape: tuple, dtype) -> Node:
+    """``node(Op.MAP, srcs, name, shape, dtype)`` for one or two sources, a tuple of ints for
+    ``shape`` and a NumPy dtype: the node of every traced elementwise operation, on a path
+    that skips ``node``'s checks of its arguments (the same numbers and interning)."""
+    global _inserts
+    shape_key = (_MAP_ID, dtype, shape, name)
+    sid = _sids.get(shape_key)
+    if sid is None:
+        return node(Op.MAP, srcs, name, shape, dtype)
+    if len(srcs) == 2:
+        first, second = srcs
+        key = (sid, id(first), id(second))
+    elif len(srcs) == 1:
+        first = second = srcs[0]
+        key = (sid, id(first))
+    else:
+        return node(Op.MAP, srcs, name, shape, dtype)
+    ref = _interned.get(key)
+    if ref is not None:
+        found = ref()
+        if found is not None:
+            return found
+    n = Node.__new__(Node)
+    n.op, n.srcs, n.arg, n.shape, n.dtype, n.where, n.sid = (
+        _MAP_OP,
+        srcs,
+        name,
+        shape,
+        dtype,
+        None,
+        sid,
+    )
+    d0, d1 = first.depth, second.depth
+    n.depth = (d0 if d0 > d1 else d1) + 1
+    n.fallible = first.fallible or second.fallible
+    _interned[key] = weakref.ref(n)
+    _inserts += 1
+    if _inserts & (_SWEEP_EVERY - 1) == 0:
+        _sweep()
+    return n
+
+
+_MAP_OP = Op.MAP
+_MAP_ID = id(Op.MAP)
+
+
 def user_line():
     """(file, line) of the first caller outside numloom: where an error found at a later sync
     points (a node's ``where``)."""
@@ -275,12 +321,23 @@ def _place(n: Node, pos: dict, order: list, items: list) -> None:
     reference cycle that would keep every evaluated DAG (and its buffers) alive until the
     garbage collector runs."""
     srcs = n.srcs
+    if not srcs:  # a leaf
+        pos[id(n)] = len(order)
+        order.append(n)
+        items.append(n.sid)
+        return
     for s in srcs:
         if id(s) not in pos:
             _place(s, pos, order, items)
     pos[id(n)] = len(order)
     order.append(n)
-    items.append((n.sid, *[pos[id(s)] for s in srcs]) if srcs else n.sid)
+    if len(srcs) == 2:  # (most nodes: no list built for their sources' positions)
+        first, second = srcs
+        items.append((n.sid, pos[id(first)], pos[id(second)]))
+    elif len(srcs) == 1:
+        items.append((n.sid, pos[id(srcs[0])]))
+    else:
+        items.append((n.sid, *[pos[id(s)] for s in srcs]))
 
 
 _RECURSIVE_DEPTH = 400  # deeper DAGs are sorted with an explicit stack (the recursion limit)

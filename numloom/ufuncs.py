@@ -17,7 +17,7 @@ import warnings
 import numpy as _np
 
 from .array import _SUPPORTED_KINDS, _check_dtype, asarray, ndarray, result
-from .dag import Node, Op, node, user_line
+from .dag import Node, Op, map_node, node, user_line
 from .ufunc_table import COMPARISONS
 from .views import broadcast_node, broadcast_shapes, broadcast_view, reshape_array, view_node
 
@@ -513,7 +513,7 @@ def _plain_call(uf: ufunc, args: tuple):
         srcs = tuple([as_loop_node(x, d, shape) for x, d in zip(args, loop)])
     names = plain.names
     if len(names) == 1:
-        return result(node(_MAP, srcs, names[0], shape, loop[-1]), device)
+        return result(map_node(srcs, names[0], shape, loop[-1]), device)
     nin = len(args)
     return tuple(result(node(_MAP, srcs, name, shape, loop[nin + k]), device)
                  for k, name in enumerate(names))  # fmt: skip
