@@ -370,6 +370,15 @@ def as_loop_node(x, dtype, shape) -> Node:
     return broadcast_node(scalar_node(x, dtype), shape)
 
 
+def _whole_node(x, dtype, shape) -> Node:
+    """``as_loop_node`` with its most common case first: a whole array of the loop's dtype
+    and the call's shape is its storage's current version as it is."""
+    if (type(x) is ndarray and x._identity and x._dtype is dtype and x._view.shape == shape
+            and x._storage.error is None):  # fmt: skip
+        return x._storage.version
+    return as_loop_node(x, dtype, shape)
+
+
 # (dtype, shape, type, value) -> the broadcast constant: the scalars of a program (0.5, 2, 1.0)
 # come back on every traced call. Floats are keyed by their hex form (0.0 and -0.0 differ).
 _scalars: dict = {}
@@ -490,13 +499,13 @@ def _plain_call(uf: ufunc, args: tuple):
             shape, device = y._view.shape, y._storage.device
         else:
             shape, device = (), None
-        srcs = (as_loop_node(x, loop[0], shape), as_loop_node(y, loop[1], shape))
+        srcs = (_whole_node(x, loop[0], shape), _whole_node(y, loop[1], shape))
     elif len(args) == 1:
         if type(x) is ndarray:
             shape, device = x._view.shape, x._storage.device
         else:
             shape, device = (), None
-        srcs = (as_loop_node(x, loop[0], shape),)
+        srcs = (_whole_node(x, loop[0], shape),)
     else:
         shape, device = None, None
         for x in args:
