@@ -174,7 +174,6 @@ def node(op: Op, srcs: tuple, arg, shape: tuple, dtype, where=None) -> Node:
 
     Every traced operation builds a few nodes: this is the tracing path, kept short.
     """
-    global _inserts
     if not isinstance(dtype, _np.dtype):
         dtype = _np.dtype(dtype)  # (never through a dict: uint64 'L' and 'Q' compare equal)
     if type(shape) is not tuple:
@@ -194,6 +193,24 @@ def node(op: Op, srcs: tuple, arg, shape: tuple, dtype, where=None) -> Node:
     else:
         arg_key = None
         shape_key = (id(op), dtype, shape, arg)
+    return _intern(op, srcs, arg, shape, dtype, where, shape_key, arg_key)
+
+
+def map_node(srcs: tuple, name: str, shape: tuple, dtype) -> Node:
+    """``node(Op.MAP, srcs, name, shape, dtype)`` for a tuple of ints ``shape`` and a NumPy
+    ``dtype``: the node of every traced elementwise operation, without ``node``'s checks of
+    its arguments."""
+    return _intern(_MAP, srcs, name, shape, dtype, None, (_MAP_ID, dtype, shape, name), None)
+
+
+_MAP, _MAP_ID = Op.MAP, id(Op.MAP)
+
+
+def _intern(op: Op, srcs: tuple, arg, shape: tuple, dtype, where, shape_key: tuple,
+            arg_key) -> Node:  # fmt: skip
+    """The interned node of checked arguments: its structure number (``shape_key``'s) with its
+    sources' ids, or for a leaf ``arg_key``, finds it if it is alive; else it is made."""
+    global _inserts
     sid = _sids.get(shape_key)
     if sid is None:
         if len(_sids) >= 1 << 17:
@@ -236,52 +253,6 @@ def node(op: Op, srcs: tuple, arg, shape: tuple, dtype, where=None) -> Node:
     if _inserts & (_SWEEP_EVERY - 1) == 0:
         _sweep()
     return n
-
-
-def map_node(srcs: tuple, name: str, shape: tuple, dtype) -> Node:
-    """``node(Op.MAP, srcs, name, shape, dtype)`` for one or two sources, a tuple of ints for
-    ``shape`` and a NumPy dtype: the node of every traced elementwise operation, on a path
-    that skips ``node``'s checks of its arguments (the same numbers and interning)."""
-    global _inserts
-    shape_key = (_MAP_ID, dtype, shape, name)
-    sid = _sids.get(shape_key)
-    if sid is None:
-        return node(Op.MAP, srcs, name, shape, dtype)
-    if len(srcs) == 2:
-        first, second = srcs
-        key = (sid, id(first), id(second))
-    elif len(srcs) == 1:
-        first = second = srcs[0]
-        key = (sid, id(first))
-    else:
-        return node(Op.MAP, srcs, name, shape, dtype)
-    ref = _interned.get(key)
-    if ref is not None:
-        found = ref()
-        if found is not None:
-            return found
-    n = Node.__new__(Node)
-    n.op, n.srcs, n.arg, n.shape, n.dtype, n.where, n.sid = (
-        _MAP_OP,
-        srcs,
-        name,
-        shape,
-        dtype,
-        None,
-        sid,
-    )
-    d0, d1 = first.depth, second.depth
-    n.depth = (d0 if d0 > d1 else d1) + 1
-    n.fallible = first.fallible or second.fallible
-    _interned[key] = weakref.ref(n)
-    _inserts += 1
-    if _inserts & (_SWEEP_EVERY - 1) == 0:
-        _sweep()
-    return n
-
-
-_MAP_OP = Op.MAP
-_MAP_ID = id(Op.MAP)
 
 
 def user_line():

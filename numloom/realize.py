@@ -210,16 +210,12 @@ def written(storage: Storage, nbytes: int) -> None:
     if _written["bytes"] < config.START_BYTES:
         return
     device = storage.device
-    storages = [s for s in _written_storages() if s.device == device]
+    storages = [s for s in (r() for r in _writes.values())
+                if s is not None and s.device == device and s.pending and not s.version.fallible]  # fmt: skip
     _writes.clear()
     _written["bytes"] = 0
-    storages = [s for s in storages if s.pending and not s.version.fallible]
     if storages:
         _evaluate(storages, device)
-
-
-def _written_storages() -> list:
-    return [s for s in (r() for r in _writes.values()) if s is not None]
 
 
 def _may_start(storage: Storage) -> bool:

@@ -355,6 +355,9 @@ def scalar_node(value, dtype) -> Node:
 
 def as_loop_node(x, dtype, shape) -> Node:
     """Operand ``x`` as a node of ``dtype`` broadcast to ``shape`` (on every traced call)."""
+    if (type(x) is ndarray and x._identity and x._dtype is dtype and x._view.shape == shape
+            and x._storage.error is None):  # fmt: skip
+        return x._storage.version  # the common case: a whole array, as the loop reads it
     if isinstance(x, ndarray):
         if not x._identity and x._dtype == dtype and x._view.shape != shape:
             if x._storage.error is not None:
@@ -368,15 +371,6 @@ def as_loop_node(x, dtype, shape) -> Node:
     if t is float or t is int or t is bool:
         return _python_scalar(x, dtype, shape)
     return broadcast_node(scalar_node(x, dtype), shape)
-
-
-def _whole_node(x, dtype, shape) -> Node:
-    """``as_loop_node`` with its most common case first: a whole array of the loop's dtype
-    and the call's shape is its storage's current version as it is."""
-    if (type(x) is ndarray and x._identity and x._dtype is dtype and x._view.shape == shape
-            and x._storage.error is None):  # fmt: skip
-        return x._storage.version
-    return as_loop_node(x, dtype, shape)
 
 
 # (dtype, shape, type, value) -> the broadcast constant: the scalars of a program (0.5, 2, 1.0)
@@ -499,13 +493,13 @@ def _plain_call(uf: ufunc, args: tuple):
             shape, device = y._view.shape, y._storage.device
         else:
             shape, device = (), None
-        srcs = (_whole_node(x, loop[0], shape), _whole_node(y, loop[1], shape))
+        srcs = (as_loop_node(x, loop[0], shape), as_loop_node(y, loop[1], shape))
     elif len(args) == 1:
         if type(x) is ndarray:
             shape, device = x._view.shape, x._storage.device
         else:
             shape, device = (), None
-        srcs = (_whole_node(x, loop[0], shape),)
+        srcs = (as_loop_node(x, loop[0], shape),)
     else:
         shape, device = None, None
         for x in args:
@@ -524,12 +518,11 @@ def _plain_call(uf: ufunc, args: tuple):
     if len(names) == 1:
         return result(map_node(srcs, names[0], shape, loop[-1]), device)
     nin = len(args)
-    return tuple(result(node(_MAP, srcs, name, shape, loop[nin + k]), device)
+    return tuple(result(map_node(srcs, name, shape, loop[nin + k]), device)
                  for k, name in enumerate(names))  # fmt: skip
 
 
 _SCALAR_KEYS = {float: float, int: int, complex: complex, bool: _np.dtype(bool)}
-_MAP = Op.MAP
 
 
 _BOOL = _np.dtype(bool)

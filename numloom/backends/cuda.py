@@ -835,7 +835,6 @@ def _on_host(step: Step, order: list, values: dict, pos: dict, device: str) -> N
 def _matmul_library():
     """cuBLAS through nvmath-python when it is installed, else None (matmul then runs on the
     host through NumPy)."""
-
     return cublas if cublas.available() else None
 
 
@@ -843,7 +842,6 @@ def _matmul(program: Program, i: int, order: list, values: dict, device: str) ->
     """``a @ b`` in cuBLAS on numloom's stream, reading the operands where they lie (a
     transposed view folds into the call) and writing a new C-contiguous array. The call's
     plan depends on the program only: made once, kept with the program's recipes."""
-
     step = program.steps[i]
     if i not in program.recipes:
         program.recipes[i] = _gemm_recipe(step, order)
@@ -864,7 +862,6 @@ def _matmul(program: Program, i: int, order: list, values: dict, device: str) ->
 
 def _gemm_recipe(step: Step, order: list) -> tuple:
     """(the cuBLAS call or None, positions of the memory under a and under b)."""
-
     root = order[step.outputs[0]]
     (a, a_pos), (b, b_pos) = (_operand(n, order, step) for n in root.srcs)
     gemm = cublas.plan_gemm(a, b, root.shape) if cublas.supports(root.dtype) else None
