@@ -252,6 +252,55 @@ def test_cublas_matmul_with_folded_transposes(dtype):
 
 
 @gpu
+def test_importing_numloom_leaves_cuda_alone():
+    """``import numloom`` loads neither the CUDA driver bindings nor the CUDA backend, so it
+    initializes nothing on a machine with or without a GPU."""
+    import subprocess
+
+    code = ("import sys, numloom\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('cuda.', 'nvmath'))\n"
+            "             or m == 'numloom.backends.cuda'))")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "NUMLOOM_DEVICE": "cpu"})  # fmt: skip
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_failed_cuda_call_raises_cuda_error_naming_the_call_and_the_kernel():
+    driver = pytest.importorskip("cuda.bindings.driver")
+    from numloom.backends import cuda
+
+    bad = (driver.CUresult.CUDA_ERROR_INVALID_VALUE,)
+    with pytest.raises(nl.CudaError, match=r"cuMemsetD8Async failed with "
+                       r"CUDA_ERROR_INVALID_VALUE \(kernel k3_add\)"):  # fmt: skip
+        cuda._check(bad, "cuMemsetD8Async", "k3_add")
+    ok = (driver.CUresult.CUDA_SUCCESS, 5)
+    assert cuda._check(ok, "cuMemGetInfo") is ok
+
+
+@pytest.mark.parametrize(("allow", "mode"), [(None, 0), ("0", 0), ("1", 3)])
+def test_cublas_keeps_tf32_off_unless_allowed(monkeypatch, allow, mode):
+    """float32 matmul in cuBLAS's default math (as accurate as NumPy's) unless the user sets
+    NUMLOOM_ALLOW_TF32=1 (checked on a stand-in for nvmath's cuBLAS binding)."""
+    import types
+
+    from numloom.backends import cublas
+
+    modes = []
+    fake = types.SimpleNamespace(create=lambda: 11, set_math_mode=lambda h, m: modes.append((h, m)))
+    bindings = types.ModuleType("nvmath.bindings")
+    bindings.cublas = fake
+    monkeypatch.setitem(sys.modules, "nvmath", types.ModuleType("nvmath"))
+    monkeypatch.setitem(sys.modules, "nvmath.bindings", bindings)
+    monkeypatch.setattr(cublas, "_handles", {})
+    if allow is None:
+        monkeypatch.delenv("NUMLOOM_ALLOW_TF32", raising=False)
+    else:
+        monkeypatch.setenv("NUMLOOM_ALLOW_TF32", allow)
+    assert cublas._handle("cuda:0") == 11
+    assert cublas._handle("cuda:0") == 11  # one handle per device, set up once
+    assert modes == [(11, mode)]
+
+
 def test_out_of_device_memory_is_a_memory_error_and_arrays_survive():
     with _on_cuda():
         x = nl.arange(10.0)
