@@ -690,6 +690,39 @@ def first_call_probe(folder: Path, device: str, n: int = 1_000_000) -> list[str]
     return lines
 
 
+def new_size_probe(numloom, wl, n: int = 100_000, sizes: int = 20) -> str:
+    """Black-Scholes over ``sizes`` sizes it has not run at (``n`` plus multiples of 1024),
+    one call each after warming up at ``n``: the time of a call at a new size (trace, plan,
+    run) against a call at a size it has run, and what the new sizes built."""
+    rng = np.random.default_rng(0)
+
+    def timed(size: int) -> float:
+        inputs = wl.blackscholes_inputs(size, rng)
+        args = [numloom.asarray(a) for a in inputs]
+        numloom.sync()
+        t0 = time.perf_counter()
+        out = wl.blackscholes(numloom, *args)
+        numloom.sync()
+        took = (time.perf_counter() - t0) * 1e3
+        want = wl.blackscholes(np, *inputs)
+        for o, w in zip(out, want):
+            np.testing.assert_allclose(np.asarray(o), w, rtol=1e-4, atol=1e-4)
+        return took
+
+    for _ in range(3):
+        timed(n)
+    again = statistics.median([timed(n) for _ in range(sizes)])
+    before = numloom.stats()
+    new = statistics.median([timed(n + 1024 * (k + 1)) for k in range(sizes)])
+    after = numloom.stats()
+    built = {k: after.get(k, 0) - before.get(k, 0)
+             for k in ("kernels_compiled", "graphs_built", "graph_updates")}  # fmt: skip
+    return (f"blackscholes {_count(n)} at {sizes} new sizes: {new:.2f} ms a call, against "
+            f"{again:.2f} ms at a size it has run (medians); the new sizes compiled "
+            f"{built['kernels_compiled']} kernels, built {built['graphs_built']} CUDA graphs, "
+            f"updated {built['graph_updates']} graph nodes in place")
+
+
 def peak_memory_probe(numloom, case: Case, inputs: tuple) -> str:
     """Device memory numloom holds at its peak during one call, over the inputs and outputs."""
     from numloom.backends import cuda as backend
@@ -944,6 +977,7 @@ def main(argv: list[str] | None = None) -> int:
         footnotes.append(f"device copy bandwidth {bandwidth / 1e9:.0f} GB/s (read + write)")
     if any(c.name == "blackscholes" for c in cases) and not args.no_probes:
         footnotes += first_call_probe(folder, device)
+        footnotes.append(new_size_probe(numloom, wl))
         if device != "cpu":
             case = [c for c in cases if c.name == "blackscholes"][-1]  # the largest size
             footnotes.append(peak_memory_probe(numloom, case, case.make(np.random.default_rng(0))))

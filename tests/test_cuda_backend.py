@@ -219,11 +219,12 @@ def test_independent_chains_run_as_parallel_branches_of_one_graph():
         b = nl.asarray(RNG.random(4096))
         left = nl.exp((a * 2).sum(axis=0)) + 1
         right = nl.sqrt(nl.cumsum(b * 3)) * 2
+        nl.sync()
+        backend._get("cuda:0").graphs.clear()
         before = nl.stats()
         nl.evaluate(left, right)
         assert nl.stats()["graphs_launched"] - before["graphs_launched"] == 1
-        program = next(reversed(backend._programs.values()))
-        (graph,) = program.graphs.values()
+        (graph,) = backend._get("cuda:0").graphs.values()
         edges = graph.edges()
         reach = {k: set() for k in range(len(graph.nodes))}
         for i, j in sorted(edges):
@@ -234,6 +235,32 @@ def test_independent_chains_run_as_parallel_branches_of_one_graph():
         assert not all(r in reach[last] for r in roots)  # and stay apart
         numpy.testing.assert_allclose(left.get(), numpy.exp((a.get() * 2).sum(axis=0)) + 1)
         numpy.testing.assert_allclose(right.get(), numpy.sqrt(numpy.cumsum(b.get() * 3)) * 2)
+
+
+@gpu
+def test_the_same_code_over_other_sizes_updates_its_graph_in_place():
+    from numloom.backends import cuda as backend
+
+    def program(xp, a, b):
+        return xp.exp(-(a * a)) * 0.5 + xp.sqrt(b) - a[::-1] * b
+
+    with _on_cuda():
+        backend._get("cuda:0").graphs.clear()
+        hosts = {n: (RNG.random(n), RNG.random(n)) for n in (1000, 30_000, 7)}
+        got_once = False
+        for n in (1000, 30_000, 7, 1000):
+            a, b = map(nl.asarray, hosts[n])
+            before = nl.stats()
+            got = program(nl, a, b)
+            nl.evaluate(got)
+            after = nl.stats()
+            numpy.testing.assert_allclose(got.get(), program(numpy, *hosts[n]), rtol=1e-12)
+            assert after["graphs_built"] - before["graphs_built"] == (n == 1000 and not got_once)
+            got_once = True
+            if n != 1000:  # a new size: the same graph, its nodes updated in place
+                assert after["graph_updates"] > before["graph_updates"]
+                assert after["kernels_compiled"] == before["kernels_compiled"]
+        assert len(backend._get("cuda:0").graphs) == 1
 
 
 @gpu
@@ -249,6 +276,95 @@ def test_cublas_matmul_with_folded_transposes(dtype):
                           (nl.dot(a[1], b), a_host[1] @ b_host)]:  # fmt: skip
             assert got.dtype == want.dtype
             numpy.testing.assert_allclose(got.get(), want, rtol=tol, atol=tol * scale)
+
+
+class _ModelGraph:
+    """A CUDA graph as the driver keeps one (for ``cuda_graph`` on a machine without a GPU):
+    a definition's kernel nodes, instantiated into executables whose nodes are updated in
+    place; launching one records what its nodes would run."""
+
+    ran: list = []
+
+    class Node:
+        def __init__(self, graph, config, kernel, args, deps):
+            self.graph, self.deps = graph, deps
+            self.params = (config, kernel, args)
+
+        def launch(self, config, kernel, *args):
+            return self.graph.add(config, kernel, args, (self,))
+
+        def update(self, config, kernel, args):
+            self.params = (config, kernel, args)
+
+    class Executable:
+        def __init__(self, nodes):
+            self.params = {id(n): n.params for n in nodes}
+            self.order = [id(n) for n in nodes]
+
+        def __getitem__(self, node):
+            executable = self
+
+            class View:
+                def update(self, config, kernel, args):
+                    executable.params[id(node)] = (config, kernel, tuple(args))
+
+            return View()
+
+        def launch(self, stream):
+            _ModelGraph.ran.append([self.params[i] for i in self.order])
+
+    def __init__(self):
+        self.nodes = []
+
+    def add(self, config, kernel, args, deps):
+        self.nodes.append(self.Node(self, config, kernel, tuple(args), deps))
+        return self.nodes[-1]
+
+    def launch(self, config, kernel, *args):
+        return self.add(config, kernel, args, ())
+
+    def join(self, *deps):
+        return self.Node(self, None, None, (), deps)
+
+    def instantiate(self):
+        return self.Executable(self.nodes)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_graphs_run_exactly_their_launches_through_sizes_pointers_and_constants(monkeypatch, seed):
+    """Evaluations of two programs (one code over two sizes, so other grids and sizes) with
+    pointers alternating between blocks and constants changing: one graph, every launch runs
+    with exactly its kernel, grid and arguments, and an instance that has them is not
+    updated."""
+    import cuda.core.graph
+
+    from numloom.backends import cuda_graph as G
+
+    monkeypatch.setattr(cuda.core.graph, "GraphDefinition", _ModelGraph)
+    monkeypatch.setattr(G, "_config", lambda launch: (launch.grid, launch.block, launch.shmem))
+    monkeypatch.setattr(_ModelGraph, "ran", [])
+    kernels = [object(), object(), object()]  # a kernel, its 16-byte variant, a second kernel
+    rng = numpy.random.default_rng(seed)
+    cache, expected = {}, []
+    before = nl.stats()
+    for _ in range(40):
+        n, block, constant, wider = (int(v) for v in rng.integers([1, 0, 0, 0], [4, 2, 3, 2]))
+        first = kernels[int(rng.integers(2))]  # the variant follows the pointers' alignment
+        ptrs = (numpy.uint64(4096 * block), numpy.uint64(8192 + 4096 * block))
+        sizes = (numpy.int64(1000 * n),)
+        launches = [
+            G.Launch(first, 4 * n + wider, 256, (*ptrs, *sizes, numpy.float64(constant))),
+            G.Launch(kernels[2], n, 256, (ptrs[1], *sizes), deps=(0,)),
+        ]
+        G.run_segment(cache, launches, stream=None)
+        expected.append([((x.grid, x.block, x.shmem), x.kernel, x.args) for x in launches])
+    after = nl.stats()
+    assert _ModelGraph.ran == expected
+    assert len(cache) == 2  # one per first kernel: sizes, grids, pointers and constants update
+    assert after["graphs_built"] - before["graphs_built"] == 2
+    assert after["graphs_launched"] - before["graphs_launched"] == 40
+    updates = after["graph_updates"] - before["graph_updates"]
+    assert 0 < updates < 80
 
 
 @gpu

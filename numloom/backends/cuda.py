@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import math
 import sys
 import time
@@ -44,6 +45,8 @@ class _Device:
     stream: object
     arch: str
     sms: int
+    graphs: dict = field(default_factory=dict)  # structure -> cuda_graph.SegmentGraph
+    functions: dict = field(default_factory=dict)  # kernel symbol -> its functions by role
 
 
 _devices: dict = {}
@@ -315,7 +318,6 @@ class Program:
     steps: tuple
     segments: tuple = ()  # runs of step indices: all CUDA kernels (one graph), or one host step
     waits: tuple = ()  # per step, the steps whose outputs it reads (the plan's dependencies)
-    graphs: dict = field(default_factory=dict)  # segment index -> cuda_graph.SegmentGraph
     recipes: dict = field(default_factory=dict)  # step -> Recipe, or a matmul's cuBLAS plan
     frees: tuple = ()  # per segment: positions of intermediates no later segment reads
     roots: tuple = ()  # positions of the roots in the DAG order
@@ -340,6 +342,12 @@ class Recipe:
     # traces the same program again reads the same interned constants
     memo: list = field(default_factory=lambda: [None, None, None], compare=False)
     narrow: bool = False  # launch the 32-bit index variants (sizes then as np.int32)
+    # this recipe among all (no two share one): with the pointers and constants, it names a
+    # launch for the graph instances, which programs of other sizes may share
+    token: int = field(default=0, compare=False)
+
+
+_tokens = itertools.count(1)
 
 
 _programs: dict = {}
@@ -456,18 +464,26 @@ def _compile(k, device: str):
 
 
 def _load(source: str, symbol: str, device: str) -> dict:
-    """Compile (through the cache) and load a kernel source: its functions by role."""
+    """Compile (through the cache) and load a kernel source: its functions by role, loaded
+    once per device (programs of the same code over other sizes launch the same functions, so
+    their graphs are one)."""
     from cuda.core import ObjectCode
 
     from ..compiler import compile_cuda, cuda_code_kind
 
-    code = compile_cuda(source, _get(device).arch, name_hint=symbol)
+    state = _get(device)
+    functions = state.functions.get(symbol)
+    if functions is not None:
+        return functions
+    code = compile_cuda(source, state.arch, name_hint=symbol)
     if cuda_code_kind(code) == "cubin":
         module = ObjectCode.from_cubin(code)
     else:
         module = ObjectCode.from_ptx(code)
-    return {name.replace(symbol, "KERNEL"): module.get_kernel(name)
-            for name in _function_names(source)}  # fmt: skip
+    functions = state.functions[symbol] = {
+        name.replace(symbol, "KERNEL"): module.get_kernel(name) for name in _function_names(source)
+    }
+    return functions
 
 
 @functools.cache
@@ -508,7 +524,7 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
         start = time.perf_counter() if config.DEBUG >= 1 else 0.0
         first = program.steps[segment[0]]
         if _on_gpu(first):
-            _run_kernels(program, index, segment, order, values, device, pos)
+            _run_kernels(program, segment, order, values, device, pos)
         elif first.kernel.kind == "library" and _matmul_library() is not None:
             _matmul(program, segment[0], order, values, device)
         else:
@@ -608,7 +624,7 @@ def _reuse(steps: list, segments: tuple, waits: list, frees: tuple, order: list)
     return reuse
 
 
-def _run_kernels(program: Program, index: int, segment: tuple, order: list, values: dict,
+def _run_kernels(program: Program, segment: tuple, order: list, values: dict,
                  device: str, pos: dict | None) -> None:  # fmt: skip
     """Allocate the segment's outputs and launch its kernels (one graph, or one by one)."""
     state = _get(device)
@@ -634,7 +650,7 @@ def _run_kernels(program: Program, index: int, segment: tuple, order: list, valu
             checks.append((step, errors))
     try:
         if config.GRAPHS:
-            run_segment(program.graphs, index, launches, state.stream)
+            run_segment(state.graphs, launches, state.stream)
         else:
             run_eagerly(launches, state.stream)
     except Exception as e:  # noqa: BLE001 (a CUDA failure, named with the kernels involved)
@@ -653,9 +669,9 @@ def _recipe(step: Step, order: list, sms: int) -> Recipe:
     """The fixed part of a step's launches on a device of ``sms`` multiprocessors: functions,
     grids, sizes, constants, outputs; in 32-bit indices where every index fits."""
     recipe = _wide_recipe(step, order, sms)
-    if not config.INDEX32 or not _fits_32_bits(step, order, recipe):
-        return recipe
-    return replace(recipe, narrow=True, sizes=tuple(np.int32(v) for v in recipe.sizes))
+    if config.INDEX32 and _fits_32_bits(step, order, recipe):
+        recipe = replace(recipe, narrow=True, sizes=tuple(np.int32(v) for v in recipe.sizes))
+    return replace(recipe, token=next(_tokens))
 
 
 def _fits_32_bits(step: Step, order: list, recipe: Recipe) -> bool:
@@ -763,9 +779,9 @@ def _step_launches(step: Step, recipe: Recipe, order: list, values: dict, device
         held.extend(arrays)  # alive until the launches are enqueued; freed in stream order
         scratch = tuple(np.uint64(a.ptr) for a in arrays)
         addresses.extend(a.ptr for a in arrays)
-    # What a graph instance compares to know it has these arguments: the sizes are the
-    # recipe's, the same on every run of the program, so the pointers and constants suffice.
-    key = (tuple(addresses), consts_key)
+    # What a graph instance compares to know it has this launch: the sizes and grids are the
+    # recipe's, so its token, the pointers and the constants suffice.
+    key = (tuple(addresses), consts_key, recipe.token)
     with_parts = scratch + (np.int64(recipe.parts),)
     extra = {"": (), "part": scratch, "final": with_parts, "split": with_parts}
     plan = recipe.launches

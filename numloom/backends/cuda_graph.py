@@ -3,16 +3,22 @@
 A plan's steps that all run as CUDA kernels form a *segment*; its launches become the nodes of
 one graph whose edges are the plan's data dependencies: a kernel waits only for the kernels
 whose outputs it reads, so independent chains of work run concurrently, and the whole segment
-costs one launch. The graph is built on the first evaluation of its program and kept with it.
-A later evaluation of the same program (the next iteration of a loop, a ``numloom.jit``
-replay) has the same launches with other arguments (new input and output pointers, new
-constant values).
+costs one launch.
+
+Graphs are cached per device by their *structure*: the kernels (the same CUDA source loads
+once, so the same function object) and the dependencies between them, not the launch shapes or
+arguments. A later evaluation of the same program (the next iteration of a loop, a
+``numloom.jit`` replay) has the same launches with other arguments (new input and output
+pointers, new constant values); the same code over arrays of other sizes is another program
+whose launches differ only in their sizes and grids. Both run the graph that is there, its
+nodes updated in place.
 
 A loop's outputs alternate between two blocks of memory (the next result is allocated while
 the last one is still held), so its launches alternate between two sets of pointers. A graph
 keeps up to ``INSTANCES`` executable instances, each with the arguments it last ran: an
-evaluation whose arguments one of them already has launches it as it is; otherwise the least
-recently used one has only the nodes whose arguments changed updated.
+evaluation whose launches one of them already has launches it as it is; otherwise the least
+recently used one has only the nodes whose launches changed updated (grid, kernel variant and
+arguments).
 """
 
 from __future__ import annotations
@@ -33,12 +39,13 @@ class Launch:
         self.deps = deps  # indices of the launches of this segment it must wait for
         self.name = name  # the plan kernel's name, for errors
         self.shmem = shmem  # dynamic shared memory in bytes (kernels written in Python)
-        # what stands for the arguments when comparing them with an instance's (equal keys:
-        # equal arguments, at this launch's place in the same program); else their bytes
-        self.key = key if key is not None else _key(args)
+        # what stands for the launch when comparing it with an instance's node: equal keys,
+        # equal launches (kernel, shape and arguments); else all of those
+        self.key = key if key is not None else (_key(args), grid, block, shmem, id(kernel))
 
 
-INSTANCES = 2  # executable instances per graph (see the module's docstring)
+INSTANCES = 4  # executable instances per graph (see the module's docstring)
+GRAPHS_KEPT = 1024  # graphs cached per device; more, and the oldest are dropped
 
 
 def _key(args: tuple) -> bytes:
@@ -65,8 +72,10 @@ class SegmentGraph:
                 parent = self.definition.join(*deps)
             self.nodes.append(parent.launch(_config(launch), launch.kernel, *launch.args))
         self.built_with = [launch.key for launch in launches]
-        self.instances: list = []  # [executable graph, its arguments' keys]
-        self.shape = _shape(launches)
+        # [executable graph, its launches' keys, the kernels it launches (held, so that no
+        # other kernel takes the id a key names)]
+        self.instances: list = []
+        self.kernels = [launch.kernel for launch in launches]
         count("graphs_built")
 
     def run(self, launches: list, stream) -> None:
@@ -77,7 +86,8 @@ class SegmentGraph:
         k = next((k for k, instance in enumerate(instances) if instance[1] == keys), None)
         if k is None:
             if len(instances) < INSTANCES:
-                instances.append([self.definition.instantiate(), list(self.built_with)])
+                instances.append([self.definition.instantiate(), list(self.built_with),
+                                  list(self.kernels)])  # fmt: skip
             k = len(instances) - 1
             self._update(instances[k], launches, keys)
         instance = instances.pop(k)
@@ -86,12 +96,15 @@ class SegmentGraph:
         count("graphs_launched")
 
     def _update(self, instance: list, launches: list, keys: list) -> None:
-        """Give the instance's nodes whose arguments changed their new arguments."""
-        graph, old = instance
+        """Give the instance's nodes whose launches changed their new grid, kernel and
+        arguments."""
+        graph, old, kernels = instance
         stale = [k for k, key in enumerate(keys) if key != old[k]]
         instance[1] = keys
         if not stale:
             return
+        for k in stale:
+            kernels[k] = launches[k].kernel
         try:
             for k in stale:
                 launch = launches[k]
@@ -99,7 +112,9 @@ class SegmentGraph:
                                             args=launch.args)  # fmt: skip
         except (TypeError, AttributeError):  # a cuda.core without executable-node views
             for k in stale:
-                self.nodes[k].update(args=launches[k].args)
+                launch = launches[k]
+                self.nodes[k].update(config=_config(launch), kernel=launch.kernel,
+                                     args=launch.args)  # fmt: skip
             graph.update(self.definition)
         count("graph_updates", len(stale))
 
@@ -126,16 +141,21 @@ def _config(launch: Launch):
     return LaunchConfig(grid=launch.grid, block=launch.block, shmem_size=launch.shmem)
 
 
-def _shape(launches: list) -> tuple:
-    """What a built graph fixes: the kernels, their launch shapes and dependencies."""
-    return tuple((id(x.kernel), x.grid, x.block, x.shmem, x.deps) for x in launches)
+def _structure(launches: list) -> tuple:
+    """What a cached graph is found by: its kernels, their blocks and their dependencies (not
+    their grids or arguments, which an instance updates in place)."""
+    return tuple([(id(x.kernel), x.block, x.shmem, x.deps) for x in launches])
 
 
-def run_segment(cache: dict, index: int, launches: list, stream) -> None:
-    """Launch ``launches`` as the graph of segment ``index`` (``cache`` holds one per segment)."""
-    graph = cache.get(index)
-    if graph is None or graph.shape != _shape(launches):
-        graph = cache[index] = SegmentGraph(launches)
+def run_segment(cache: dict, launches: list, stream) -> None:
+    """Launch ``launches`` as one graph: the cached graph of their structure (``cache``, one
+    per device) updated in place, or a new one."""
+    structure = _structure(launches)
+    graph = cache.get(structure)
+    if graph is None:
+        if len(cache) >= GRAPHS_KEPT:
+            del cache[next(iter(cache))]
+        graph = cache[structure] = SegmentGraph(launches)
     graph.run(launches, stream)
 
 
