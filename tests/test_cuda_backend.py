@@ -217,10 +217,10 @@ def test_independent_chains_run_as_parallel_branches_of_one_graph():
     with _on_cuda():
         a = nl.asarray(RNG.random((256, 256)))
         b = nl.asarray(RNG.random(4096))
-        left = nl.exp((a * 2).sum(axis=0)) + 1
-        right = nl.sqrt(nl.cumsum(b * 3)) * 2
         nl.sync()
         backend._get("cuda:0").graphs.clear()
+        left = nl.exp((a * 2).sum(axis=0)) + 1
+        right = nl.sqrt(nl.cumsum(b * 3)) * 2
         before = nl.stats()
         nl.evaluate(left, right)
         assert nl.stats()["graphs_launched"] - before["graphs_launched"] == 1
