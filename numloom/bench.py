@@ -717,10 +717,12 @@ def new_size_probe(numloom, wl, n: int = 100_000, sizes: int = 20) -> str:
     after = numloom.stats()
     built = {k: after.get(k, 0) - before.get(k, 0)
              for k in ("kernels_compiled", "graphs_built", "graph_updates")}  # fmt: skip
-    return (f"blackscholes {_count(n)} at {sizes} new sizes: {new:.2f} ms a call, against "
-            f"{again:.2f} ms at a size it has run (medians); the new sizes compiled "
-            f"{built['kernels_compiled']} kernels, built {built['graphs_built']} CUDA graphs, "
-            f"updated {built['graph_updates']} graph nodes in place")
+    return (
+        f"blackscholes {_count(n)} at {sizes} new sizes: {new:.2f} ms a call, against "
+        f"{again:.2f} ms at a size it has run (medians); the new sizes compiled "
+        f"{built['kernels_compiled']} kernels, built {built['graphs_built']} CUDA graphs, "
+        f"updated {built['graph_updates']} graph nodes in place"
+    )
 
 
 def peak_memory_probe(numloom, case: Case, inputs: tuple) -> str:

@@ -318,9 +318,11 @@ def _mergeable(a: Node, b: Node) -> bool:
     return space is not None and space == _row_space(b)
 
 
-def schedule(roots: list, device: str = "cpu") -> Plan:
-    """Fused kernels for ``roots``, in dependency order (see the module docstring)."""
-    order = toposort(roots)
+def schedule(roots: list, device: str = "cpu", order: list | None = None) -> Plan:
+    """Fused kernels for ``roots``, in dependency order (see the module docstring); ``order``
+    is ``toposort(roots)`` when the caller has it."""
+    if order is None:
+        order = toposort(roots)
     by_id = {id(n): n for n in order}
     why = _materialized(order, roots)
     group = _launches(order)  # kernel root id -> representative id (multi-output kernels)
@@ -361,12 +363,20 @@ def _launches(order: list) -> dict:
 
 
 def _depends(kernel_roots: list, order: list) -> bool:
-    """True when one of these kernel roots reads another (they cannot be one map kernel)."""
-    ids = {id(r) for r in kernel_roots}
+    """True when one of these kernel roots reads another (they cannot be one map kernel).
+    A node deeper than every other root reads none of them: the search stops there."""
     for r in kernel_roots:
-        for n in toposort([r]):
-            if n is not r and id(n) in ids:
+        others = {id(o) for o in kernel_roots if o is not r}
+        shallowest = min([o.depth for o in kernel_roots if o is not r], default=r.depth)
+        stack, seen = list(r.srcs), set()
+        while stack:
+            n = stack.pop()
+            if id(n) in others:
                 return True
+            if id(n) in seen or n.depth <= shallowest:
+                continue
+            seen.add(id(n))
+            stack.extend(n.srcs)
     return False
 
 

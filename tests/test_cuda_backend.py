@@ -278,6 +278,29 @@ def test_cublas_matmul_with_folded_transposes(dtype):
             numpy.testing.assert_allclose(got.get(), want, rtol=tol, atol=tol * scale)
 
 
+def test_the_same_code_over_another_size_renders_no_cuda_source(monkeypatch):
+    """Sizes are kernel parameters: a program over arrays of a new size has the kernels
+    (the same sources) of the last one, rendered once."""
+    from numloom import render_cuda
+    from numloom.backends import cuda as backend
+    from numloom.dag import toposort
+
+    def programs(n):
+        x = nl.asarray(RNG.random((n, 7)).astype(numpy.float32))
+        y = W.softmax(nl, x) + x.sum(axis=0)
+        roots = [y._node()]
+        return backend._program(toposort(roots), roots, "cuda:0")
+
+    first = programs(5)
+    rendered = []
+    original = render_cuda.render_cuda
+    monkeypatch.setattr(render_cuda, "render_cuda", lambda k: rendered.append(k) or original(k))
+    second = programs(9)
+    assert second is not first
+    assert rendered == []
+    assert [s.kernel.source for s in second.steps] == [s.kernel.source for s in first.steps]
+
+
 class _ModelGraph:
     """A CUDA graph as the driver keeps one (for ``cuda_graph`` on a machine without a GPU):
     a definition's kernel nodes, instantiated into executables whose nodes are updated in

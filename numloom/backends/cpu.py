@@ -143,7 +143,7 @@ def _compiler_ready() -> bool:
 
 def _build(order: list, roots: list) -> Program:
     compiled = _compiler_ready()
-    plan = schedule(roots, "cpu")
+    plan = schedule(roots, "cpu", order)
     pos = {id(n): i for i, n in enumerate(order)}
     steps, kernels = [], []
     for k in plan.kernels:

@@ -369,7 +369,7 @@ def _program(order: list, roots: list, device: str, signature=None) -> Program:
 
 
 def _build(order: list, roots: list, device: str) -> Program:
-    plan = schedule(roots, device)
+    plan = schedule(roots, device, order)
     pos = {id(n): i for i, n in enumerate(order)}
     steps, kernels = [], []
     for k in plan.kernels:
@@ -443,7 +443,6 @@ def _compile(k, device: str):
     with no CUDA code (it runs on the host) or on a machine where CUDA is not usable (the plan
     is only shown: ``numloom.explain(..., target="cuda")``)."""
     from ..lower import Unsupported, lower
-    from ..render_cuda import render_cuda
 
     if k.kind == "library":
         return {}, None, None
@@ -455,12 +454,35 @@ def _compile(k, device: str):
         if config.DEBUG >= 2:
             print(f"numloom: {k.name} runs on the host: {why}", file=sys.stderr)
         return {}, None, None
-    body = render_cuda(replace(lowered.kernel, name="KERNEL"))
-    symbol = "nl_" + hashlib.sha256(body.encode()).hexdigest()[:16]
-    source = body.replace("KERNEL", symbol)
+    source, symbol = _source(replace(lowered.kernel, name="KERNEL"))
     if not _usable():
         return {}, source, lowered
     return _load(source, symbol, device), source, lowered
+
+
+_sources: dict = {}  # kernel IR -> (CUDA source, its symbol)
+
+
+def _source(ir) -> tuple:
+    """(CUDA source, symbol) of kernel ``ir`` (named KERNEL): rendered once per IR, so the
+    same code over arrays of other sizes (the same IR: sizes are its parameters) renders
+    nothing."""
+    try:
+        found = _sources.get(ir)
+    except TypeError:  # (an IR holding something unhashable: rendered each time)
+        found, ir = None, None
+    if found is not None:
+        return found
+    from ..render_cuda import render_cuda
+
+    body = render_cuda(ir)
+    symbol = "nl_" + hashlib.sha256(body.encode()).hexdigest()[:16]
+    found = body.replace("KERNEL", symbol), symbol
+    if ir is not None:
+        if len(_sources) >= 4096:
+            _sources.clear()
+        _sources[ir] = found
+    return found
 
 
 def _load(source: str, symbol: str, device: str) -> dict:
