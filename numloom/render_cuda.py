@@ -433,13 +433,60 @@ def _pass_lines(body, cache: dict, filled: set, length: int) -> list:
     return lines
 
 
+_ROW_LOAD = re.compile(r"\((\w+)\)(in\d+)\[(?:([\w\s*+()\[\]]+) \+ )?r0\]")
+_ROW_BASE = re.compile(r"i\d+|P\[\d+\]|\d+|[\s*+()]")
+
+
+def _row_prefetch(k: kir.Kernel, cache: dict, length: int) -> tuple:
+    """(lines, loads): the cached loads that are one contiguous run along a single inner axis
+    (``(T)inN[base + r0]``) copied into shared memory before the row's first pass, 16 bytes
+    a load where the row's start is 16-byte aligned, so every pass reads them back from there
+    (after a barrier: a thread reads slots others wrote). A thread folding as it loads keeps
+    one load in flight; this copy keeps four or more."""
+    if len(k.inner) != 1:
+        return [], set()
+    lines, loads = [], set()
+    for expr, (name, ctype) in cache.items():
+        m = _ROW_LOAD.fullmatch(expr)
+        vec = _VEC.get(ctype)
+        if m is None or vec is None or m[1] != ctype:
+            continue
+        base = m[3] or "0"
+        if _ROW_BASE.sub("", base):  # (an index that is not sizes and row coordinates)
+            continue
+        lanes = 16 // _SIZES[ctype]
+        count = f"(({k.inner[0]}) < {length} ? ({k.inner[0]}) : {length})"
+        lines += [
+            "{",
+            *_indent([
+                f"const {ctype} *__restrict__ row = {m[2]} + ({base});",
+                f"const nl_idx n = {count};",
+                "nl_idx g = threadIdx.x;",
+                "if ((reinterpret_cast<unsigned long long>(row) & 15) == 0) {",
+                f"    for (nl_idx v = threadIdx.x; v < n / {lanes}; v += blockDim.x)",
+                f"        reinterpret_cast<{vec} *>({name})[v] = "
+                f"reinterpret_cast<const {vec} *>(row)[v];",
+                f"    g = n / {lanes} * {lanes} + threadIdx.x;",
+                "}",
+                f"for (; g < n; g += blockDim.x) {name}[g] = row[g];",
+            ], 1),
+            "}",
+        ]  # fmt: skip
+        loads.add(expr)
+    if lines:
+        lines.append("__syncthreads();")
+    return lines, loads
+
+
 def _row(k: kir.Kernel) -> list:
     """A block per row: each phase folds the row and broadcasts its result; then the outputs."""
     lines = [*_unravel("o", k.outer, "i")] if k.outer else []
     cache = _row_cache(k)
     length = _row_cache_length(cache)
-    shared = [f"__shared__ {ctype} {name}[{length}];" for name, ctype in cache.values()]
-    filled: set = set()
+    shared = [f"__shared__ __align__(16) {ctype} {name}[{length}];"
+              for name, ctype in cache.values()]  # fmt: skip
+    prefetch, filled = _row_prefetch(k, cache, length)
+    lines += prefetch
     for phase in k.phases:
         r = phase.reduction
         rendered = _pass_lines(phase.body, cache, filled, length)

@@ -694,13 +694,21 @@ def test_cuda_kernels_take_32_bit_indices_only_where_every_index_fits(rows, narr
 
 
 def test_a_row_kernel_reads_its_input_once_and_keeps_it_on_chip():
-    """Softmax passes over each row three times (max, sum, outputs): the first pass keeps the
-    loaded values in shared memory, the later ones read them there (rendered only)."""
+    """Softmax passes over each row three times (max, sum, outputs): a contiguous row is
+    copied into shared memory first, 16 bytes a load, and every pass reads it there; a
+    row read backwards is kept there by the first pass, and read there by the later ones
+    (rendered only)."""
     x = nl.asarray(RNG.random((64, 300)).astype(numpy.float32))
     plan = nl.explain(W.softmax(nl, x), target="cuda")
     (kernel,) = plan.kernels
     block = kernel.source.split("_thread(")[0]  # the block-per-row function
-    assert block.count("s_cache0[g] = ") == 1
+    assert block.count("reinterpret_cast<float4 *>(s_cache0)[v] = ") == 1
+    assert block.count("s_cache0[g] = row[g]") == 1  # the unaligned rest of a row
+    assert block.count("? s_cache0[g] : (float)in0[") == 3
+    plan = nl.explain(W.softmax(nl, x[:, ::-1]), target="cuda")
+    block = plan.kernels[0].source.split("_thread(")[0]
+    assert "reinterpret_cast" not in block
+    assert block.count("if (g < 4096) s_cache0[g] = ") == 1
     assert block.count("? s_cache0[g] : (float)in0[") == 2
 
 
