@@ -439,10 +439,11 @@ _ROW_BASE = re.compile(r"i\d+|P\[\d+\]|\d+|[\s*+()]")
 
 def _row_prefetch(k: kir.Kernel, cache: dict, length: int) -> tuple:
     """(lines, loads): the cached loads that are one contiguous run along a single inner axis
-    (``(T)inN[base + r0]``) copied into shared memory before the row's first pass, 16 bytes
-    a load where the row's start is 16-byte aligned, so every pass reads them back from there
-    (after a barrier: a thread reads slots others wrote). A thread folding as it loads keeps
-    one load in flight; this copy keeps four or more."""
+    (``(T)inN[base + r0]``) copied into shared memory before the row's first pass, so every
+    pass reads them back from there (after a barrier: a thread reads slots others wrote). A
+    thread folding as it loads keeps one load in flight; this copy loads 16 bytes at a time
+    (after the row's first elements up to a 16-byte boundary, one by one), four or more
+    elements a load."""
     if len(k.inner) != 1:
         return [], set()
     lines, loads = [], set()
@@ -454,21 +455,26 @@ def _row_prefetch(k: kir.Kernel, cache: dict, length: int) -> tuple:
         base = m[3] or "0"
         if _ROW_BASE.sub("", base):  # (an index that is not sizes and row coordinates)
             continue
-        lanes = 16 // _SIZES[ctype]
+        size = _SIZES[ctype]
+        lanes = 16 // size
         count = f"(({k.inner[0]}) < {length} ? ({k.inner[0]}) : {length})"
+        spread = [f"{name}[head + {lanes} * v + {j}] = q.{_LANES[j]};" for j in range(lanes)]
         lines += [
             "{",
             *_indent([
                 f"const {ctype} *__restrict__ row = {m[2]} + ({base});",
                 f"const nl_idx n = {count};",
-                "nl_idx g = threadIdx.x;",
-                "if ((reinterpret_cast<unsigned long long>(row) & 15) == 0) {",
-                f"    for (nl_idx v = threadIdx.x; v < n / {lanes}; v += blockDim.x)",
-                f"        reinterpret_cast<{vec} *>({name})[v] = "
-                f"reinterpret_cast<const {vec} *>(row)[v];",
-                f"    g = n / {lanes} * {lanes} + threadIdx.x;",
+                "const unsigned long long at = reinterpret_cast<unsigned long long>(row);",
+                f"nl_idx head = at % {size} ? n : (nl_idx)((16 - at % 16) % 16 / {size});",
+                "head = head < n ? head : n;",
+                f"const nl_idx body = (n - head) / {lanes} * {lanes};",
+                f"for (nl_idx g = threadIdx.x; g < head; g += blockDim.x) {name}[g] = row[g];",
+                f"for (nl_idx v = threadIdx.x; v < body / {lanes}; v += blockDim.x) {{",
+                f"    const {vec} q = reinterpret_cast<const {vec} *>(row + head)[v];",
+                *_indent(spread, 1),
                 "}",
-                f"for (; g < n; g += blockDim.x) {name}[g] = row[g];",
+                f"for (nl_idx g = head + body + threadIdx.x; g < n; g += blockDim.x) "
+                f"{name}[g] = row[g];",
             ], 1),
             "}",
         ]  # fmt: skip
@@ -483,8 +489,7 @@ def _row(k: kir.Kernel) -> list:
     lines = [*_unravel("o", k.outer, "i")] if k.outer else []
     cache = _row_cache(k)
     length = _row_cache_length(cache)
-    shared = [f"__shared__ __align__(16) {ctype} {name}[{length}];"
-              for name, ctype in cache.values()]  # fmt: skip
+    shared = [f"__shared__ {ctype} {name}[{length}];" for name, ctype in cache.values()]
     prefetch, filled = _row_prefetch(k, cache, length)
     lines += prefetch
     for phase in k.phases:
