@@ -447,11 +447,12 @@ def _row_prefetch(k: kir.Kernel, cache: dict, length: int) -> tuple:
     if len(k.inner) != 1:
         return [], set()
     lines, loads = [], set()
+    stored = {b.name: b.ctype for b in k.buffers}
     for expr, (name, ctype) in cache.items():
         m = _ROW_LOAD.fullmatch(expr)
         vec = _VEC.get(ctype)
-        if m is None or vec is None or m[1] != ctype:
-            continue
+        if m is None or vec is None or m[1] != ctype or stored.get(m[2]) != ctype:
+            continue  # (a load converted as it is read, a float16 one widened, stays as it is)
         base = m[3] or "0"
         if _ROW_BASE.sub("", base):  # (an index that is not sizes and row coordinates)
             continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy
 import pytest
 
 import numloom as nl
@@ -42,3 +43,19 @@ def test_a_failing_kernel_is_found_in_its_batch():
     logs = check_cuda_sources(sources, "sm_90", ptx=True, batch=4)
     assert [i for i, log in enumerate(logs) if log is not None] == [5]
     assert 'identifier "y" is undefined' in logs[5]
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32", "uint8"])
+def test_row_kernels_of_every_element_type_compile_for_cuda(dtype):
+    """Row kernels read their rows into shared memory in the loaded type (a float16 row is
+    read as float16 and widened after)."""
+    x = nl.asarray((numpy.arange(6 * 300) % 7).reshape(6, 300).astype(dtype))
+    plans = [nl.explain(x.var(axis=-1), target="cuda"),
+             nl.explain(x - x.max(axis=1, keepdims=True) * x.sum(axis=1, keepdims=True),
+                        target="cuda")]  # fmt: skip
+    sources = [k.source for plan in plans for k in plan.kernels if k.source]
+    assert any("s_cache0" in s for s in sources)
+    sources = list(dict.fromkeys(sources))  # (one symbol per source in a batch)
+    logs = check_cuda_sources(sources, "sm_90")
+    assert logs == [None] * len(sources), [log for log in logs if log][:1]
