@@ -109,10 +109,16 @@ def _describe(args: tuple) -> str:
                      for a in args)  # fmt: skip
 
 
-def _backend(device: str):
-    from .backends import load
+_backends: dict = {}
 
-    return load(device)
+
+def _backend(device: str):
+    backend = _backends.get(device)
+    if backend is None:
+        from .backends import load
+
+        backend = _backends[device] = load(device)
+    return backend
 
 
 def _array_args(args: tuple) -> list:

@@ -443,6 +443,40 @@ def test_cublas_keeps_tf32_off_unless_allowed(monkeypatch, allow, mode):
     assert modes == [(11, mode)]
 
 
+def test_cublas_calls_set_the_stream_only_when_it_changes(monkeypatch):
+    """Each gemm runs on the stream it is given: the handle is told of a stream once, until
+    another one comes (checked on a stand-in for nvmath's cuBLAS binding)."""
+    import types
+
+    from numloom.backends import cublas
+
+    calls = []
+    fake = types.SimpleNamespace(
+        create=lambda: 11, set_math_mode=lambda h, m: None,
+        set_stream=lambda h, s: calls.append(("stream", h, s)),
+        **{name: (lambda *args, name=name: calls.append((name, *args)))
+           for name in cublas._FUNCTIONS.values()},
+    )  # fmt: skip
+    bindings = types.ModuleType("nvmath.bindings")
+    bindings.cublas = fake
+    monkeypatch.setitem(sys.modules, "nvmath", types.ModuleType("nvmath"))
+    monkeypatch.setitem(sys.modules, "nvmath.bindings", bindings)
+    monkeypatch.setattr(cublas, "_handles", {})
+    monkeypatch.setattr(cublas, "_calls", {})
+    a = numpy.zeros((2, 3), numpy.float32)
+    b = numpy.zeros((3, 4), numpy.float32)
+    g = plan_gemm(_operand(a, a.ravel()), _operand(b, b.ravel()), (2, 4))
+    for stream in (5, 5, 7, 5):
+        cublas.gemm(g, numpy.float64, 1000, 2000, 3000, stream, "cuda:0")
+    assert [c for c in calls if c[0] == "stream"] == [("stream", 11, 5), ("stream", 11, 7),
+                                                      ("stream", 11, 5)]  # fmt: skip
+    gemms = [c for c in calls if c[0] != "stream"]
+    assert len(gemms) == 4 and {c[0] for c in gemms} == {"dgemm_strided_batched"}
+    one, zero = cublas._SCALARS["d"]
+    assert gemms[0][7] == one.ctypes.data and gemms[0][14] == zero.ctypes.data
+    assert gemms[0][8] == 1000 + g.first * 8 and gemms[0][15] == 3000
+
+
 def test_out_of_device_memory_is_a_memory_error_and_arrays_survive():
     with _on_cuda():
         x = nl.arange(10.0)

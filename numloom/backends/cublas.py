@@ -147,17 +147,37 @@ def _handle(device: str) -> int:
 def gemm(g: Gemm, dtype, first_ptr: int, second_ptr: int, out_ptr: int, stream: int,
          device: str) -> None:  # fmt: skip
     """Run ``g`` on ``stream``: pointers are the bases the Gemm's offsets count from."""
-    from nvmath.bindings import cublas
-
-    dtype = np.dtype(dtype)
-    handle = _handle(device)
-    cublas.set_stream(handle, stream)
-    call = getattr(cublas, _FUNCTIONS[dtype.char])
-    one, zero = _SCALARS[dtype.char]
-    size = dtype.itemsize
+    call = _calls.get(device)
+    if call is None:
+        call = _calls[device] = _Calls(device)
+    call.stream(stream)
+    function, one, zero = call.functions[np.dtype(dtype).char]
+    size = np.dtype(dtype).itemsize
+    handle = call.handle
     for fo, so, oo in g.batch_offsets:
-        call(handle, g.trans_first, g.trans_second, g.m, g.n, g.k, one.ctypes.data,
-             first_ptr + (g.first + fo) * size, g.ld_first, g.stride_first,
-             second_ptr + (g.second + so) * size, g.ld_second, g.stride_second,
-             zero.ctypes.data, out_ptr + oo * size, g.ldc, g.stride_out,
-             g.batch)  # fmt: skip
+        function(handle, g.trans_first, g.trans_second, g.m, g.n, g.k, one,
+                 first_ptr + (g.first + fo) * size, g.ld_first, g.stride_first,
+                 second_ptr + (g.second + so) * size, g.ld_second, g.stride_second,
+                 zero, out_ptr + oo * size, g.ldc, g.stride_out, g.batch)  # fmt: skip
+
+
+class _Calls:
+    """A device's cuBLAS handle, the stream it was last given, and per element type the
+    strided-batched function with the addresses of its scalars (one and zero)."""
+
+    def __init__(self, device: str):
+        from nvmath.bindings import cublas
+
+        self.handle = _handle(device)
+        self.set_stream, self.last = cublas.set_stream, None
+        self.functions = {code: (getattr(cublas, name), _SCALARS[code][0].ctypes.data,
+                                 _SCALARS[code][1].ctypes.data)
+                          for code, name in _FUNCTIONS.items()}  # fmt: skip
+
+    def stream(self, stream: int) -> None:
+        if stream != self.last:
+            self.set_stream(self.handle, stream)
+            self.last = stream
+
+
+_calls: dict = {}  # device -> _Calls

@@ -345,6 +345,8 @@ class Recipe:
     # this recipe among all (no two share one): with the pointers and constants, it names a
     # launch for the graph instances, which programs of other sizes may share
     token: int = field(default=0, compare=False)
+    # aligned -> per launch (function, grid, role, name), found on first use
+    resolved: dict = field(default_factory=dict, compare=False)
 
 
 _tokens = itertools.count(1)
@@ -769,54 +771,78 @@ def _step_launches(step: Step, recipe: Recipe, order: list, values: dict, device
                    deps: tuple, launches: list, held: list, reuse=None):  # fmt: skip
     """Append the launches of one plan kernel (two, chained, for a scatter or a full
     reduction) with its outputs allocated (or, per ``reuse``, taken over from a finished
-    intermediate) and recorded in ``values``; return its error slots if it checks indices."""
+    intermediate) and recorded in ``values``; return its error slots if it checks indices.
+
+    This runs for every step of every evaluation (a ``numloom.jit`` replay is little else):
+    a launch gets its key (pointers, constants, the recipe) and makes its arguments only if
+    a graph instance needs them."""
     if reuse is None:
         outs = [DeviceArray(shape, dtype, device) for _, shape, dtype in recipe.outputs]
     else:
         outs = [DeviceArray(shape, dtype, device) if q is None else values[q]
                 for (_, shape, dtype), q in zip(recipe.outputs, reuse)]  # fmt: skip
-    addresses = [values[p].ptr for p in step.inputs] + [o.ptr for o in outs]
-    nodes = tuple([order[p] for p, _, _ in recipe.consts])
-    memo = recipe.memo
-    if memo[0] == nodes:  # (Nodes compare by identity)
-        consts, consts_key = memo[1], memo[2]
+    addresses = [values[p].ptr for p in step.inputs]
+    for (p, _, _), o in zip(recipe.outputs, outs):
+        addresses.append(o.ptr)
+        values[p] = o
+    if recipe.consts:
+        nodes = tuple([order[p] for p, _, _ in recipe.consts])
+        memo = recipe.memo
+        if memo[0] == nodes:  # (Nodes compare by identity)
+            consts, consts_key = memo[1], memo[2]
+        else:
+            consts = [_scalar(const_value(order[p], part), dt) for p, part, dt in recipe.consts]
+            consts_key = b"".join([c.tobytes() for c in consts])  # -0.0 is not 0.0; NaN is NaN
+            memo[:] = nodes, consts, consts_key
     else:
-        consts = [_scalar(const_value(order[p], part), dt) for p, part, dt in recipe.consts]
-        consts_key = b"".join([c.tobytes() for c in consts])  # -0.0 is not 0.0; NaN is NaN
-        memo[:] = nodes, consts, consts_key
+        consts, consts_key = (), b""
     if step.checks:  # error slots of indirect loads, zeroed before the kernels run
         errors = DeviceArray((2 * len(step.checks),), np.int64, device)
         _zero(errors, device)
         addresses.append(errors.ptr)
     else:
         errors = None
-    ptrs = [np.uint64(a) for a in addresses]
-    for (p, _, _), o in zip(recipe.outputs, outs):
-        values[p] = o
-    scratch = ()
+    aligned = bool(recipe.aligned) and all(a % 16 == 0 for a in addresses)
+    pointers = len(addresses)
     if recipe.scratch:
         n = (recipe.scratch,)
         arrays = [DeviceArray(n, recipe.acc, device), DeviceArray(n, np.int64, device),
                   DeviceArray(n, np.bool_, device)]  # fmt: skip
         held.extend(arrays)  # alive until the launches are enqueued; freed in stream order
-        scratch = tuple(np.uint64(a.ptr) for a in arrays)
         addresses.extend(a.ptr for a in arrays)
     # What a graph instance compares to know it has this launch: the sizes and grids are the
     # recipe's, so its token, the pointers and the constants suffice.
     key = (tuple(addresses), consts_key, recipe.token)
-    with_parts = scratch + (np.int64(recipe.parts),)
-    extra = {"": (), "part": scratch, "final": with_parts, "split": with_parts}
-    plan = recipe.launches
-    if recipe.aligned and all(int(p) % 16 == 0 for p in ptrs):
-        plan = recipe.aligned
-    for name, grid, role in plan:
-        args = (*ptrs, *extra[role], *recipe.sizes, *consts)
-        if recipe.narrow:
-            name = _narrow_name(name, NARROW)
-        launches.append(Launch(step.functions[name], grid, THREADS, args, deps,
-                               f"{step.kernel.name} ({name})", key=key))  # fmt: skip
+    templates = recipe.resolved.get(aligned)
+    if templates is None:
+        templates = recipe.resolved[aligned] = _templates(step, recipe, aligned)
+    for function, grid, role, name in templates:
+        make = partial(_arguments, addresses, pointers, recipe, consts, role)
+        launches.append(Launch(function, grid, THREADS, None, deps, name, key=key, make=make))
         deps = (len(launches) - 1,)
     return errors
+
+
+def _templates(step: Step, recipe: Recipe, aligned: bool) -> tuple:
+    """Per launch of a step: (function, grid, scratch role, name for errors)."""
+    out = []
+    for name, grid, role in recipe.aligned if aligned else recipe.launches:
+        if recipe.narrow:
+            name = _narrow_name(name, NARROW)
+        out.append((step.functions[name], grid, role, f"{step.kernel.name} ({name})"))
+    return tuple(out)
+
+
+def _arguments(addresses: list, pointers: int, recipe: Recipe, consts, role: str) -> tuple:
+    """A launch's arguments: the buffers' pointers, the scratch arrays' (by role), the sizes and
+    the constants."""
+    ptrs = [np.uint64(a) for a in addresses[:pointers]]
+    if role == "":
+        return (*ptrs, *recipe.sizes, *consts)
+    scratch = [np.uint64(a) for a in addresses[pointers:]]
+    if role != "part":
+        scratch.append(np.int64(recipe.parts))
+    return (*ptrs, *scratch, *recipe.sizes, *consts)
 
 
 def _zero(array: DeviceArray, device: str) -> None:

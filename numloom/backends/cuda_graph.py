@@ -27,21 +27,31 @@ from ..realize import count
 
 
 class Launch:
-    """One kernel launch: what runs, how wide, with what, after which earlier launches."""
+    """One kernel launch: what runs, how wide, with what, after which earlier launches.
 
-    __slots__ = ("kernel", "grid", "block", "args", "deps", "name", "shmem", "key")
+    A launch of a plan's kernel comes with its key and a function that makes its arguments
+    (``make``): a graph instance that already has the key never asks for them."""
 
-    def __init__(self, kernel, grid, block, args: tuple, deps: tuple = (), name: str = "",
-                 shmem: int = 0, key=None):  # fmt: skip
+    __slots__ = ("kernel", "grid", "block", "_args", "make", "deps", "name", "shmem", "key")
+
+    def __init__(self, kernel, grid, block, args: tuple | None, deps: tuple = (),
+                 name: str = "", shmem: int = 0, key=None, make=None):  # fmt: skip
         self.kernel = kernel  # cuda.core Kernel
         self.grid, self.block = grid, block  # ints or 3-tuples
-        self.args = args  # NumPy scalars, as cuda.core's launch takes them
+        self._args, self.make = args, make  # the arguments, or what makes them
         self.deps = deps  # indices of the launches of this segment it must wait for
         self.name = name  # the plan kernel's name, for errors
         self.shmem = shmem  # dynamic shared memory in bytes (kernels written in Python)
         # what stands for the launch when comparing it with an instance's node: equal keys,
         # equal launches (kernel, shape and arguments); else all of those
         self.key = key if key is not None else (_key(args), grid, block, shmem, id(kernel))
+
+    @property
+    def args(self) -> tuple:
+        """The arguments: NumPy scalars, as cuda.core's launch takes them."""
+        if self._args is None:
+            self._args = self.make()
+        return self._args
 
 
 INSTANCES = 4  # executable instances per graph (see the module's docstring)
