@@ -313,23 +313,23 @@ class ndarray:
     # fmt: off
     # --- operators -------------------------------------------------------------------------------
 
-    def __add__(self, o): return _api.add(self, o)
-    def __radd__(self, o): return _api.add(o, self)
+    def __add__(self, o): return _binary(_api.add, self, o)
+    def __radd__(self, o): return _binary(_api.add, o, self)
     def __iadd__(self, o): return _api.add(self, o, out=self)
-    def __sub__(self, o): return _api.subtract(self, o)
-    def __rsub__(self, o): return _api.subtract(o, self)
+    def __sub__(self, o): return _binary(_api.subtract, self, o)
+    def __rsub__(self, o): return _binary(_api.subtract, o, self)
     def __isub__(self, o): return _api.subtract(self, o, out=self)
-    def __mul__(self, o): return _api.multiply(self, o)
-    def __rmul__(self, o): return _api.multiply(o, self)
+    def __mul__(self, o): return _binary(_api.multiply, self, o)
+    def __rmul__(self, o): return _binary(_api.multiply, o, self)
     def __imul__(self, o): return _api.multiply(self, o, out=self)
-    def __truediv__(self, o): return _api.divide(self, o)
-    def __rtruediv__(self, o): return _api.divide(o, self)
+    def __truediv__(self, o): return _binary(_api.divide, self, o)
+    def __rtruediv__(self, o): return _binary(_api.divide, o, self)
     def __itruediv__(self, o): return _api.divide(self, o, out=self)
-    def __floordiv__(self, o): return _api.floor_divide(self, o)
-    def __rfloordiv__(self, o): return _api.floor_divide(o, self)
+    def __floordiv__(self, o): return _binary(_api.floor_divide, self, o)
+    def __rfloordiv__(self, o): return _binary(_api.floor_divide, o, self)
     def __ifloordiv__(self, o): return _api.floor_divide(self, o, out=self)
-    def __mod__(self, o): return _api.remainder(self, o)
-    def __rmod__(self, o): return _api.remainder(o, self)
+    def __mod__(self, o): return _binary(_api.remainder, self, o)
+    def __rmod__(self, o): return _binary(_api.remainder, o, self)
     def __imod__(self, o): return _api.remainder(self, o, out=self)
     def __divmod__(self, o): return _api.divmod(self, o)
     def __rdivmod__(self, o): return _api.divmod(o, self)
@@ -339,20 +339,20 @@ class ndarray:
     def __matmul__(self, o): return _api.matmul(self, o)
     def __rmatmul__(self, o): return _api.matmul(o, self)
     def __imatmul__(self, o): return _api.matmul(self, o, out=self)
-    def __and__(self, o): return _api.bitwise_and(self, o)
-    def __rand__(self, o): return _api.bitwise_and(o, self)
+    def __and__(self, o): return _binary(_api.bitwise_and, self, o)
+    def __rand__(self, o): return _binary(_api.bitwise_and, o, self)
     def __iand__(self, o): return _api.bitwise_and(self, o, out=self)
-    def __or__(self, o): return _api.bitwise_or(self, o)
-    def __ror__(self, o): return _api.bitwise_or(o, self)
+    def __or__(self, o): return _binary(_api.bitwise_or, self, o)
+    def __ror__(self, o): return _binary(_api.bitwise_or, o, self)
     def __ior__(self, o): return _api.bitwise_or(self, o, out=self)
-    def __xor__(self, o): return _api.bitwise_xor(self, o)
-    def __rxor__(self, o): return _api.bitwise_xor(o, self)
+    def __xor__(self, o): return _binary(_api.bitwise_xor, self, o)
+    def __rxor__(self, o): return _binary(_api.bitwise_xor, o, self)
     def __ixor__(self, o): return _api.bitwise_xor(self, o, out=self)
-    def __lshift__(self, o): return _api.left_shift(self, o)
-    def __rlshift__(self, o): return _api.left_shift(o, self)
+    def __lshift__(self, o): return _binary(_api.left_shift, self, o)
+    def __rlshift__(self, o): return _binary(_api.left_shift, o, self)
     def __ilshift__(self, o): return _api.left_shift(self, o, out=self)
-    def __rshift__(self, o): return _api.right_shift(self, o)
-    def __rrshift__(self, o): return _api.right_shift(o, self)
+    def __rshift__(self, o): return _binary(_api.right_shift, self, o)
+    def __rrshift__(self, o): return _binary(_api.right_shift, o, self)
     def __irshift__(self, o): return _api.right_shift(self, o, out=self)
     def __neg__(self): return _api.negative(self)
     def __pos__(self): return _api.positive(self)
@@ -551,6 +551,14 @@ def _normalize_shape(shape, size: int | None = None) -> tuple:
 
 # The functions behind the methods and operators import this module: import them last.
 from . import numpy_api as _api  # noqa: E402
+from .ufuncs import _plain_call  # noqa: E402
+
+
+def _binary(uf, a, b):
+    """``uf(a, b)`` for an operator: the plain call first (most operators are one), else the
+    ufunc's whole call (``uf._call``), without going through ``uf.__call__``."""
+    made = _plain_call(uf, (a, b))
+    return made if made is not None else uf._call(a, b)
 
 
 def _numpy_message(fn) -> str:
