@@ -1,7 +1,10 @@
 """Products: matmul and everything NumPy defines through it (dot, tensordot, inner, vdot).
 
 ``matmul`` is one MATMUL node over operands made 2-D or more and batch-broadcast by views, so
-a backend sees a plain batched ``(..., n, k) @ (..., k, m)`` (BLAS on every device).
+a backend sees a plain batched ``(..., n, k) @ (..., k, m)`` (BLAS on every device). On a GPU,
+a product with a handful of results over a very long inner axis (k-means' ``onehot.T @ pts``:
+8x4 results over a million points) is a reduction instead, fused with the work that computes
+its operands: cuBLAS runs such shapes slowly, and its operands would be written to memory.
 """
 
 from __future__ import annotations
@@ -31,6 +34,34 @@ def matmul(x1, x2, /, out=None, *, casting="same_kind", dtype=None, **kwargs):
     if shape is None:
         _np.matmul(_stand_in(a.shape, a.dtype), _stand_in(b.shape, b.dtype))  # NumPy's error
     loop = _matmul_loop(a, b, out, casting, dtype)
+    if _as_reduction(a, b, loop):
+        r = (transpose(a)[:, :, None] * b[:, None, :]).sum(axis=0, dtype=loop[2])
+    else:
+        r = _matmul_node(a, b, loop, shape)
+    if out is None:
+        return r
+    _check_matmul_out(a, b, shape, out)
+    return deliver(broadcast_to(r, out.shape) if out.shape != shape else r, out)
+
+
+SKINNY_RESULTS = 128  # a GPU product of at most this many results ...
+SKINNY_INNER = 8192  # ... over at least this long an inner axis is a reduction (see above)
+
+
+def _as_reduction(a, b, loop) -> bool:
+    """Whether ``a @ b`` runs as a reduction of ``a.T[:, :, None] * b[:, None, :]`` over its
+    first axis: two matrices of one float type on a GPU, few results, a long inner axis."""
+    return (a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype == loop[2]
+            and a.dtype in _REDUCED_TYPES and a.device.split(":")[0] in REDUCED_ON
+            and a.shape[0] * b.shape[1] <= SKINNY_RESULTS and a.shape[1] >= SKINNY_INNER)  # fmt: skip
+
+
+_REDUCED_TYPES = (_np.dtype(_np.float32), _np.dtype(_np.float64))
+REDUCED_ON = ("cuda",)  # the devices where they are (a CPU's BLAS runs them well)
+
+
+def _matmul_node(a, b, loop: tuple, shape: tuple) -> ndarray:
+    """``a @ b`` as one MATMUL node (BLAS), of ``shape``."""
     an, bn = a._node(), b._node()
     if a.ndim == 1:
         an = reshape_array(a, (1,) + a.shape)._node()
@@ -41,12 +72,7 @@ def matmul(x1, x2, /, out=None, *, casting="same_kind", dtype=None, **kwargs):
     bn = broadcast_node(_cast(bn, loop[1]), batch + bn.shape[-2:])
     n = node(Op.MATMUL, (an, bn), None, batch + (an.shape[-2], bn.shape[-1]), loop[2])
     r = result(n, a.device)
-    if r.shape != shape:
-        r = reshape_array(r, shape)
-    if out is None:
-        return r
-    _check_matmul_out(a, b, shape, out)
-    return deliver(broadcast_to(r, out.shape) if out.shape != shape else r, out)
+    return r if r.shape == shape else reshape_array(r, shape)
 
 
 def _matmul_loop(a, b, out, casting: str, dtype) -> tuple:

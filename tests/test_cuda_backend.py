@@ -267,6 +267,20 @@ def test_the_same_code_over_other_sizes_updates_its_graph_in_place():
 
 
 @gpu
+def test_kmeans_on_a_gpu_runs_its_skinny_products_as_reductions():
+    """k-means' ``onehot.T @ pts`` per iteration is a fused reduction on a GPU, not cuBLAS:
+    the plan of ten iterations has no library call, and the centers are NumPy's."""
+    with _on_cuda():
+        host = RNG.random((20_000, 4)).astype(numpy.float32)
+        pts, centers = nl.asarray(host), nl.asarray(host[:8].copy())
+        got, labels = W.kmeans(nl, pts, centers, 10)
+        assert "library" not in [k.kind for k in nl.explain(got).kernels]
+        want, want_labels = W.kmeans(numpy, host, host[:8].copy(), 10)
+        numpy.testing.assert_allclose(got.get(), want, rtol=1e-4)
+        assert (labels.get() != want_labels).mean() < 1e-3  # (ties may round either way)
+
+
+@gpu
 @pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
 def test_cublas_matmul_with_folded_transposes(dtype):
     with _on_cuda():

@@ -113,6 +113,43 @@ def test_kmeans_never_stores_the_n_by_k_by_d_temporary():
     numpy.testing.assert_array_equal(lab.get(), wl)
 
 
+@pytest.mark.parametrize("dtype", [numpy.float32, numpy.float64])
+def test_a_skinny_product_is_a_reduction_fused_with_its_operands(monkeypatch, dtype):
+    """k-means' ``onehot.T @ pts`` (8x4 results over a long inner axis) runs as a reduction
+    that computes the one-hot matrix as it goes (on a GPU; here the CPU stands in): no BLAS
+    call, the n-by-k matrix never stored; NumPy's results and dtype, with ``out`` too."""
+    from numloom import products
+
+    monkeypatch.setattr(products, "REDUCED_ON", ("cpu", "cuda"))
+    n = products.SKINNY_INNER + 5
+    host = RNG.random((n, 4)).astype(dtype)
+    labels = (host[:, 0] * 8).astype(numpy.int64)
+    pts, lab = nl.asarray(host), nl.asarray(labels)
+
+    def sums(xp, pts, labels):
+        onehot = (labels[:, None] == xp.arange(8)[None, :]).astype(pts.dtype)
+        return onehot.T @ pts
+
+    got = sums(nl, pts, lab)
+    plan = nl.explain(got)
+    assert [k.kind for k in plan.kernels] == ["reduce"]
+    assert all(o.shape != (n, 8) for k in plan.kernels for o in k.outputs)
+    want = sums(numpy, host, labels)
+    assert got.dtype == want.dtype
+    numpy.testing.assert_allclose(got.get(), want, rtol=1e-5 if dtype == numpy.float32 else 1e-12)
+    out = nl.zeros((2, 8, 4), dtype)  # NumPy's out rules: broadcast into its leading axis
+    oh = (lab[:, None] == nl.arange(8)[None, :]).astype(dtype)
+    nl.matmul(oh.T, pts, out=out)
+    numpy.testing.assert_allclose(out.get(), numpy.broadcast_to(want, (2, 8, 4)),
+                                  rtol=1e-5 if dtype == numpy.float32 else 1e-12)  # fmt: skip
+    short = nl.asarray(host[: products.SKINNY_INNER - 1])  # too short: BLAS
+    oh = (lab[: products.SKINNY_INNER - 1, None] == nl.arange(8)[None, :]).astype(dtype)
+    assert "library" in [k.kind for k in nl.explain(oh.T @ short).kernels]
+    wide = nl.asarray(RNG.random((n, 17)).astype(dtype))  # too many results (8 x 17): BLAS
+    oh = (lab[:, None] == nl.arange(8)[None, :]).astype(dtype)
+    assert "library" in [k.kind for k in nl.explain(oh.T @ wide).kernels]
+
+
 def test_second_run_compiles_nothing_in_this_process():
     S, X, T = _bs_inputs(500)
     kernels_for(W.blackscholes, nl, S, X, T)
