@@ -276,7 +276,7 @@ def test_kmeans_on_a_gpu_runs_its_skinny_products_as_reductions():
         got, labels = W.kmeans(nl, pts, centers, 10)
         assert "library" not in [k.kind for k in nl.explain(got).kernels]
         want, want_labels = W.kmeans(numpy, host, host[:8].copy(), 10)
-        numpy.testing.assert_allclose(got.get(), want, rtol=1e-4)
+        numpy.testing.assert_allclose(got.get(), want, rtol=1e-3, atol=1e-4)
         assert (labels.get() != want_labels).mean() < 1e-3  # (ties may round either way)
 
 
