@@ -353,6 +353,9 @@ class _ModelGraph:
         def launch(self, stream):
             _ModelGraph.ran.append([self.params[i] for i in self.order])
 
+        def update(self, definition):  # every node's parameters from the definition
+            self.params = {id(n): n.params for n in definition.nodes}
+
     def __init__(self):
         self.nodes = []
 
@@ -370,17 +373,22 @@ class _ModelGraph:
         return self.Executable(self.nodes)
 
 
+@pytest.mark.parametrize("views", [True, False])
 @pytest.mark.parametrize("seed", range(4))
-def test_graphs_run_exactly_their_launches_through_sizes_pointers_and_constants(monkeypatch, seed):
+def test_graphs_run_exactly_their_launches_through_sizes_pointers_and_constants(monkeypatch, seed,
+                                                                                 views):  # fmt: skip
     """Evaluations of two programs (one code over two sizes, so other grids and sizes) with
     pointers alternating between blocks and constants changing: one graph, every launch runs
     with exactly its kernel, grid and arguments, and an instance that has them is not
-    updated."""
+    updated; also where executable nodes cannot be updated one by one (``views=False``: the
+    definition is updated, then the instance from it)."""
     import cuda.core.graph
 
     from numloom.backends import cuda_graph as G
 
     monkeypatch.setattr(cuda.core.graph, "GraphDefinition", _ModelGraph)
+    if not views:
+        monkeypatch.delattr(_ModelGraph.Executable, "__getitem__")
     monkeypatch.setattr(G, "_config", lambda launch: (launch.grid, launch.block, launch.shmem))
     monkeypatch.setattr(_ModelGraph, "ran", [])
     kernels = [object(), object(), object()]  # a kernel, its 16-byte variant, a second kernel

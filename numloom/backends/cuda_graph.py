@@ -120,11 +120,15 @@ class SegmentGraph:
                 launch = launches[k]
                 graph[self.nodes[k]].update(config=_config(launch), kernel=launch.kernel,
                                             args=launch.args)  # fmt: skip
-        except (TypeError, AttributeError):  # a cuda.core without executable-node views
-            for k in stale:
-                launch = launches[k]
-                self.nodes[k].update(config=_config(launch), kernel=launch.kernel,
-                                     args=launch.args)  # fmt: skip
+        except (TypeError, AttributeError):  # a cuda.core without executable-node views:
+            # the definition takes these launches (where it has others), then the instance
+            # takes the whole definition
+            for k, key in enumerate(keys):
+                if key != self.built_with[k]:
+                    launch = launches[k]
+                    self.nodes[k].update(config=_config(launch), kernel=launch.kernel,
+                                         args=launch.args)  # fmt: skip
+                    self.built_with[k], self.kernels[k] = key, launch.kernel
             graph.update(self.definition)
         count("graph_updates", len(stale))
 
