@@ -433,8 +433,24 @@ def _pass_lines(body, cache: dict, filled: set, length: int) -> list:
     return lines
 
 
-_ROW_LOAD = re.compile(r"\((\w+)\)(in\d+)\[(?:([\w\s*+()\[\]]+) \+ )?r0\]")
+_ROW_LOAD = re.compile(r"\((\w+)\)(in\d+)\[(.*)\]")
 _ROW_BASE = re.compile(r"i\d+|P\[\d+\]|\d+|[\s*+()]")
+
+
+def _row_start(index: str) -> str | None:
+    """``base`` when ``index`` is ``base + r0`` up to the order of its terms (a unit step along
+    the row, ``base`` made of row coordinates and sizes only), else None."""
+    terms, depth, start = [], 0, 0
+    for at, ch in enumerate(index):
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(ch, 0)
+        if depth == 0 and index.startswith(" + ", at):
+            terms.append(index[start:at])
+            start = at + 3
+    terms.append(index[start:])
+    if terms.count("r0") != 1:
+        return None
+    base = " + ".join(t for t in terms if t != "r0") or "0"
+    return None if _ROW_BASE.sub("", base) else base
 
 
 def _row_prefetch(k: kir.Kernel, cache: dict, length: int) -> tuple:
@@ -453,8 +469,8 @@ def _row_prefetch(k: kir.Kernel, cache: dict, length: int) -> tuple:
         vec = _VEC.get(ctype)
         if m is None or vec is None or m[1] != ctype or stored.get(m[2]) != ctype:
             continue  # (a load converted as it is read, a float16 one widened, stays as it is)
-        base = m[3] or "0"
-        if _ROW_BASE.sub("", base):  # (an index that is not sizes and row coordinates)
+        base = _row_start(m[3])
+        if base is None:  # (not one unit step along the row from sizes and row coordinates)
             continue
         size = _SIZES[ctype]
         lanes = 16 // size

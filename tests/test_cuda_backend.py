@@ -214,6 +214,24 @@ def test_row_kernels_match_numpy_on_a_gpu(shape, dtype, program):
 
 
 @gpu
+@pytest.mark.parametrize("dtype", [numpy.float32, numpy.float64])
+@pytest.mark.parametrize("offset", [0, 1, 2, 3])
+@pytest.mark.parametrize("width", [65, 127, 1024, 4095, 4099, 6000])
+def test_rows_of_every_width_and_offset_are_copied_on_chip_exactly(width, offset, dtype):
+    """A row kernel's copy into shared memory (one by one up to a 16-byte boundary, then 16
+    bytes a load, then the rest; rows longer than the cache read their tail from memory)
+    over rows that start at every alignment."""
+    with _on_cuda():
+        host = RNG.standard_normal((5, width + offset)).astype(dtype)
+        x = nl.asarray(host)[:, offset:]
+        got = W.softmax(nl, x) * (x - x.mean(axis=1, keepdims=True))
+        view = host[:, offset:]
+        want = W.softmax(numpy, view) * (view - view.mean(axis=1, keepdims=True))
+        tol = {"rtol": 1e-5, "atol": 1e-6} if dtype == numpy.float32 else {"rtol": 1e-12}
+        numpy.testing.assert_allclose(got.get(), want, **tol)
+
+
+@gpu
 def test_independent_chains_run_as_parallel_branches_of_one_graph():
     from numloom.backends import cuda as backend
 
@@ -764,6 +782,10 @@ def test_a_row_kernel_reads_its_input_once_and_keeps_it_on_chip():
     assert block.count("const float4 q = reinterpret_cast<const float4 *>(row + head)[v];") == 1
     assert block.count("s_cache0[g] = row[g]") == 2  # up to a 16-byte boundary, and the rest
     assert block.count("? s_cache0[g] : (float)in0[") == 3
+    plan = nl.explain(W.softmax(nl, x[:, 3:]), target="cuda")  # rows from an offset: copied
+    block = plan.kernels[0].source.split("_thread(")[0]
+    assert block.count("const float4 q = reinterpret_cast<const float4 *>(row + head)[v];") == 1
+    assert "row = in0 + (i0 * p2 + p3);" in block
     plan = nl.explain(W.softmax(nl, x[:, ::-1]), target="cuda")
     block = plan.kernels[0].source.split("_thread(")[0]
     assert "reinterpret_cast" not in block
