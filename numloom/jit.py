@@ -109,16 +109,7 @@ def _describe(args: tuple) -> str:
                      for a in args)  # fmt: skip
 
 
-_backends: dict = {}
-
-
-def _backend(device: str):
-    backend = _backends.get(device)
-    if backend is None:
-        from .backends import load
-
-        backend = _backends[device] = load(device)
-    return backend
+_backend = realize._backend  # (one cache of backend modules by device)
 
 
 def _array_args(args: tuple) -> list:

@@ -376,31 +376,34 @@ def _combine_into_thread(r: kir.Reduction, g: str = "g") -> list:
 
 # Bytes of shared memory a row kernel's block keeps loaded values in between its passes.
 ROW_CACHE_BYTES = 16384
-_LOADED = re.compile(r"\((\w+)\)in\d+\[")
+_LOADED = re.compile(r"\((\w+)\)(in\d+)\[")
 _SIZES = {"float": 4, "double": 8, "int32_t": 4, "uint32_t": 4, "int64_t": 8, "uint64_t": 8,
           "int16_t": 2, "uint16_t": 2, "int8_t": 1, "uint8_t": 1, "bool": 1}  # fmt: skip
 
 
 def _row_cache(k: kir.Kernel) -> dict:
     """``{load expression: (shared array, C type)}``: the loads of a row that more than one
-    pass makes. The first pass keeps each value in shared memory, at its position along the
-    row; later passes read it from there instead of from global memory (softmax then reads
-    its input once, not three times). A thread reads back only the slots it wrote (every
-    pass gives it the same positions), so no barrier is needed. Rows longer than the cache
-    read their tail from global memory."""
+    pass makes, kept in shared memory at their positions along the row so that softmax reads
+    its input once, not three times. A contiguous run along the row is copied in before the
+    first pass (``_row_prefetch``); any other load is kept by the first pass as it reads it,
+    each thread reading back only the slots it wrote (every pass gives it the same positions,
+    so no barrier is needed). Rows longer than the cache read their tail from global
+    memory."""
     if any(phase.skip is not None for phase in k.phases):
         return {}
     seen: dict = {}
     for n, phase in enumerate(k.phases):
         for let in phase.body:
-            if _loaded_type(let.expr) == let.ctype and let.ctype in _SIZES:
+            load = _load_parts(let.expr)
+            if load is not None and load[0] == let.ctype and let.ctype in _SIZES:
                 seen.setdefault(let.expr, set()).add(n)
     shared = sorted(e for e, passes in seen.items() if len(passes) > 1)
-    return {e: (f"s_cache{j}", _loaded_type(e)) for j, e in enumerate(shared)}
+    return {e: (f"s_cache{j}", _load_parts(e)[0]) for j, e in enumerate(shared)}
 
 
-def _loaded_type(expr: str) -> str | None:
-    """The C type of ``expr`` when it is one load of an input, ``(T)inN[index]``, else None."""
+def _load_parts(expr: str) -> tuple | None:
+    """(C type, input, index) when ``expr`` is one load of an input, ``(T)inN[index]``, else
+    None."""
     m = _LOADED.match(expr)
     if m is None or not expr.endswith("]"):
         return None
@@ -408,7 +411,9 @@ def _loaded_type(expr: str) -> str | None:
     for position in range(m.end() - 1, len(expr)):
         depth += {"[": 1, "]": -1}.get(expr[position], 0)
         if depth == 0:
-            return m.group(1) if position == len(expr) - 1 else None
+            if position != len(expr) - 1:
+                return None
+            return m.group(1), m.group(2), expr[m.end() : -1]
     return None
 
 
@@ -433,7 +438,6 @@ def _pass_lines(body, cache: dict, filled: set, length: int) -> list:
     return lines
 
 
-_ROW_LOAD = re.compile(r"\((\w+)\)(in\d+)\[(.*)\]")
 _ROW_BASE = re.compile(r"i\d+|P\[\d+\]|\d+|[\s*+()]")
 
 
@@ -465,11 +469,11 @@ def _row_prefetch(k: kir.Kernel, cache: dict, length: int) -> tuple:
     lines, loads = [], set()
     stored = {b.name: b.ctype for b in k.buffers}
     for expr, (name, ctype) in cache.items():
-        m = _ROW_LOAD.fullmatch(expr)
+        _, buffer, index = _load_parts(expr)
         vec = _VEC.get(ctype)
-        if m is None or vec is None or m[1] != ctype or stored.get(m[2]) != ctype:
+        if vec is None or stored.get(buffer) != ctype:
             continue  # (a load converted as it is read, a float16 one widened, stays as it is)
-        base = _row_start(m[3])
+        base = _row_start(index)
         if base is None:  # (not one unit step along the row from sizes and row coordinates)
             continue
         size = _SIZES[ctype]
@@ -479,7 +483,7 @@ def _row_prefetch(k: kir.Kernel, cache: dict, length: int) -> tuple:
         lines += [
             "{",
             *_indent([
-                f"const {ctype} *__restrict__ row = {m[2]} + ({base});",
+                f"const {ctype} *__restrict__ row = {buffer} + ({base});",
                 f"const nl_idx n = {count};",
                 "const unsigned long long at = reinterpret_cast<unsigned long long>(row);",
                 f"nl_idx head = at % {size} ? n : (nl_idx)((16 - at % 16) % 16 / {size});",

@@ -336,9 +336,7 @@ def schedule(roots: list, device: str = "cpu", order: list | None = None) -> Pla
             if _cheap(n, why):
                 continue
             roots_here = [by_id[k] for k in kernels]
-            if all(_mergeable(roots_here[0], r) for r in roots_here) and not _depends(
-                roots_here, order
-            ):
+            if all(_mergeable(roots_here[0], r) for r in roots_here) and not _depends(roots_here):
                 rep = min(kernels)
                 for k, v in list(group.items()) + [(k, k) for k in kernels]:
                     if v in kernels:
@@ -362,9 +360,10 @@ def _launches(order: list) -> dict:
     return group
 
 
-def _depends(kernel_roots: list, order: list) -> bool:
+def _depends(kernel_roots: list) -> bool:
     """True when one of these kernel roots reads another (they cannot be one map kernel).
-    A node deeper than every other root reads none of them: the search stops there."""
+    The search stops at nodes no deeper than the shallowest other root: their sources are
+    shallower than every other root, so none of them is one."""
     for r in kernel_roots:
         others = {id(o) for o in kernel_roots if o is not r}
         shallowest = min([o.depth for o in kernel_roots if o is not r], default=r.depth)

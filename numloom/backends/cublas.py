@@ -151,8 +151,9 @@ def gemm(g: Gemm, dtype, first_ptr: int, second_ptr: int, out_ptr: int, stream: 
     if call is None:
         call = _calls[device] = _Calls(device)
     call.stream(stream)
-    function, one, zero = call.functions[np.dtype(dtype).char]
-    size = np.dtype(dtype).itemsize
+    dtype = np.dtype(dtype)
+    function, one, zero = call.functions[dtype.char]
+    size = dtype.itemsize
     handle = call.handle
     for fo, so, oo in g.batch_offsets:
         function(handle, g.trans_first, g.trans_second, g.m, g.n, g.k, one,

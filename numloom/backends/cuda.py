@@ -462,29 +462,16 @@ def _compile(k, device: str):
     return _load(source, symbol, device), source, lowered
 
 
-_sources: dict = {}  # kernel IR -> (CUDA source, its symbol)
-
-
+@functools.lru_cache(maxsize=4096)
 def _source(ir) -> tuple:
-    """(CUDA source, symbol) of kernel ``ir`` (named KERNEL): rendered once per IR, so the
-    same code over arrays of other sizes (the same IR: sizes are its parameters) renders
-    nothing."""
-    try:
-        found = _sources.get(ir)
-    except TypeError:  # (an IR holding something unhashable: rendered each time)
-        found, ir = None, None
-    if found is not None:
-        return found
+    """(CUDA source, symbol) of kernel ``ir`` (named KERNEL; IRs are frozen, so hashable):
+    rendered once per IR, so the same code over arrays of other sizes (the same IR: sizes are
+    its parameters) renders nothing."""
     from ..render_cuda import render_cuda
 
     body = render_cuda(ir)
     symbol = "nl_" + hashlib.sha256(body.encode()).hexdigest()[:16]
-    found = body.replace("KERNEL", symbol), symbol
-    if ir is not None:
-        if len(_sources) >= 4096:
-            _sources.clear()
-        _sources[ir] = found
-    return found
+    return body.replace("KERNEL", symbol), symbol
 
 
 def _load(source: str, symbol: str, device: str) -> dict:
@@ -666,7 +653,7 @@ def _run_kernels(program: Program, segment: tuple, order: list, values: dict,
             continue
         recipe = program.recipes.get(i)
         if recipe is None:
-            recipe = program.recipes[i] = _recipe(step, order, _get(device).sms)
+            recipe = program.recipes[i] = _recipe(step, order, state.sms)
         errors = _step_launches(step, recipe, order, values, device, deps, launches, held,
                                 program.reuse.get(i))  # fmt: skip
         last[i] = len(launches) - 1
