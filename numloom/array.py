@@ -11,6 +11,8 @@ sync point (conversion to host, ``repr``, ``numloom.sync()``...).
 from __future__ import annotations
 
 import functools
+import weakref
+from sys import getrefcount as _getrefcount
 
 import numpy as _np
 
@@ -18,13 +20,13 @@ from . import realize
 from .dag import Node, Op, View, node, prod
 from .device import get_device
 from .realize import Storage, buffer_node
-from .views import bitcast_node, view_node
+from .views import _WARN_ON_WRITE, _warns_on_write, bitcast_node, view_node, warn_on_first_write
 
 
 class ndarray:
     """An N-dimensional array whose operations are recorded lazily and run fused."""
 
-    __slots__ = ("_storage", "_view", "_dtype", "_identity", "_readonly", "__weakref__")
+    __slots__ = ("_storage", "_view", "_dtype", "_identity", "_readonly", "_host", "__weakref__")
     __array_priority__ = 100.0
 
     def __init__(self, shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
@@ -54,6 +56,7 @@ class ndarray:
                 "with the desired shape."
             )
         self._view, self._identity = view, _is_identity(self._storage, view, self._dtype)
+        self._host = None
 
     @property
     def dtype(self) -> _np.dtype:
@@ -207,11 +210,64 @@ class ndarray:
             raise ValueError("Unable to avoid copy while creating an array as requested.")
         return host.astype(dtype)
 
+    def _host_view(self) -> _np.ndarray:
+        """The value as a read-only NumPy array, kept while the storage keeps its version:
+        element reads, iteration and ``tolist`` read it. On the CPU it is the computed buffer
+        itself; on a GPU, a view of the storage's host mirror (copied once per version)."""
+        h = self._host
+        storage = self._storage
+        if h is not None and h[0]() is storage.version:
+            if realize.TRACING:
+                realize.value_read()
+            return h[1]
+        if storage.pending:
+            realize.evaluate_device(storage.device)
+        if storage.error is not None:
+            raise storage.error
+        version = storage.version
+        # Not an export (``__array__``): this view is read only while the version is current.
+        data = version.arg.data if storage.device == "cpu" else realize.host_mirror(storage)
+        host = _strided(data.reshape(-1).view(self._dtype), self._view)
+        host.flags.writeable = False
+        realize.value_read()
+        self._host = (weakref.ref(version), host, None)
+        return host
+
+    def _set_element(self, key, value) -> bool:
+        """``self[key] = value`` for a full integer ``key`` and a scalar ``value``, written
+        into the CPU buffer in place when nothing but this storage's version holds it (after
+        a copy of the buffer when something does): the fast path of element writes in a
+        Python loop. The first write into pending work traces as usual (it fuses with it);
+        the second evaluates. False where it does not apply."""
+        storage = self._storage
+        if self._readonly or storage.device != "cpu" or _TRACING or storage.error is not None:
+            return False
+        if _WARN_ON_WRITE and _warns_on_write(self):
+            return False
+        if storage.pending:
+            version = storage.version
+            if version.op is not Op.SCATTER or version.arg.size != 1 or version.fallible:
+                return False  # one element written into pending work fuses with it
+            realize.evaluate_device("cpu")  # the second: a loop writing elements
+            if storage.error is not None:
+                raise storage.error
+        version = storage.version
+        if not realize.owns_buffer(storage, version):
+            version = realize.own_buffer(storage)
+        h = self._host
+        if h is None or h[2] is None or h[0]() is not version:
+            writable = version.arg.writable(self._dtype, self._view)
+            host = writable.view()
+            host.flags.writeable = False
+            h = self._host = (weakref.ref(version), host, writable)
+        h[2][key] = value
+        return True
+
     def tolist(self):
-        return self.get().tolist()
+        return self._host_view().tolist()
 
     def item(self, *args):
-        return self.get().item(*args)
+        return self._host_view().item(*args)
 
     def __float__(self) -> float:
         return float(self._scalar("float"))
@@ -228,24 +284,22 @@ class ndarray:
         return int(self.get())
 
     def __bool__(self) -> bool:
-        if self.size != 1:
-            raise (
-                ValueError(
-                    "The truth value of an array with more than one element is ambiguous. "
-                    "Use a.any() or a.all()"
-                )
-                if self.size > 1
-                else ValueError(
-                    "The truth value of an empty array is ambiguous. Use `array.size > 0` to check "
-                    "that an array is not empty."
-                )
+        if self.size == 1:
+            return bool(self._host_view().reshape(()))
+        if self.size > 1:
+            raise ValueError(
+                "The truth value of an array with more than one element is ambiguous. "
+                "Use a.any() or a.all()"
             )
-        return bool(self.get().reshape(()))
+        raise ValueError(
+            "The truth value of an empty array is ambiguous. Use `array.size > 0` to check "
+            "that an array is not empty."
+        )
 
     def _scalar(self, kind: str):
         if self.ndim != 0:
             raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
-        return self.get()[()].item()
+        return self._host_view().item()
 
     def __repr__(self) -> str:
         return repr(self.get())
@@ -260,7 +314,14 @@ class ndarray:
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d array")
+        if self.ndim == 1:
+            return _elements(self)
         return (self[i] for i in range(self.shape[0]))
+
+    def __contains__(self, value) -> bool:
+        if isinstance(value, ndarray):
+            value = value._host_view()
+        return value in self._host_view()
 
     def __reduce__(self):
         return (asarray, (self.get(),))
@@ -367,8 +428,50 @@ class ndarray:
 
     # --- indexing ---------------------------------------------------------------------------
 
-    def __getitem__(self, key): return _api.getitem(self, key)
-    def __setitem__(self, key, value): _api.setitem(self, key, value)
+    def __getitem__(self, key):
+        t = type(key)
+        if t is int or t is tuple:  # a full integer index gives NumPy's scalar, read on the host
+            h = self._host
+            if h is not None and not _TRACING and h[0]() is self._storage.version:
+                host = h[1]
+                if (t is int and host.ndim == 1) or (t is tuple and _full_integer(key, host.ndim)):
+                    return host[key]
+            else:
+                ndim = len(self._view.shape)
+                if (t is int and ndim == 1) or (t is tuple and _full_integer(key, ndim)):
+                    return self._host_view()[key]
+            if t is int:
+                return _row(self, key)
+        elif isinstance(key, _np.integer) and len(self._view.shape) == 1:
+            return self._host_view()[key]
+        return _api.getitem(self, key)
+
+    def __setitem__(self, key, value):
+        if type(value) in _SCALARS:
+            t = type(key)
+            if t is int or t is tuple:
+                h = self._host
+                if h is not None and h[2] is not None:  # written in place before: again
+                    host = h[2]
+                    version = h[0]()
+                    if (
+                        version is self._storage.version
+                        and _getrefcount(version) <= 3
+                        and _getrefcount(version.arg) <= 2
+                        and not version.arg.exports
+                        and not _TRACING
+                        and not self._readonly
+                        and ((t is int and host.ndim == 1) or
+                             (t is tuple and _full_integer(key, host.ndim)))
+                    ):  # fmt: skip
+                        host[key] = value
+                        return
+                ndim = len(self._view.shape)
+                if ((t is int and ndim == 1) or (t is tuple and _full_integer(key, ndim))) and (
+                    self._set_element(key, value)
+                ):
+                    return
+        _api.setitem(self, key, value)
 
     # --- methods (NumPy's signatures; the functions of the same name do the work) ------------
 
@@ -440,11 +543,64 @@ class ndarray:
     def argsort(self, axis=-1, kind=None, order=None): return _api.argsort(self, axis, kind)
 
 
+_TRACING = realize.TRACING  # (the list itself: numloom.jit appends while it traces)
+
+def _strided(flat, view):
+    global _strided
+    from .backends.reference import strided as _strided
+
+    return _strided(flat, view)
+
+
+# Python and NumPy scalar types an element write takes on its fast path.
+_SCALARS = frozenset({int, float, complex, bool, _np.float64, _np.float32, _np.float16,
+                      _np.int64, _np.int32, _np.int16, _np.int8, _np.uint64, _np.uint32,
+                      _np.uint16, _np.uint8, _np.bool_, _np.complex128, _np.complex64})  # fmt: skip
+
+
+def _full_integer(key: tuple, ndim: int) -> bool:
+    """Whether ``key`` is one integer per axis (``x[i, j]`` of a 2-d array)."""
+    if len(key) != ndim:
+        return False
+    for k in key:
+        if type(k) is not int and not isinstance(k, _np.integer):
+            return False
+    return True
+
+
+def _row(a: ndarray, i: int) -> ndarray:
+    """``a[i]`` of an array of two or more axes: the view of row ``i`` (a loop over rows)."""
+    view = a._view
+    n = view.shape[0]
+    if not -n <= i < n:
+        raise IndexError(f"index {i} is out of bounds for axis 0 with size {n}")
+    if i < 0:
+        i += n
+    row = View(view.shape[1:], view.strides[1:], view.offset + i * view.strides[0])
+    out = _adopt(ndarray.__new__(ndarray), a._storage, row, a._readonly, a._dtype)
+    if _WARN_ON_WRITE and _warns_on_write(a):
+        warn_on_first_write(out)
+    return out
+
+
+def _elements(a: ndarray):
+    """Iteration over a 1-d array: NumPy scalars read from its host view, read again when a
+    write in the loop's body makes a new version."""
+    storage = a._storage
+    host = a._host_view()
+    version = storage.version
+    for i in range(len(host)):
+        if storage.version is not version:
+            host = a._host_view()
+            version = storage.version
+        yield host[i]
+
+
 def _adopt(a: ndarray, storage: Storage, view: View, readonly: bool = False,
            dtype=None) -> ndarray:  # fmt: skip
     """Make ``a`` a handle on ``storage`` through ``view``, its elements of ``dtype`` (by
     default the storage's)."""
-    a._storage, a._view, a._readonly = storage, view, readonly
+    a._storage, a._view, a._readonly, a._host = storage, view, readonly, None
     a._dtype = storage.version.dtype if dtype is None else _np.dtype(dtype)
     a._identity = _is_identity(storage, view, a._dtype)
     return a
@@ -461,7 +617,7 @@ def result(n: Node, device: str | None = None) -> ndarray:
     handle is its storage's identity (every traced operation makes one: kept short)."""
     a = ndarray.__new__(ndarray)
     a._storage = Storage(n, device or get_device())
-    a._view, a._readonly, a._dtype, a._identity = _whole(n.shape), False, n.dtype, True
+    a._view, a._readonly, a._dtype, a._identity, a._host = _whole(n.shape), False, n.dtype, True, None
     return a
 
 

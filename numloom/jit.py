@@ -120,15 +120,17 @@ def _trace(fn, args: tuple, kwargs: dict):
     realize.sync()  # inputs are computed buffers: the trace reads them as leaves
     arrays = _array_args(args)
     before = {id(a._storage): a._storage.version for _, a in arrays}
-    evaluated = realize.stats()["plans_evaluated"]
+    counters = realize.stats()
+    evaluated = (counters["plans_evaluated"], counters["values_read"])
     TRACING.append(fn)  # kernels launched now must not write their inputs in place
     try:
         result = fn(*args, **kwargs)
     finally:
         TRACING.pop()
     handles = _flatten(result)
-    if realize.stats()["plans_evaluated"] != evaluated or not handles:
-        return result, None  # it evaluated while tracing: call it every time
+    counters = realize.stats()
+    if (counters["plans_evaluated"], counters["values_read"]) != evaluated or not handles:
+        return result, None  # it evaluated or read a value while tracing: call it every time
     devices = {h.device for h in handles} | {a.device for _, a in arrays}
     if len(devices) != 1:
         return result, None

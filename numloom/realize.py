@@ -63,6 +63,18 @@ class Buffer:
         self.exports.append(weakref.ref(anchor))
         return host
 
+    def writable(self, dtype, view) -> _np.ndarray:
+        """A writable NumPy view of this (CPU) buffer's elements that ``view`` selects: only
+        for a buffer that one storage's version alone holds (``owns_buffer``)."""
+        from .backends.reference import strided
+
+        data = self.data
+        data.flags.writeable = True
+        try:
+            return strided(data.reshape(-1).view(dtype), view)
+        finally:
+            data.flags.writeable = False
+
     @property
     def nbytes(self) -> int:
         return self.data.nbytes
@@ -82,13 +94,14 @@ _SEQ = itertools.count(1)  # creation order of storages: plans list their output
 class Storage:
     """The memory behind an array and all of its views: its current version is a node."""
 
-    __slots__ = ("version", "device", "error", "seq", "__weakref__")
+    __slots__ = ("version", "device", "error", "seq", "mirror", "__weakref__")
 
     def __init__(self, version: Node, device: str):
         self.version = version
         self.device = device
         self.error = None
         self.seq = next(_SEQ)
+        self.mirror = None  # on a GPU: (weak reference to a version, its host copy)
         if version.op is not _BUFFER:
             register(self)
 
@@ -98,6 +111,44 @@ class Storage:
 
 
 _BUFFER = Op.BUFFER  # (a global is found faster than an Enum member)
+
+
+def owns_buffer(storage: Storage, version: Node) -> bool:
+    """Whether ``storage``'s computed ``version`` (its current one) and its buffer are held by
+    nothing else: no other storage, no pending node reading it, no NumPy array exported from
+    it (``numpy.asarray(x)`` keeps the value it had). Its memory may then be written in place
+    without any other array seeing the write."""
+    # The references counted: the storage's, the caller's and this function's, getrefcount's.
+    if version.op is not _BUFFER or sys.getrefcount(version) > 4:
+        return False
+    buffer = version.arg
+    return sys.getrefcount(buffer) <= 3 and not (buffer.exports and buffer._shared())
+
+
+def own_buffer(storage: Storage) -> Node:
+    """Give ``storage`` (computed, on the CPU) a buffer of its own: a copy of the one it
+    shares. Returns its new version."""
+    storage.version = buffer_node(_np.array(storage.version.arg.data, copy=True))
+    return storage.version
+
+
+def host_mirror(storage: Storage) -> _np.ndarray:
+    """A host copy of a computed device storage, made once per version."""
+    mirror = storage.mirror
+    version = storage.version
+    if mirror is not None and mirror[0]() is version:
+        return mirror[1]
+    host = to_host(version.arg)
+    host.flags.writeable = False
+    storage.mirror = (weakref.ref(version), host)
+    return host
+
+
+def value_read() -> None:
+    """Python reads an array's value: under ``numloom.jit`` tracing, the traced function then
+    needs values while it runs and is called every time instead of replayed."""
+    if TRACING:
+        _STATS["values_read"] += 1
 
 
 # --- statistics ----------------------------------------------------------------------------
@@ -114,6 +165,7 @@ _STATS = {
     "host_to_device_bytes": 0,
     "device_to_host_bytes": 0,
     "auto_flushes": 0,
+    "values_read": 0,
 }
 _FALLBACKS: dict = {}
 

@@ -297,7 +297,7 @@ BY_THE_FIRST_SYNC = [
     ("fancy write", lambda xp, h: h.w.__setitem__(pending(xp, [1, 2]), 0)),
     ("fancy two arrays", lambda xp, h: h.f[pending(xp, [1, -1]), pending(xp, [[0], [3]])]),
     ("fancy of a pending array", lambda xp, h: h.p[h.p]),
-    ("fancy 0-d index", lambda xp, h: h.i[h.i[5] + 1]),
+    ("fancy 0-d index", lambda xp, h: h.i[h.i[5, ...] + 1]),
     ("fancy +=", lambda xp, h: h.p.__setitem__(pending(xp, [0, 6]), h.p[:2] + 1)),
     ("fancy into a view", lambda xp, h: h.r.__setitem__(pending(xp, [-3]), 1)),
     ("take", lambda xp, h: xp.take(h.i, pending(xp, [9]))),

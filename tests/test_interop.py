@@ -34,7 +34,7 @@ class _Legacy:
         lambda a: a[::-1, 1],
         lambda a: (a > 3)[0],
         lambda a: a.astype(numpy.complex64)[2:],
-        lambda a: a[0, 0],
+        lambda a: a[0, 0, ...],
     ],
 )
 @pytest.mark.parametrize("versioned", [True, False])

@@ -1,0 +1,282 @@
+"""Element access from Python: a full integer index, iteration, ``tolist``, scalar conversions
+and element writes behave as NumPy's (NumPy scalars, NumPy's errors), read a host view of the
+computed value and write elements in place where nothing else holds the buffer."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy
+import pytest
+from conftest import numpy_compare
+
+import numloom as nl
+
+DTYPES = ["bool", "int8", "uint8", "int32", "uint64", "int64", "float16", "float32", "float64",
+          "complex64", "complex128"]  # fmt: skip
+
+
+def _values(xp, dtype, shape=(6,)):
+    return xp.asarray((numpy.arange(numpy.prod(shape)) % 5).reshape(shape).astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "key", [0, 3, -1, -6, numpy.int64(2), numpy.uint8(1), (4,)], ids=lambda k: repr(k)
+)
+def test_a_full_integer_index_gives_numpys_scalar(dtype, key):
+    want = _values(numpy, dtype)[key]
+    got = _values(nl, dtype)[key]
+    assert type(got) is type(want) and got == want
+
+
+@pytest.mark.parametrize("key", [(1, 2), (-1, -1), (numpy.int32(0), 2), (1, numpy.int64(-2))])
+def test_a_full_integer_index_of_a_2d_array_and_of_views(key):
+    a = nl.arange(12.0).reshape(3, 4)
+    w = numpy.arange(12.0).reshape(3, 4)
+    for got, want in [(a, w), (a.T, w.T), (a[::-1, 1:], w[::-1, 1:]), (a * 2, w * 2)]:
+        assert type(got[key]) is type(want[key]) and got[key] == want[key]
+    assert type(nl.asarray(3.5)[()]) is numpy.float64
+
+
+@numpy_compare()
+def test_out_of_bounds_and_bad_integer_keys_raise_numpys_errors(xp):
+    a = xp.arange(5.0)
+    return a[5]
+
+
+@numpy_compare()
+def test_out_of_bounds_of_a_2d_array(xp):
+    return xp.zeros((2, 3))[1, -4]
+
+
+@numpy_compare()
+def test_out_of_bounds_row(xp):
+    return xp.zeros((2, 3))[-3]
+
+
+@numpy_compare()
+def test_too_many_integers(xp):
+    return xp.zeros(3)[1, 2]
+
+
+def test_rows_of_a_2d_array_are_views_that_see_and_make_writes():
+    a = nl.zeros((3, 4))
+    row = a[1]
+    assert isinstance(row, nl.ndarray) and row.shape == (4,)
+    row[2] = 5.0
+    a[1, 3] = 7.0
+    numpy.testing.assert_array_equal(a.get()[1], [0, 0, 5, 7])
+    numpy.testing.assert_array_equal(row.get(), [0, 0, 5, 7])
+    assert a[-1].shape == (4,) and a[2][3] == 0.0
+
+
+@pytest.mark.parametrize("dtype", ["int16", "float32", "complex128", "bool"])
+def test_iteration_gives_numpys_scalars_and_rows(dtype):
+    for shape in [(7,), (3, 2), (2, 2, 2)]:
+        want = list(_values(numpy, dtype, shape))
+        got = list(_values(nl, dtype, shape))
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            if isinstance(w, numpy.ndarray):
+                assert isinstance(g, nl.ndarray)
+                numpy.testing.assert_array_equal(g.get(), w)
+            else:
+                assert type(g) is type(w) and g == w
+
+
+def test_iteration_sees_writes_made_in_the_loop():
+    def run(xp):
+        a = xp.arange(6.0)
+        seen = []
+        for i, v in enumerate(a):
+            seen.append(float(v))
+            if i + 1 < len(a):
+                a[i + 1] = v * 10  # NumPy's iterator reads the element the loop just wrote
+            a[:1] = -1  # and a write of a slice, a new version
+        return seen
+
+    assert run(nl) == run(numpy)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tolist_item_and_builtin_conversions(dtype):
+    for xp_a, np_a in [(_values(nl, dtype, (2, 3)), _values(numpy, dtype, (2, 3)))]:
+        assert xp_a.tolist() == np_a.tolist()
+        assert type(xp_a.item(4)) is type(np_a.item(4)) and xp_a.item(4) == np_a.item(4)
+        assert xp_a.item(1, 2) == np_a.item(1, 2)
+        assert sum(xp_a[0]) == sum(np_a[0])
+        assert len(xp_a) == len(np_a)
+    one, np_one = _values(nl, dtype, (2,))[1, ...], _values(numpy, dtype, (2,))[1, ...]
+    assert bool(one) == bool(np_one)
+    if numpy.dtype(dtype).kind != "c":
+        assert float(one) == float(np_one) and int(one) == int(np_one)
+    assert complex(one) == complex(np_one)
+
+
+@pytest.mark.parametrize(
+    "value", [3, 3.0, 7, -1, numpy.float32(2), numpy.nan, 2 + 0j, "a"], ids=repr
+)
+def test_contains_as_numpy(value):
+    a, w = nl.arange(6) % 4, numpy.arange(6) % 4
+    assert (value in a) == (value in w)
+    assert (nl.asarray([0, 1, 2]) in nl.arange(3).reshape(1, 3) + 0) is True
+
+
+@numpy_compare()
+def test_element_writes_in_a_loop(xp):
+    a = xp.zeros(50)
+    for i in range(1, 50):
+        a[i] = a[i - 1] * 0.5 + i
+    b = xp.ones((4, 5), dtype="int32")
+    for i in range(4):
+        for j in range(5):
+            b[i, j] = b[i, j - 1] + i * j
+    return a, b
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_element_writes_of_every_dtype(dtype):
+    def run(xp):
+        a = xp.zeros(5, dtype=dtype)
+        for i, v in enumerate([1, 2.5, True, numpy.float32(3), 0]):
+            if numpy.dtype(dtype).kind in "biu" and isinstance(v, float) and v != int(v):
+                v = 2
+            a[i] = v
+        a[-1] = a[0]
+        return a
+
+    numpy.testing.assert_array_equal(numpy.asarray(run(nl)), run(numpy))
+
+
+def test_element_writes_keep_every_other_holder_of_the_old_value():
+    a = nl.arange(6.0) * 1
+    a[0] = 10.0  # pending work: fuses
+    a[1] = 11.0  # the second evaluates, then writes in place
+    copy = a.copy()  # shares the computed value: a write must not reach it
+    exported = numpy.asarray(a)  # NumPy's read-only view keeps the value it had
+    doubled = a * 2  # pending, reads the value before the write
+    a[2] = 12.0
+    a[3] = 13.0
+    assert list(a.get()) == [10, 11, 12, 13, 4, 5]
+    assert list(copy.get()) == [10, 11, 2, 3, 4, 5]
+    assert list(exported) == [10, 11, 2, 3, 4, 5]
+    assert list(doubled.get()) == [20, 22, 4, 6, 8, 10]
+    view = a[1::2]
+    view[0] = -1.0  # through a view: the array sees it
+    a[5] = -5.0  # and the view sees the array's
+    assert list(a.get()) == [10, -1, 12, 13, 4, -5]
+    assert list(view.get()) == [-1, 13, -5]
+
+
+def test_element_writes_after_a_loop_write_stay_in_place():
+    a = nl.zeros(1000)
+    a[0] = 1.0
+    a[1] = 2.0
+    before = nl.stats()
+    for i in range(2, 1000):
+        a[i] = a[i - 1] + a[i - 2]
+    after = nl.stats()
+    assert after["plans_evaluated"] == before["plans_evaluated"]  # no plan: in place
+    want = numpy.zeros(1000)
+    want[:2] = 1, 2
+    for i in range(2, 1000):
+        want[i] = want[i - 1] + want[i - 2]
+    numpy.testing.assert_array_equal(a.get(), want)
+
+
+def test_element_reads_in_a_loop_evaluate_once():
+    a = nl.arange(100.0) * 2
+    before = nl.stats()["plans_evaluated"]
+    total = sum(a[i] for i in range(100)) + sum(a) + sum(a.tolist())
+    assert total == 3 * 9900.0
+    assert nl.stats()["plans_evaluated"] == before + 1
+
+
+@pytest.mark.parametrize(
+    "write", [lambda a: a.__setitem__(0, 300), lambda a: a.__setitem__(1, numpy.nan)],
+    ids=["overflow", "nan"],
+)  # fmt: skip
+def test_bad_element_writes_raise_numpys_errors_and_keep_the_value(write):
+    def run(xp):
+        a = xp.arange(3, dtype="uint8")
+        a[2] = 7
+        a[1] = 9
+        try:
+            write(a)
+        except Exception as e:  # noqa: BLE001 (compared below)
+            return type(e), str(e), list(a.tolist())
+        return None
+
+    assert run(nl) == run(numpy)
+
+
+@numpy_compare()
+def test_read_only_arrays_refuse_element_writes(xp):
+    a = xp.broadcast_to(xp.arange(3.0), (2, 3))
+    a[0, 0] = 1.0
+
+
+def test_element_writes_into_broadcast_arrays_warn_as_numpy():
+    a, _ = nl.broadcast_arrays(nl.arange(3.0), nl.zeros((2, 1)))
+    with pytest.warns(DeprecationWarning):
+        a[0, 0] = 5.0
+
+
+def test_a_jit_function_reading_an_element_is_called_every_time():
+    f = nl.jit(lambda x: x * x[0])
+    for first in [1.0, 2.0, 3.0]:
+        x = nl.arange(4.0) + first
+        x.get()  # computed: the element read needs no sync
+        numpy.testing.assert_array_equal(f(x).get(), (numpy.arange(4.0) + first) * first)
+
+
+def test_element_writes_under_jit_are_replayed():
+    def step(x):
+        x[0] = 5.0
+        return x * 2
+
+    f = nl.jit(step)
+    for _ in range(3):
+        x = nl.arange(4.0)
+        x.get()
+        numpy.testing.assert_array_equal(f(x).get(), [10.0, 2.0, 4.0, 6.0])
+        numpy.testing.assert_array_equal(x.get(), [5.0, 1.0, 2.0, 3.0])
+
+
+def test_threads_read_elements_of_one_shared_array():
+    a = nl.arange(2000.0) * 3
+    errors = []
+
+    def read():
+        try:
+            for _ in range(3):
+                if sum(a[i] for i in range(len(a))) != 3 * 1999 * 1000:
+                    errors.append("wrong sum")
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=read) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+@pytest.mark.gpu
+def test_gpu_element_reads_copy_once_per_version():
+    from numloom.device import cuda_problem
+
+    if cuda_problem() is not None:
+        pytest.skip(f"CUDA is not usable here: {cuda_problem()}")
+    with nl.device("cuda"):
+        a = nl.arange(1000.0) * 2
+        a.get()
+        before = nl.stats()["device_to_host_bytes"]
+        assert sum(a[i] for i in range(1000)) == 999000.0
+        assert list(a)[:3] == [0.0, 2.0, 4.0] and a.tolist()[-1] == 1998.0
+        assert nl.stats()["device_to_host_bytes"] - before == 8000
+        a[0] = 5.0  # a new version: read again, once
+        assert a[0] == 5.0 and a[1] == 2.0
+        assert nl.stats()["device_to_host_bytes"] - before == 16000
