@@ -434,8 +434,15 @@ class ndarray:
             h = self._host
             if h is not None and not _TRACING and h[0]() is self._storage.version:
                 host = h[1]
-                if (t is int and host.ndim == 1) or (t is tuple and _full_integer(key, host.ndim)):
-                    return host[key]
+                if t is int:
+                    if host.ndim == 1:
+                        return host[key]
+                elif len(key) == host.ndim:
+                    for k in key:
+                        if type(k) is not int and type(k) not in _INTEGERS:
+                            break
+                    else:
+                        return host[key]
             else:
                 ndim = len(self._view.shape)
                 if (t is int and ndim == 1) or (t is tuple and _full_integer(key, ndim)):
@@ -545,6 +552,7 @@ class ndarray:
 
 _TRACING = realize.TRACING  # (the list itself: numloom.jit appends while it traces)
 
+
 def _strided(flat, view):
     global _strided
     from .backends.reference import strided as _strided
@@ -558,14 +566,16 @@ _SCALARS = frozenset({int, float, complex, bool, _np.float64, _np.float32, _np.f
                       _np.uint16, _np.uint8, _np.bool_, _np.complex128, _np.complex64})  # fmt: skip
 
 
+# Python's and NumPy's integer types: a key made of these alone is a full integer index.
+_INTEGERS = frozenset([int] + [_np.dtype(c).type for c in _np.typecodes["AllInteger"]])
+
+
 def _full_integer(key: tuple, ndim: int) -> bool:
     """Whether ``key`` is one integer per axis (``x[i, j]`` of a 2-d array)."""
-    if len(key) != ndim:
-        return False
-    for k in key:
-        if type(k) is not int and not isinstance(k, _np.integer):
-            return False
-    return True
+    return len(key) == ndim and _INTEGERS.issuperset(map(type, key))
+
+
+_new_view = tuple.__new__  # View's fields without NamedTuple's checks
 
 
 def _row(a: ndarray, i: int) -> ndarray:
@@ -576,8 +586,12 @@ def _row(a: ndarray, i: int) -> ndarray:
         raise IndexError(f"index {i} is out of bounds for axis 0 with size {n}")
     if i < 0:
         i += n
-    row = View(view.shape[1:], view.strides[1:], view.offset + i * view.strides[0])
-    out = _adopt(ndarray.__new__(ndarray), a._storage, row, a._readonly, a._dtype)
+    row = _new_view(View, (view.shape[1:], view.strides[1:], view.offset + i * view.strides[0]))
+    out = ndarray.__new__(ndarray)
+    out._storage, out._view, out._readonly, out._dtype, out._host = (
+        a._storage, row, a._readonly, a._dtype, None)  # fmt: skip
+    # (a row is the whole storage only when it is the only row)
+    out._identity = n == 1 and _is_identity(a._storage, row, a._dtype)
     if _WARN_ON_WRITE and _warns_on_write(a):
         warn_on_first_write(out)
     return out
@@ -617,7 +631,8 @@ def result(n: Node, device: str | None = None) -> ndarray:
     handle is its storage's identity (every traced operation makes one: kept short)."""
     a = ndarray.__new__(ndarray)
     a._storage = Storage(n, device or get_device())
-    a._view, a._readonly, a._dtype, a._identity, a._host = _whole(n.shape), False, n.dtype, True, None
+    a._view, a._readonly, a._dtype, a._identity = _whole(n.shape), False, n.dtype, True
+    a._host = None
     return a
 
 
