@@ -59,6 +59,10 @@ class Reduction:
     value: str
     index: str
     out: Store
+    # NumPy's order of a float sum, where the C renderer keeps it (results equal NumPy's bit for
+    # bit): ``(run, type)``, the number of trailing reduction axes NumPy folds as one pairwise
+    # run (the axes before it fold in turn) and the C type it adds in. None: any order.
+    numpy_order: tuple | None = None
 
 
 @dataclass(frozen=True)

@@ -540,6 +540,70 @@ def _acc_type(kind: str, dtype) -> str:
     return compute_type(dtype)
 
 
+def numpy_sum_order(src: Node, axes: tuple, kind: str) -> tuple | None:
+    """How NumPy orders ``np.add.reduce(src, axes)`` of floats: ``(run, type)`` for
+    ``kir.Reduction.numpy_order``, or None where numloom does not follow it (complex sums,
+    reversed or broadcast data, orders numloom's loops cannot take).
+
+    NumPy reduces a computed value as a C-ordered temporary, a stored array as its memory
+    lies. Its iterator drops axes of length 1, visits the others in memory order and merges
+    the innermost reduced axes that are contiguous into one run, which it sums pairwise (8
+    partial sums over blocks of at most 128 elements, halves combined); the other reduced
+    axes add those runs in turn."""
+    if kind != "sum" or src.dtype.kind != "f" or list(axes) != sorted(axes):
+        return None
+    shape, strides = src.shape, _memory_strides(src)
+    if strides is None:
+        return None
+    dims = sorted((d for d in range(len(shape)) if shape[d] > 1), key=lambda d: -strides[d])
+    reduced = [d for d in dims if d in axes]
+    run = []
+    if dims and dims[-1] in axes:
+        run = [dims[-1]]
+        for before, after in zip(reversed(dims[:-1]), reversed(dims[1:])):
+            if before not in axes or strides[before] != strides[after] * shape[after]:
+                break
+            run.insert(0, before)
+    rest = [d for d in reduced if d not in run]
+    # numloom's loops run the reduced axes in their order, the run's last (flat position,
+    # last axis fastest): NumPy's memory order must be that order
+    if run != sorted(run) or rest != sorted(rest) or (run and rest and rest[-1] > run[0]):
+        return None
+    return (sum(1 for a in axes if run and a >= run[0]), compute_type(src.dtype))
+
+
+def _memory_strides(src: Node) -> tuple | None:
+    """The element strides NumPy iterates ``src`` by (C order for a computed value), or None
+    for reversed or broadcast data and computations over transposed data."""
+    if src.op is Op.VIEW and src.srcs[0].op is Op.BUFFER and src.srcs[0].dtype == src.dtype:
+        strides = src.arg.strides
+    elif src.op is Op.VIEW or src.op is Op.BITCAST or not _c_ordered_inputs(src):
+        return None
+    else:
+        strides = contiguous_strides(src.shape)
+    if any(s <= 0 for s, n in zip(strides, src.shape) if n > 1):
+        return None
+    return strides
+
+
+def _c_ordered_inputs(root: Node) -> bool:
+    """Whether every stored array ``root`` reads is read in C order (NumPy's temporaries of
+    a computation keep the layout of their inputs: transposed inputs make transposed ones)."""
+    seen, stack = set(), [root]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if n.op is Op.VIEW and n.srcs[0].op is Op.BUFFER:
+            big = [s for s, k in zip(n.arg.strides, n.shape) if k > 1 and s != 0]
+            if any(s < 0 for s in big) or big != sorted(big, reverse=True):
+                return False
+            continue
+        stack.extend(n.srcs)
+    return True
+
+
 def _lower_reduce(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
     root = kernel.outputs[0]
     kind, axes = root.arg
@@ -555,7 +619,8 @@ def _lower_reduce(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
     out_index = low.linear(out_coords, root.shape, "out") if kept else "0"
     index = "r0" if kind in ("argmax", "argmin") else "0"
     reduction = kir.Reduction(kind, _acc_type(kind, src.dtype), value, index,
-                              kir.Store("out0", out_index, "acc"))  # fmt: skip
+                              kir.Store("out0", out_index, "acc"),
+                              numpy_sum_order(src, axes, kind))  # fmt: skip
     return kir.Kernel(name=kernel.name, kind="reduce", buffers=_buffers(kernel), outer=outer,
                       inner=inner, prologue=tuple(low.prologue), body=tuple(low.body),
                       reduction=reduction)  # fmt: skip
@@ -585,8 +650,9 @@ def _lower_row(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
         name = f"row{k}"
         out = kir.Store(name, row_flat, "acc")
         index = "r0" if kind in ("argmax", "argmin") else "0"
+        order = numpy_sum_order(r.srcs[0], r.arg[1], kind)
         phases.append(kir.Phase(tuple(low.body), kir.Reduction(kind, _acc_type(kind, r.srcs[0].dtype),
-                                                              value, index, out)))  # fmt: skip
+                                                              value, index, out, order)))  # fmt: skip
         low.row_locals[id(r)] = f"(({compute_type(r.dtype)}){name})"
     low.body, low.memo = [], _const_memo(low.memo)
     stores = [kir.Store(f"out{j}", low.linear(point[1], src_shape, "out"), low.value(o, point))

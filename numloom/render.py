@@ -242,6 +242,8 @@ def _finish(r: kir.Reduction) -> list:
 
 def _render_reduce(k: kir.Kernel) -> list:
     r = k.reduction
+    if r.numpy_order is not None:
+        return _render_numpy_sum(k, r)
     is_arg = r.kind in ("argmax", "argmin")
     point = _lets(k.body) + _fold(r, "acc", "arg", r.value, r.index)
     folded = _loops(k.inner, "r", point, parallel=False, simd=_fold_simd(r))
@@ -304,6 +306,136 @@ def _render_full_reduce(k: kir.Kernel, r: kir.Reduction, store: str) -> list:
     ]
 
 
+def _render_numpy_sum(k: kir.Kernel, r: kir.Reduction) -> list:
+    """A float sum in NumPy's order, so that it gives NumPy's result bit for bit: per output
+    point, the reduction axes before the run fold in turn, each adding the pairwise sum of
+    the run (``_pairwise``). A full reduction splits its top levels among the threads."""
+    run, ctype = r.numpy_order
+    seq = len(k.inner) - run
+    out_type = next(b.ctype for b in k.buffers if b.name == r.out.buffer)
+    if not run and len(k.outer) == 1 and out_type == ctype:
+        return _numpy_sum_across(k, r)
+    if run:
+        total = " * ".join(k.inner[seq:])
+        parallel = not k.outer and not seq
+        step = _pairwise(k, r, ctype, k.inner[seq:], seq, total, parallel) + ["acc += pw;"]
+    else:
+        step = _lets(k.body) + [f"acc += ({ctype})({r.value});"]
+    folded = _loops(k.inner[:seq], "r", step, parallel=False, simd=False)
+    body = [f"{ctype} acc = 0;", *folded, _store(k, r.out)]
+    if k.outer:
+        return _loops(k.outer, "i", body, parallel=True, simd=False, work=k.inner)
+    return ["{", *_indent(body, 1), "}"]
+
+
+def _numpy_sum_across(k: kir.Kernel, r: kir.Reduction) -> list:
+    """A sum over axes before the last (``x.sum(axis=0)``), in NumPy's order and its way: each
+    thread takes a block of outputs, zeroes them, then adds the reduced axes' values in turn,
+    one contiguous sweep over the block each (the outputs are the accumulators)::
+
+        for (ib...) { out0[i0] = 0 ...; for (r0...) { for (i0 in block) out0[i0] += in0[r0 * p2 + i0]; } }
+    """
+    n = k.outer[0]
+    target = f"{r.out.buffer}[{r.out.index}]"
+    sweep = _lets(k.body) + [f"{target} += {r.value};"]
+    per_block = [
+        f"const int64_t ie = ib + 512 < {n} ? ib + 512 : {n};",
+        f"for (int64_t i0 = ib; i0 < ie; i0++) {target} = 0;",
+        *_loops(k.inner, "r", ["#pragma omp simd", "for (int64_t i0 = ib; i0 < ie; i0++) {",
+                                *_indent(sweep, 1), "}"], parallel=False, simd=False),
+    ]  # fmt: skip
+    total = " * ".join((n,) + tuple(k.inner))
+    return [f"#pragma omp parallel for schedule(static) if ({total} > {PARALLEL_MIN})",
+            f"for (int64_t ib = 0; ib < {n}; ib += 512) {{", *_indent(per_block, 1), "}"]  # fmt: skip
+
+
+def _pairwise(k, r: kir.Reduction, ctype: str, extents: tuple, first: int, total: str,
+              parallel: bool, lets=None, stores=()) -> list:  # fmt: skip
+    """Statements setting ``pw`` to NumPy's pairwise sum of ``r.value`` over the run of loops
+    ``extents`` (indices r<first>...): a range of at most 128 elements folds into 8 partial
+    sums (element j into sum j % 8) combined as ((0+1)+(2+3))+((4+5)+(6+7)), then its last
+    n % 8 elements in turn; a longer range sums its halves (the first a multiple of 8 long)
+    and adds them. The recursion runs on a small stack; ``parallel`` sums the top 15 ranges'
+    leaves on the threads first."""
+    lets = _lets(k.body) if lets is None else lets
+    element = lets + [_store(k, st) for st in stores]
+
+    def at(position: str, into: str) -> list:
+        if len(extents) == 1:
+            index = [f"const int64_t r{first} = {position};"]
+        else:  # the run's indices from its flat position, last axis fastest
+            index, rest = [f"int64_t pw_q = {position};"], "pw_q"
+            for j in reversed(range(len(extents))):
+                index.append(f"const int64_t r{first + j} = {rest} % {extents[j]};")
+                if j:
+                    index.append(f"{rest} /= {extents[j]};")
+        return ["{", *_indent(index + element + [f"{into} += ({ctype})({r.value});"], 1), "}"]
+
+    leaf = [
+        f"{ctype} pw_r[8] = {{0, 0, 0, 0, 0, 0, 0, 0}};",
+        "const int64_t pw_L = pw_lo[pw_d], pw_M = pw_n[pw_d], pw_M8 = pw_M - pw_M % 8;",
+        "for (int64_t pw_i = 0; pw_i < pw_M8; pw_i += 8) {",
+        "    #pragma omp simd",
+        "    for (int pw_j = 0; pw_j < 8; pw_j++) {",
+        *_indent(at("pw_L + pw_i + pw_j", "pw_r[pw_j]"), 2),
+        "    }",
+        "}",
+        "pw_ret = ((pw_r[0] + pw_r[1]) + (pw_r[2] + pw_r[3])) + "
+        "((pw_r[4] + pw_r[5]) + (pw_r[6] + pw_r[7]));",
+        "for (int64_t pw_i = pw_M8; pw_i < pw_M; pw_i++) {",
+        *_indent(at("pw_L + pw_i", "pw_ret"), 1),
+        "}",
+    ]
+
+    def driver(start: str, count: str, into: str) -> list:
+        return [
+            "{",
+            f"    int64_t pw_lo[64], pw_n[64]; {ctype} pw_left[64]; char pw_side[64];",
+            f"    int pw_d = 0; pw_lo[0] = {start}; pw_n[0] = {count}; pw_side[0] = 0;",
+            "    for (;;) {",
+            "        while (pw_n[pw_d] > 128) {",
+            "            int64_t pw_h = pw_n[pw_d] / 2;",
+            "            pw_h -= pw_h % 8;",
+            "            pw_lo[pw_d + 1] = pw_lo[pw_d]; pw_n[pw_d + 1] = pw_h;",
+            "            pw_side[pw_d + 1] = 0; pw_d++;",
+            "        }",
+            f"        {ctype} pw_ret;",
+            "        {",
+            *_indent(leaf, 3),
+            "        }",
+            "        while (pw_d > 0 && pw_side[pw_d]) { pw_d--; pw_ret = pw_left[pw_d] + pw_ret; }",
+            f"        if (pw_d == 0) {{ {into} = pw_ret; break; }}",
+            "        pw_left[pw_d - 1] = pw_ret;",
+            "        pw_lo[pw_d] += pw_n[pw_d]; pw_n[pw_d] = pw_n[pw_d - 1] - pw_n[pw_d];",
+            "        pw_side[pw_d] = 1;",
+            "    }",
+            "}",
+        ]
+
+    if not parallel:
+        return [f"{ctype} pw;", *driver("0", total, "pw")]
+    return [
+        f"{ctype} pw, pw_top[15]; int64_t pw_tlo[15], pw_tn[15];",
+        f"pw_tlo[0] = 0; pw_tn[0] = {total};",
+        "for (int pw_t = 0; pw_t < 7; pw_t++) {  /* the top three levels' ranges */",
+        "    int64_t pw_h = pw_tn[pw_t] > 128 ? pw_tn[pw_t] / 2 - pw_tn[pw_t] / 2 % 8 : -1;",
+        "    pw_tlo[2 * pw_t + 1] = pw_tlo[pw_t]; pw_tn[2 * pw_t + 1] = pw_h;",
+        "    pw_tlo[2 * pw_t + 2] = pw_tlo[pw_t] + pw_h;",
+        "    pw_tn[2 * pw_t + 2] = pw_h < 0 ? -1 : pw_tn[pw_t] - pw_h;",
+        "}",
+        f"#pragma omp parallel for schedule(dynamic, 1) if ({total} > {PARALLEL_MIN})",
+        "for (int pw_t = 0; pw_t < 15; pw_t++) {",
+        "    if (pw_tn[pw_t] < 0 || (pw_t < 7 && pw_tn[2 * pw_t + 1] >= 0)) continue;",
+        *_indent(driver("pw_tlo[pw_t]", "pw_tn[pw_t]", "pw_top[pw_t]"), 1),
+        "}",
+        "for (int pw_t = 6; pw_t >= 0; pw_t--) {",
+        "    if (pw_tn[pw_t] >= 0 && pw_tn[2 * pw_t + 1] >= 0) "
+        "pw_top[pw_t] = pw_top[2 * pw_t + 1] + pw_top[2 * pw_t + 2];",
+        "}",
+        "pw = pw_top[0];",
+    ]
+
+
 def _render_row(k: kir.Kernel) -> list:
     """Per row: each phase's pass over the row's inner axes, then the per-row outputs."""
     per_row = []
@@ -313,6 +445,9 @@ def _render_row(k: kir.Kernel) -> list:
         if r is None:
             per_row += _loops(k.inner, "r", passes + [_store(k, s) for s in phase.stores],
                               parallel=False, simd=True)  # fmt: skip
+            continue
+        if r.numpy_order is not None:
+            per_row += _numpy_sum_row(k, phase)
             continue
         point = passes + _fold(r, "acc", "arg", r.value, r.index)
         folded = _loops(k.inner, "r", point + [_store(k, s) for s in phase.stores],
@@ -326,6 +461,22 @@ def _render_row(k: kir.Kernel) -> list:
     if not k.outer:
         return ["{", *_indent(per_row, 1), "}"]
     return _loops(k.outer, "i", per_row, parallel=True, simd=False, work=k.inner)
+
+
+def _numpy_sum_row(k: kir.Kernel, phase: kir.Phase) -> list:
+    """A row kernel's pass folding a float sum in NumPy's order (``_render_numpy_sum``)."""
+    r = phase.reduction
+    run, ctype = r.numpy_order
+    seq = len(k.inner) - run
+    lets = _lets(phase.body)
+    if run:
+        step = _pairwise(k, r, ctype, k.inner[seq:], seq, " * ".join(k.inner[seq:]), False,
+                         lets, phase.stores) + ["acc += pw;"]  # fmt: skip
+    else:
+        step = lets + [_store(k, s) for s in phase.stores] + [f"acc += ({ctype})({r.value});"]
+    folded = _loops(k.inner[:seq], "r", step, parallel=False, simd=False)
+    return [f"{r.acc_type} {r.out.buffer};", "{",
+            *_indent([f"{ctype} acc = 0;", *folded, f"{r.out.buffer} = acc;"], 1), "}"]  # fmt: skip
 
 
 _LET_NAME = re.compile(r"\bt\d+\b")
