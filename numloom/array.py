@@ -499,7 +499,7 @@ class ndarray:
         _api.setitem(_api.imag(self), Ellipsis, value)
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         return _api.astype(self, dtype, casting=casting, copy=copy)
-    def copy(self, order="C"): return result(self._node(), self.device)
+    def copy(self, order="C"): return array_result(self._node(), self.device)
     def fill(self, value): _api.setitem(self, Ellipsis, value)
     def reshape(self, *shape, order="C", copy=None):
         return _api.reshape(self, shape[0] if len(shape) == 1 else shape, order=order, copy=copy)
@@ -610,6 +610,46 @@ def _elements(a: ndarray):
         yield host[i]
 
 
+class _Scalar(ndarray):
+    """A 0-d result where NumPy gives a scalar (a reduction, a ufunc of scalars): lazy like any
+    array, but it prints, hashes and rounds as NumPy's scalar does, and in-place operators
+    make a new value (``m = x.max(); m += 1`` leaves other names of the maximum alone)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return repr(self._host_view()[()])
+
+    def __hash__(self) -> int:
+        return hash(self._host_view()[()])
+
+    def __round__(self, ndigits=None):
+        return round(self._host_view()[()], ndigits)
+
+    def copy(self, order="C"):
+        return result(self._node(), self.device)
+
+    # fmt: off
+    def __iadd__(self, o): return self + o
+    def __isub__(self, o): return self - o
+    def __imul__(self, o): return self * o
+    def __itruediv__(self, o): return self / o
+    def __ifloordiv__(self, o): return self // o
+    def __imod__(self, o): return self % o
+    def __ipow__(self, o): return self**o
+    def __imatmul__(self, o): return self @ o
+    def __iand__(self, o): return self & o
+    def __ior__(self, o): return self | o
+    def __ixor__(self, o): return self ^ o
+    def __ilshift__(self, o): return self << o
+    def __irshift__(self, o): return self >> o
+    # fmt: on
+
+
+_Scalar.__name__ = _Scalar.__qualname__ = "ndarray"  # (in messages, as every numloom array)
+_RESULT_TYPES = (_Scalar, ndarray)  # by the result's rank: 0-d results are scalars' stand-ins
+
+
 def _adopt(a: ndarray, storage: Storage, view: View, readonly: bool = False,
            dtype=None) -> ndarray:  # fmt: skip
     """Make ``a`` a handle on ``storage`` through ``view``, its elements of ``dtype`` (by
@@ -629,10 +669,18 @@ def _is_identity(storage: Storage, view: View, dtype) -> bool:
 def result(n: Node, device: str | None = None) -> ndarray:
     """A new array (with its own storage) whose value is node ``n``: the whole of it, so the
     handle is its storage's identity (every traced operation makes one: kept short)."""
-    a = ndarray.__new__(ndarray)
+    a = ndarray.__new__(_RESULT_TYPES[len(n.shape) > 0])
     a._storage = Storage(n, device or get_device())
     a._view, a._readonly, a._dtype, a._identity = _whole(n.shape), False, n.dtype, True
     a._host = None
+    return a
+
+
+def array_result(n: Node, device: str | None = None) -> ndarray:
+    """``result`` as an array also when 0-d (``np.zeros(())``, a copy): what NumPy gives as a
+    0-d array, not as a scalar."""
+    a = result(n, device)
+    a.__class__ = ndarray
     return a
 
 

@@ -12,7 +12,7 @@ import operator
 
 import numpy as _np
 
-from .array import _check_dtype, _device_name, asarray, from_host, ndarray, result
+from .array import _check_dtype, _device_name, array_result, asarray, from_host, ndarray, result
 from .dag import Op, View, node
 from .device import get_device
 from .ufuncs import scalar_node
@@ -56,7 +56,7 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None) ->
     _np.full((), fill_value, dtype)  # NumPy's errors for values the dtype cannot hold
     value = scalar_node(fill_value, dtype)
     n = node(Op.VIEW, (value,), View(shape, (0,) * len(shape), 0), shape, dtype)
-    return result(n if shape else value, _device_name(device))
+    return array_result(n if shape else value, _device_name(device))
 
 
 def zeros(shape, dtype=float, order="C", *, device=None, like=None) -> ndarray:
@@ -175,7 +175,7 @@ def copy(a, order="K", subok=False) -> ndarray:
     """A new array with ``a``'s current values: a new storage whose first version is ``a``'s
     value node, so later writes to either one leave the other as it is."""
     a = asarray(a)
-    return result(a._node(), a.device)
+    return array_result(a._node(), a.device)
 
 
 def arange(start=_NO_VALUE, stop=None, step=None, dtype=None, *, device=None, like=None):

@@ -16,7 +16,7 @@ import warnings
 
 import numpy as _np
 
-from .array import _SUPPORTED_KINDS, _check_dtype, asarray, ndarray, result
+from .array import _SUPPORTED_KINDS, _check_dtype, _Scalar, asarray, ndarray, result
 from .dag import Node, Op, map_node, node, user_line
 from .ufunc_table import COMPARISONS
 from .views import broadcast_node, broadcast_shapes, broadcast_view, reshape_array, view_node
@@ -438,6 +438,8 @@ class _Plain:
         )
 
 
+_ARRAY_TYPES = (ndarray, _Scalar)
+
 # (ufunc, operand type keys) -> _Plain, for calls with no out/where/dtype/casting.
 _plain_loops: dict = {}
 
@@ -451,6 +453,10 @@ def _plain_call(uf: ufunc, args: tuple):
     if len(args) == 2:
         x, y = args
         tx, ty = type(x), type(y)
+        if tx is _Scalar:  # (a 0-d result: an array here)
+            tx = ndarray
+        if ty is _Scalar:
+            ty = ndarray
         kx = x._dtype if tx is ndarray else _SCALAR_KEYS.get(tx)
         ky = y._dtype if ty is ndarray else _SCALAR_KEYS.get(ty)
         if kx is None or ky is None:
@@ -458,14 +464,14 @@ def _plain_call(uf: ufunc, args: tuple):
         keys = (uf, kx, ky)
     elif len(args) == 1:
         x = args[0]
-        kx = x._dtype if type(x) is ndarray else _SCALAR_KEYS.get(type(x))
+        kx = x._dtype if type(x) in _ARRAY_TYPES else _SCALAR_KEYS.get(type(x))
         if kx is None:
             return None
         keys = (uf, kx)
     else:
         keys = [uf]
         for x in args:
-            k = x._dtype if type(x) is ndarray else _SCALAR_KEYS.get(type(x))
+            k = x._dtype if type(x) in _ARRAY_TYPES else _SCALAR_KEYS.get(type(x))
             if k is None:
                 return None
             keys.append(k)
@@ -495,7 +501,7 @@ def _plain_call(uf: ufunc, args: tuple):
             shape, device = (), None
         srcs = (as_loop_node(x, loop[0], shape), as_loop_node(y, loop[1], shape))
     elif len(args) == 1:
-        if type(x) is ndarray:
+        if type(x) in _ARRAY_TYPES:
             shape, device = x._view.shape, x._storage.device
         else:
             shape, device = (), None
@@ -503,7 +509,7 @@ def _plain_call(uf: ufunc, args: tuple):
     else:
         shape, device = None, None
         for x in args:
-            if type(x) is ndarray:
+            if type(x) in _ARRAY_TYPES:
                 if shape is None:
                     shape, device = x._view.shape, x._storage.device
                 elif x._view.shape != shape:
