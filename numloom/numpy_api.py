@@ -460,4 +460,7 @@ def isrealobj(x) -> bool:
 
 
 def isscalar(element) -> bool:
-    return _np.isscalar(element)
+    """NumPy's isscalar; a 0-d result where NumPy gives a scalar (``x.sum()``) is one."""
+    from .array import _Scalar
+
+    return isinstance(element, _Scalar) or _np.isscalar(element)

@@ -280,3 +280,39 @@ def test_gpu_element_reads_copy_once_per_version():
         a[0] = 5.0  # a new version: read again, once
         assert a[0] == 5.0 and a[1] == 2.0
         assert nl.stats()["device_to_host_bytes"] - before == 16000
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda xp: xp.arange(10.0).mean(), lambda xp: xp.arange(7).sum(),
+     lambda xp: xp.arange(5, dtype="float32").max() * 2, lambda xp: xp.sqrt(xp.arange(4.0).sum())],
+    ids=["mean", "int sum", "float32 max times 2", "ufunc of a scalar"],
+)  # fmt: skip
+def test_scalar_results_print_hash_and_round_as_numpys(make):
+    got, want = make(nl), make(numpy)
+    assert repr(got) == repr(want) and str(got) == str(want)
+    assert f"{got}" == f"{want}" and f"{got:.2f}" == f"{want:.2f}"
+    assert hash(got) == hash(want) and {got: 1} == {want: 1}
+    assert round(got) == round(want) and type(round(got)) is type(round(want))
+    assert round(got, 1) == round(want, 1) and type(round(got, 1)) is type(round(want, 1))
+    assert repr([got, got]) == repr([want, want]) and nl.isscalar(got)
+
+
+def test_in_place_operators_on_a_scalar_result_make_a_new_value():
+    x = nl.arange(6.0)
+    m = x.max()
+    kept = m
+    m += 1
+    m *= 2
+    assert float(m) == 12.0 and float(kept) == 5.0
+    a = nl.max(x.reshape(2, 3), keepdims=True)  # an array (1, 1): written in place, as NumPy
+    b = a
+    a += 1
+    assert float(b[0, 0]) == 6.0
+
+
+def test_zero_dimensional_arrays_stay_arrays():
+    for a, w in [(nl.zeros(()), numpy.zeros(())), (nl.asarray(2.5), numpy.asarray(2.5)),
+                 (nl.arange(3.0).sum().copy(), numpy.float64(3.0).copy()),
+                 (nl.copy(nl.arange(3.0).sum()), numpy.copy(numpy.arange(3.0).sum()))]:  # fmt: skip
+        assert repr(a) == repr(w)
