@@ -1,12 +1,16 @@
 """NumPy functions numloom has no native version of run through NumPy on the host.
 
-The inputs are evaluated and copied to host NumPy arrays, NumPy runs, and array results come
-back as numloom arrays on the inputs' device. Each such function is counted in
-``numloom.stats()["fallbacks"]`` and warned about once, at the user's line.
+The inputs are evaluated and handed to NumPy (on the CPU without a copy), NumPy runs, and array
+results come back as numloom arrays on the inputs' device. What NumPy writes (``out=``, the
+arrays of in-place functions such as ``put`` or ``copyto``) is written into numloom's arrays
+(``writes.py``). Each such function is counted in ``numloom.stats()["fallbacks"]`` and warned
+about once, at the user's line. Calls on data of dtypes numloom arrays do not hold (strings,
+datetimes, objects) are NumPy's own: they run through NumPy, neither counted nor warned about.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import functools
 import sys
 import types
@@ -14,6 +18,7 @@ import warnings
 
 import numpy as _np
 
+from . import writes
 from .realize import count_fallback
 
 
@@ -47,10 +52,27 @@ def _user_frame():
 
 
 _HOW = {
-    "numpy": "runs through NumPy on the host: numloom has no native {name}, so its inputs were "
-    "evaluated and copied",
-    "cupy": "runs through CuPy on the GPU: numloom has no native {name}, so its inputs were "
-    "evaluated and handed to CuPy without a copy",
+    "numpy": "runs through NumPy on the host (numloom has no native {name}): its inputs are "
+    "evaluated first, its results and whatever it writes come back into numloom's arrays",
+    "cupy": "runs through CuPy on the GPU (numloom has no native {name}): its inputs are "
+    "evaluated first and handed to CuPy without a copy; whatever it writes stays written",
+}
+
+# What NumPy functions and methods write besides ``out=``: their arguments at these positions
+# or of these names (methods count ``self`` as argument 0).
+WRITES = {
+    "put": (0, "a"),
+    "copyto": (0, "dst"),
+    "fill_diagonal": (0, "a"),
+    "place": (0, "arr"),
+    "putmask": (0, "a"),
+    "put_along_axis": (0, "arr"),
+    "random.shuffle": (0, "x"),
+    "ndarray.partition": (0,),
+    "ndarray.put": (0,),
+    "ndarray.setfield": (0,),
+    "ndarray.byteswap": (0,),
+    "ufunc.at": (0,),
 }
 
 
@@ -102,7 +124,7 @@ def to_numloom(x, device=None):
 # there. Others (CuPy's meshgrid returns a list, say) run through NumPy on the host.
 CUPY_FAMILIES = ("linalg.", "fft.")
 CUPY_FUNCTIONS = frozenset({
-    "sort", "argsort", "lexsort", "partition", "argpartition", "unique", "searchsorted",
+    "copyto", "fill_diagonal", "sort", "argsort", "lexsort", "partition", "argpartition", "unique", "searchsorted",
     "bincount", "histogram", "histogram2d", "histogramdd", "digitize", "percentile", "quantile",
     "median", "nanmedian", "nanpercentile", "nanquantile", "convolve", "correlate", "einsum",
     "kron", "cross", "interp", "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar",
@@ -138,52 +160,68 @@ def _convert(x, to):
     return to(x)
 
 
-def _call_cupy(fn, device: str, args, kwargs):
-    """``fn`` on CuPy views of numloom's memory; CuPy arrays come back as numloom views."""
-    import cupy
-
-    from .array import _SUPPORTED_KINDS, asarray, ndarray
-
-    def to_cupy(x):
-        return cupy.asarray(x) if isinstance(x, (ndarray, _np.ndarray)) else x
-
-    def back(x):
-        if isinstance(x, cupy.ndarray) and x.ndim == 0:
-            return x.get()[()]  # NumPy's functions give scalars where CuPy's give 0-d arrays
-        if isinstance(x, cupy.ndarray) and x.dtype.kind in _SUPPORTED_KINDS:
-            return asarray(x, device=device)
-        return x
-
-    with cupy.cuda.Device(int(device.partition(":")[2] or 0)):
-        return _convert(fn(*_convert(args, to_cupy), **_convert(kwargs, to_cupy)), back)
-
-
-_NOT_RUN = object()
-
-
 def call_numpy(name: str, fn, *args, **kwargs):
-    """Run NumPy's ``fn`` on host copies of the arguments (or, for arrays on a GPU, CuPy's
-    version of it on the GPU); results come back as numloom arrays on the inputs' device."""
-    out = kwargs.pop("out", None)
+    """Run NumPy's ``fn`` over the arguments' host memory (or, for arrays on a GPU, CuPy's
+    version of it on the GPU); results come back as numloom arrays on the inputs' device, and
+    what ``fn`` writes is written into numloom's arrays."""
+    written = WRITES.get(name, ())
+    if has_other_dtypes(args, kwargs):
+        return call_numpy_quietly(fn, args, kwargs, written)
     device = _device_of(args, kwargs)
     cupy_fn = _cupy_function(name) if device not in (None, "cpu") else None
-    converted = _NOT_RUN
     if cupy_fn is not None:
         try:
-            converted = _call_cupy(cupy_fn, device, args, kwargs)
-            _warn_once(name, "cupy")
+            made = writes.run_cupy(cupy_fn, device, args, kwargs, written)
         except (TypeError, NotImplementedError, ValueError):
-            converted = _NOT_RUN  # what CuPy does not take, NumPy may: try it on the host
-    if converted is _NOT_RUN:
-        _warn_once(name)
-        host = fn(*to_numpy(args), **to_numpy(kwargs))
-        converted = to_numloom(host, device)
-    if out is not None:
-        from .indexing import setitem
+            pass  # what CuPy does not take, NumPy may: try it on the host
+        else:
+            _warn_once(name, "cupy")
+            return made
+    _warn_once(name)
+    return writes.run(fn, args, kwargs, written, device)
 
-        setitem(out, Ellipsis, converted)
-        return out
-    return converted
+
+def call_numpy_quietly(fn, args, kwargs, written=()):
+    """NumPy's ``fn`` as NumPy runs it (neither counted nor warned about: data of dtypes
+    numloom does not hold is NumPy's own); numloom arguments are evaluated and written as in
+    ``call_numpy``."""
+    device = _device_of(args, kwargs)
+    if device is None:
+        return fn(*args, **kwargs)  # NumPy's data alone
+    return writes.run(fn, args, kwargs, written, device)
+
+
+def call_method(a, name: str, *args, **kwargs):
+    """NumPy's method ``ndarray.<name>`` on numloom array ``a`` (writes into ``a`` kept)."""
+    return call_numpy(f"ndarray.{name}", getattr(_np.ndarray, name), a, *args, **kwargs)
+
+
+_OTHER_SCALARS = (str, bytes, _dt.date, _dt.timedelta)
+
+
+def has_other_dtypes(args, kwargs) -> bool:
+    """Whether a call's data includes NumPy arrays or scalars of dtypes numloom arrays do not
+    hold (strings, datetimes, structured, objects), or sequences of such Python values."""
+    for v in list(args) + list(kwargs.values()):
+        if _is_other(v, 0):
+            return True
+    dtype = kwargs.get("dtype")
+    return dtype is not None and _is_other_dtype(dtype)
+
+
+def _is_other(v, depth: int) -> bool:
+    if isinstance(v, (_np.ndarray, _np.generic)):
+        return v.dtype.kind not in "biufc"
+    if isinstance(v, (list, tuple)) and depth < 8:
+        return any(_is_other(x, depth + 1) for x in v[:8])
+    return depth > 0 and isinstance(v, _OTHER_SCALARS)
+
+
+def _is_other_dtype(dtype) -> bool:
+    try:
+        return _np.dtype(dtype).kind not in "biufc"
+    except TypeError:
+        return False
 
 
 def wrap(name: str, fn):

@@ -1,14 +1,16 @@
 """``numloom.random``: NumPy's random generators, with array results as numloom arrays.
 
 Random numbers are drawn by NumPy on the host (counted and warned about as fallbacks), so a
-seeded program draws exactly the numbers it draws under NumPy.
+seeded program draws exactly the numbers it draws under NumPy; what a draw writes (``shuffle``,
+``out=``) is written into numloom's arrays.
 """
 
 from __future__ import annotations
 
 import numpy as _np
 
-from .fallback import PASS_THROUGH, _warn_once, module_getattr, to_numloom, to_numpy
+from . import writes
+from .fallback import PASS_THROUGH, WRITES, _warn_once, module_getattr, to_numpy
 
 
 class _Drawing:
@@ -24,11 +26,23 @@ class _Drawing:
 
         def draw(*args, **kwargs):
             _warn_once(f"random.{name}")
-            return to_numloom(attr(*to_numpy(args), **to_numpy(kwargs)))
+            # (a draw that wrote where numloom did not expect it runs again from the same state)
+            return writes.run(attr, args, kwargs, WRITES.get(f"random.{name}", ()),
+                              before_retry=self._state_keeper())  # fmt: skip
 
         draw.__name__ = name
         draw.__doc__ = attr.__doc__
         return draw
+
+    def _state_keeper(self):
+        """A function that puts the generator back in the state it has now."""
+        generator = self._generator
+        if isinstance(generator, _np.random.RandomState):
+            state = generator.get_state()
+            return lambda: generator.set_state(state)
+        bit_generator = generator.bit_generator
+        state = bit_generator.state
+        return lambda: setattr(bit_generator, "state", state)
 
     def __repr__(self) -> str:
         return f"numloom {self._generator!r}"
