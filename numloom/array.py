@@ -240,7 +240,7 @@ class ndarray:
         Python loop. The first write into pending work traces as usual (it fuses with it);
         the second evaluates. False where it does not apply."""
         storage = self._storage
-        if self._readonly or storage.device != "cpu" or _TRACING or storage.error is not None:
+        if self._readonly or _TRACING or storage.error is not None:
             return False
         if _WARN_ON_WRITE and _warns_on_write(self):
             return False
@@ -248,10 +248,12 @@ class ndarray:
             version = storage.version
             if version.op is not Op.SCATTER or version.arg.size != 1 or version.fallible:
                 return False  # one element written into pending work fuses with it
-            realize.evaluate_device("cpu")  # the second: a loop writing elements
+            realize.evaluate_device(storage.device)  # the second: a loop writing elements
             if storage.error is not None:
                 raise storage.error
         version = storage.version
+        if storage.device != "cpu":
+            return realize.owns_buffer(storage, version) and self._set_device_element(key, value)
         if not realize.owns_buffer(storage, version):
             version = realize.own_buffer(storage)
         h = self._host
@@ -261,6 +263,23 @@ class ndarray:
             host.flags.writeable = False
             h = self._host = (weakref.ref(version), host, writable)
         h[2][key] = value
+        return True
+
+    def _set_device_element(self, key, value) -> bool:
+        """An element write into a computed GPU array that nothing else holds: into its host
+        mirror (NumPy's casts and errors), then those bytes to the device, in stream order."""
+        storage = self._storage
+        mirror = realize.host_mirror(storage)
+        mirror.flags.writeable = True
+        try:
+            _strided(mirror.reshape(-1).view(self._dtype), self._view)[key] = value
+        finally:
+            mirror.flags.writeable = False
+        view = self._view
+        offset = view.offset
+        for i, n, stride in zip((key,) if type(key) is int else key, view.shape, view.strides):
+            offset += (i + n if i < 0 else i) * stride
+        realize.write_through(storage, offset * self._dtype.itemsize, self._dtype.itemsize)
         return True
 
     def tolist(self):

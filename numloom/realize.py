@@ -144,6 +144,13 @@ def host_mirror(storage: Storage) -> _np.ndarray:
     return host
 
 
+def write_through(storage: Storage, offset: int, nbytes: int) -> None:
+    """Copy bytes ``[offset, offset + nbytes)`` of a device storage's host mirror, just
+    written, to the device (after the work already queued there)."""
+    address = storage.mirror[1].ctypes.data + offset
+    _backend(storage.device).write_bytes(storage.version.arg, offset, address, nbytes)
+
+
 def value_read() -> None:
     """Python reads an array's value: under ``numloom.jit`` tracing, the traced function then
     needs values while it runs and is called every time instead of replayed."""

@@ -316,3 +316,33 @@ def test_zero_dimensional_arrays_stay_arrays():
                  (nl.arange(3.0).sum().copy(), numpy.float64(3.0).copy()),
                  (nl.copy(nl.arange(3.0).sum()), numpy.copy(numpy.arange(3.0).sum()))]:  # fmt: skip
         assert repr(a) == repr(w)
+
+
+@pytest.mark.gpu
+def test_gpu_element_writes_in_a_loop_land_and_keep_other_holders():
+    from numloom.device import cuda_problem
+
+    if cuda_problem() is not None:
+        pytest.skip(f"CUDA is not usable here: {cuda_problem()}")
+    with nl.device("cuda"):
+        a = nl.zeros(300)
+        a[0], a[1] = 1.0, 1.0
+        copy = a.copy()
+        doubled = a * 2
+        for i in range(2, 300):
+            a[i] = (a[i - 1] + a[i - 2]) % 1000.0
+        want = numpy.zeros(300)
+        want[:2] = 1.0
+        for i in range(2, 300):
+            want[i] = (want[i - 1] + want[i - 2]) % 1000.0
+        numpy.testing.assert_array_equal(a.get(), want)
+        numpy.testing.assert_array_equal((a + 0).get(), want)  # the device has the writes
+        assert copy.get()[2] == 0.0 and doubled.get()[1] == 2.0
+        grid = nl.zeros((4, 5), dtype="int32")
+        view = grid[1:, ::2]
+        view[0, 1] = 7
+        grid[3, 4] = 9
+        grid[3, 4] = grid[3, 4] + 1
+        assert grid.get()[1, 2] == 7 and int((grid * 1).get()[3, 4]) == 10
+        with pytest.raises(OverflowError):
+            nl.zeros(3, dtype="uint8")[1] = 300
