@@ -32,6 +32,7 @@ from .explain import explain  # noqa: F401
 from .jit import jit  # noqa: F401
 from .fallback import NumloomFallbackWarning, module_getattr  # noqa: F401
 from .numpy_api import *  # noqa: F403
+from .other_dtypes import *  # noqa: F403, E402  (strings, datetimes, objects: NumPy's)
 from .numpy_api import UFUNCS_BY_NAME  # noqa: F401
 from .realize import evaluate, stats, sync  # noqa: F401
 from .ufuncs import ufunc  # noqa: F401

@@ -11,6 +11,7 @@ sync point (conversion to host, ``repr``, ``numloom.sync()``...).
 from __future__ import annotations
 
 import functools
+import pickle as _pickle
 import weakref
 from sys import getrefcount as _getrefcount
 
@@ -29,13 +30,13 @@ class ndarray:
     __slots__ = ("_storage", "_view", "_dtype", "_identity", "_readonly", "_host", "__weakref__")
     __array_priority__ = 100.0
 
-    def __init__(self, shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
-        from .creation import empty
+    def __init__(self, *args, **kwargs):
+        if getattr(self, "_storage", None) is not None:
+            return  # a subclass's __new__ made it (``asarray(x).view(cls)``): NumPy's does nothing
+        _construct(self, *args, **kwargs)
 
-        if buffer is not None or strides is not None or offset:
-            raise NotImplementedError("numloom.ndarray(buffer=...) is not supported; use asarray")
-        made = empty(shape, dtype)
-        _adopt(self, made._storage, made._view)
+    def __array_finalize__(self, obj, /) -> None:
+        """Called on a new view as a subclass (``a.view(cls)``); subclasses override it."""
 
     # --- what the array is -------------------------------------------------------------------
 
@@ -517,7 +518,10 @@ class ndarray:
             raise TypeError(_NO_IMAGINARY_PART)
         _api.setitem(_api.imag(self), Ellipsis, value)
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
-        return _api.astype(self, dtype, casting=casting, copy=copy)
+        try:
+            return _api.astype(self, dtype, casting=casting, copy=copy)
+        except OtherDtype:  # strings, datetimes, objects: NumPy's array
+            return _np.asarray(self).astype(dtype, order, casting, subok, copy)
     def copy(self, order="C"): return array_result(self._node(), self.device)
     def fill(self, value): _api.setitem(self, Ellipsis, value)
     def reshape(self, *shape, order="C", copy=None):
@@ -528,7 +532,7 @@ class ndarray:
         return _api.transpose(self, axes[0] if len(axes) == 1 else (axes or None))
     def swapaxes(self, axis1, axis2): return _api.swapaxes(self, axis1, axis2)
     def squeeze(self, axis=None): return _api.squeeze(self, axis)
-    def view(self, dtype=None, type=None): return _api.view(self, dtype)
+    def view(self, dtype=None, type=None): return _view(self, dtype, type)
     def conj(self): return _api.conjugate(self) if self.dtype.kind == "c" else self
     def conjugate(self): return _api.conjugate(self) if self.dtype.kind == "c" else self
     def clip(self, min=None, max=None, out=None, **kw): return _api.clip(self, min, max, out, **kw)
@@ -567,9 +571,92 @@ class ndarray:
     def cumprod(self, axis=None, dtype=None, out=None): return _api.cumprod(self, axis, dtype, out)
     def sort(self, axis=-1, kind=None, order=None): _api.sort_inplace(self, axis, kind)
     def argsort(self, axis=-1, kind=None, order=None): return _api.argsort(self, axis, kind)
+    # NumPy's methods, run through NumPy (what they write is written into this array)
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        _call_method(self, "partition", kth, axis, kind, order)
+    def argpartition(self, kth, axis=-1, kind="introselect", order=None):
+        return _call_method(self, "argpartition", kth, axis, kind, order)
+    def put(self, indices, values, mode="raise"):
+        _call_method(self, "put", indices, values, mode)
+    def searchsorted(self, v, side="left", sorter=None):
+        return _call_method(self, "searchsorted", v, side, sorter)
+    def compress(self, condition, axis=None, out=None):
+        return _call_method(self, "compress", condition, axis, out=out)
+    def choose(self, choices, out=None, mode="raise"):
+        return _call_method(self, "choose", choices, out=out, mode=mode)
+    def byteswap(self, inplace=False):
+        if not inplace:
+            return _api.asarray(_np.asarray(self).byteswap(), device=self.device)
+        return _call_method(self, "byteswap", True)
+    def setfield(self, val, dtype, offset=0): _call_method(self, "setfield", val, dtype, offset)
+    def getfield(self, dtype, offset=0):
+        return _api.asarray(_np.asarray(self).getfield(dtype, offset), device=self.device)
+    def resize(self, *new_shape, refcheck=True): _resize(self, new_shape, refcheck)
+    def setflags(self, write=None, align=None, uic=None):
+        if write is not None:
+            self._readonly = not write
+    def to_device(self, device, /, *, stream=None): return _api.asarray(self, device=device)
+    def tobytes(self, order="C"): return _np.asarray(self).tobytes(order)
+    def tofile(self, fid, sep="", format="%s"): _np.asarray(self).tofile(fid, sep, format)
+    def dumps(self): return _pickle.dumps(self)
+    def dump(self, file): _np.asarray(self).dump(file)
 
 
 _TRACING = realize.TRACING  # (the list itself: numloom.jit appends while it traces)
+
+
+def _construct(a: ndarray, shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
+    """``numloom.ndarray(shape, dtype)``: a new array (of zeros)."""
+    from .creation import empty
+
+    if buffer is not None or strides is not None or offset:
+        raise NotImplementedError("numloom.ndarray(buffer=...) is not supported; use asarray")
+    made = empty(shape, dtype)
+    _adopt(a, made._storage, made._view)
+
+
+def _call_method(a: ndarray, name: str, *args, **kwargs):
+    from .fallback import call_method
+
+    return call_method(a, name, *args, **kwargs)
+
+
+def _view(a: ndarray, dtype, cls):
+    """NumPy's ``a.view(dtype, type)``: ``dtype`` may be the type, as in NumPy. A numloom
+    subclass shares a's storage (its ``__array_finalize__`` called with ``a``); a NumPy
+    subclass views a's host memory (read-only: numloom's buffers are never written)."""
+    if cls is None and isinstance(dtype, type) and issubclass(dtype, (ndarray, _np.ndarray)):
+        dtype, cls = None, dtype
+    if cls is not None and not (isinstance(cls, type) and issubclass(cls, (ndarray, _np.ndarray))):
+        raise ValueError(_NOT_SUBTYPE)
+    if cls is not None and issubclass(cls, _np.ndarray):
+        host = _np.asarray(a)
+        return host.view(cls) if dtype is None else host.view(dtype, cls)
+    try:
+        out = _api.view(a, dtype)
+    except OtherDtype:  # a view as strings or datetimes: of the host memory, read-only
+        return _np.asarray(a).view(dtype)
+    if cls is None or cls is ndarray:
+        return out
+    made = _adopt(ndarray.__new__(cls), out._storage, out._view, out._readonly, out._dtype)
+    if cls.__array_finalize__ is not ndarray.__array_finalize__:
+        made.__array_finalize__(a)
+    return made
+
+
+def _resize(a: ndarray, new_shape: tuple, refcheck: bool) -> None:
+    """NumPy's in-place ``a.resize(new_shape)``: a's data in C order, cut or padded with zeros,
+    in a new storage of the new shape (views of the old one keep the old data)."""
+    if len(new_shape) == 1 and not isinstance(new_shape[0], (int, _np.integer)):
+        new_shape = new_shape[0]
+    if not a._view.is_contiguous():
+        raise ValueError("resize only works on single-segment arrays")
+    if not a._identity:
+        raise ValueError("cannot resize this array: it does not own its data")
+    host = a.get()
+    host.resize(new_shape, refcheck=False)  # NumPy's shape errors
+    made = from_host(host, a.device)
+    _adopt(a, made._storage, made._view, a._readonly)
 
 
 def _strided(flat, view):
@@ -758,9 +845,14 @@ def _device_name(device) -> str | None:
 _SUPPORTED_KINDS = frozenset("biufc")
 
 
+class OtherDtype(TypeError):
+    """Data of a dtype numloom arrays do not hold (strings, datetimes, structured, objects):
+    the public function that meets it runs NumPy instead (``other_dtypes.py``)."""
+
+
 def _check_dtype(dtype) -> None:
     if dtype.kind not in _SUPPORTED_KINDS:
-        raise TypeError(
+        raise OtherDtype(
             f"numloom arrays hold bool, integer, float and complex data, not {dtype}; "
             f"keep {dtype} data in a NumPy array"
         )
@@ -809,3 +901,4 @@ def _numpy_message(fn) -> str:
 
 
 _NO_IMAGINARY_PART = _numpy_message(lambda: setattr(_np.zeros(1), "imag", 1))
+_NOT_SUBTYPE = _numpy_message(lambda: _np.zeros(1).view(type=int))

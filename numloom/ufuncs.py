@@ -16,7 +16,7 @@ import warnings
 
 import numpy as _np
 
-from .array import _SUPPORTED_KINDS, _check_dtype, _Scalar, asarray, ndarray, result
+from .array import _SUPPORTED_KINDS, OtherDtype, _check_dtype, _Scalar, asarray, ndarray, result
 from .dag import Node, Op, map_node, node, user_line
 from .ufunc_table import COMPARISONS
 from .views import broadcast_node, broadcast_shapes, broadcast_view, reshape_array, view_node
@@ -64,26 +64,47 @@ class ufunc:
                 stacklevel=2,
             )
         out = None if out is _NOT_GIVEN else out
-        return apply(self, args, out, where, casting, dtype, signature)
+        try:
+            return apply(self, args, out, where, casting, dtype, signature)
+        except OtherDtype:  # strings, datetimes, objects: NumPy's data, NumPy's ufunc
+            given = dict(kwargs, casting=casting)
+            for name, value in (("out", out), ("where", where), ("dtype", dtype),
+                                ("signature", signature)):  # fmt: skip
+                if value is not None and value is not True:
+                    given[name] = value
+            return _numpy_quietly(self._np, args, given)
 
     def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
                where=True):  # fmt: skip
         from .reductions import ufunc_reduce
 
         _check_method_arity(self, "reduce")
-        return ufunc_reduce(self, array, axis, dtype, out, keepdims, initial, where)
+        try:
+            return ufunc_reduce(self, array, axis, dtype, out, keepdims, initial, where)
+        except OtherDtype:
+            given = dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
+            if initial is not _NO_VALUE:
+                given["initial"] = initial
+            return _numpy_quietly(self._np.reduce, (array,), given)
 
     def accumulate(self, array, axis=0, dtype=None, out=None):
         from .reductions import ufunc_accumulate
 
         _check_method_arity(self, "accumulate")
-        array = asarray(array)
+        try:
+            array = asarray(array)
+        except OtherDtype:
+            given = dict(axis=axis, dtype=dtype, out=out)
+            return _numpy_quietly(self._np.accumulate, (array,), given)
         return ufunc_accumulate(self, array, _accumulate_axis(array, axis), dtype, out)
 
     def outer(self, A, B, /, **kwargs):
         if self.nin != 2:
             raise ValueError("outer product only supported for binary functions")
-        a, b = asarray(A), asarray(B)  # NumPy makes Python scalars arrays here: they are strong
+        try:
+            a, b = asarray(A), asarray(B)  # NumPy makes Python scalars arrays: they are strong
+        except OtherDtype:
+            return _numpy_quietly(self._np.outer, (A, B), kwargs)
         return self(reshape_array(a, a.shape + (1,) * b.ndim), b, **kwargs)
 
     def at(self, a, indices, b=None, /):
@@ -98,6 +119,13 @@ class ufunc:
         host = a.get()
         self._np.at(host, fallback.to_numpy(indices), *extra)
         setitem(a, Ellipsis, host)
+
+
+def _numpy_quietly(fn, args: tuple, kwargs: dict):
+    """NumPy's ufunc (or one of its methods) on data of dtypes numloom does not hold."""
+    from .fallback import call_numpy_quietly
+
+    return call_numpy_quietly(fn, args, kwargs)
 
 
 def _split_positional_out(uf: ufunc, args: tuple, out) -> tuple:

@@ -312,10 +312,13 @@ def test_arange(case):
         lambda: numloom.arange(3).astype(object),
     ],
 )
-def test_data_numloom_cannot_hold_is_refused_at_the_call(make):
-    """NumPy makes object or string arrays here; numloom says so at once (nothing pending)."""
-    with pytest.raises(TypeError, match="numloom arrays hold bool, integer, float and complex"):
-        make()
+def test_data_numloom_cannot_hold_is_numpys_own(make):
+    """NumPy makes object or string arrays here: numloom returns NumPy's array (nothing
+    pending, no fallback counted)."""
+    before = numloom.stats()["fallbacks"]
+    made = make()
+    assert type(made) is numpy.ndarray and made.dtype.kind in "OU"
+    assert numloom.stats()["fallbacks"] == before
     numloom.sync()
 
 
