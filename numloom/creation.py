@@ -187,7 +187,9 @@ def arange(start=_NO_VALUE, stop=None, step=None, dtype=None, *, device=None, li
     if stop is None:
         start, stop = 0, start
     step = 1 if step is None else step
-    _np.arange(start, start, step, dtype=dtype)  # NumPy's errors (step 0, bad types)
+    probe = _np.arange(start, start, step, dtype=dtype)  # NumPy's errors (step 0, bad types)
+    if probe.dtype.kind in "mM":
+        _check_dtype(probe.dtype)  # datetimes: NumPy's arange (numloom's namespace runs it)
     if not isinstance(stop, (int, float, complex, _np.generic)):
         _np.arange(stop, stop, step, dtype=dtype)
     out_dtype = _np.dtype(dtype) if dtype is not None else _arange_dtype(start, stop, step)

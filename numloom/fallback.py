@@ -99,12 +99,9 @@ def to_numpy(x):
 
 
 def _device_of(args, kwargs):
-    from .array import ndarray
-
-    for v in list(args) + list(kwargs.values()):
-        if isinstance(v, ndarray):
-            return v.device
-    return None
+    """The device of the first numloom array among the arguments (also inside lists)."""
+    arrays = writes.arrays_in((args, kwargs))
+    return arrays[0].device if arrays else None
 
 
 def to_numloom(x, device=None):

@@ -1,0 +1,182 @@
+"""Arrays of dtypes numloom arrays do not hold are NumPy's own, and subclasses view storages.
+
+Datetimes, timedeltas, strings, bytes, structured records, void and objects: numloom's creation
+functions, functions and ufuncs handed such data (or asked for such a dtype) return what NumPy
+returns, a NumPy array, without a fallback warning or count. Each case runs on NumPy and on
+numloom and the results must agree.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy
+import pytest
+from conftest import numpy_compare
+
+import numloom
+
+DAYS = numpy.array(["2020-01-01", "2020-03-01", "2019-12-31"], dtype="datetime64[D]")
+SPANS = numpy.array([1, -2, 30], dtype="timedelta64[D]")
+WORDS = numpy.array(["pear", "apple", "fig"])
+JANUARY, APRIL = numpy.datetime64("2020-01"), numpy.datetime64("2020-04")
+RECORDS = numpy.array([(1, 2.5), (3, -1.0)], dtype=[("n", "i4"), ("x", "f8")])
+
+CASES = {
+    # creation
+    "array of str": lambda xp: xp.array(["a", "bc"]),
+    "asarray of a str list": lambda xp: xp.asarray(["x", "yz"]),
+    "array of bytes": lambda xp: xp.array([b"ab", b"c"]),
+    "array of objects": lambda xp: xp.array([1, "a", None], dtype=object),
+    "array of mixed items": lambda xp: xp.array([1, "a"]),
+    "array of records": lambda xp: xp.array([(1, 2.0)], dtype=[("a", "i4"), ("b", "f8")]),
+    "asarray of a datetime array": lambda xp: xp.asarray(DAYS),
+    "zeros of str": lambda xp: xp.zeros(3, dtype="U3"),
+    "zeros of records": lambda xp: xp.zeros(2, dtype=RECORDS.dtype),
+    "zeros of void": lambda xp: xp.zeros(2, dtype="V4"),
+    "ones of timedelta": lambda xp: xp.ones(2, dtype="m8[s]"),
+    "full of str": lambda xp: xp.full(3, "x"),
+    "full of a datetime": lambda xp: xp.full((2,), numpy.datetime64("2020-01-01")),
+    "arange of dates": lambda xp: xp.arange("2020-01-01", "2020-01-05", dtype="M8[D]"),
+    "arange of datetimes": lambda xp: xp.arange(JANUARY, APRIL),
+    "zeros_like of str": lambda xp: xp.zeros_like(WORDS),
+    "full_like of dates": lambda xp: xp.full_like(DAYS, "2021-01-01"),
+    "ones_like as objects": lambda xp: xp.ones_like(xp.arange(3), dtype=object),
+    "astype str": lambda xp: xp.arange(3).astype(str),
+    "astype object": lambda xp: xp.arange(3.0).astype(object),
+    "astype datetime": lambda xp: xp.arange(3).astype("M8[D]"),
+    # functions
+    "where with a numloom mask": lambda xp: xp.where(xp.arange(3) > 0, WORDS, "c"),
+    "where of str": lambda xp: xp.where(numpy.array([True, False, True]), WORDS, "c"),
+    "concatenate dates": lambda xp: xp.concatenate([DAYS, DAYS[:1]]),
+    "stack str": lambda xp: xp.stack([WORDS, WORDS]),
+    "unique str": lambda xp: xp.unique(WORDS),
+    "unique with counts": lambda xp: xp.unique(numpy.array(["b", "a", "b"]), return_counts=True),
+    "unique of a str list": lambda xp: xp.unique(["b", "a", "b"]),
+    "sort str": lambda xp: xp.sort(WORDS),
+    "sort dates": lambda xp: xp.sort(DAYS),
+    "argsort dates": lambda xp: xp.argsort(DAYS),
+    "reshape str": lambda xp: xp.reshape(WORDS, (3, 1)),
+    "transpose records": lambda xp: xp.transpose(RECORDS.reshape(1, 2)),
+    "flip dates": lambda xp: xp.flip(DAYS),
+    "take str": lambda xp: xp.take(WORDS, [2, 0]),
+    "repeat dates": lambda xp: xp.repeat(DAYS, 2),
+    "roll str": lambda xp: xp.roll(WORDS, 1),
+    "append str": lambda xp: xp.append(WORDS, "kiwi"),
+    "max of dates": lambda xp: xp.max(DAYS),
+    "argmax of dates": lambda xp: xp.argmax(DAYS),
+    "diff of dates": lambda xp: xp.diff(DAYS),
+    "isin of str": lambda xp: xp.isin(WORDS, ["fig"]),
+    "isnat": lambda xp: xp.isnat(DAYS),
+    "datetime_as_string": lambda xp: xp.datetime_as_string(DAYS),
+    "char.upper": lambda xp: xp.char.upper(WORDS),
+    "record field": lambda xp: xp.sum(xp.asarray(RECORDS)["x"]),
+    # ufuncs
+    "add datetime and timedelta": lambda xp: xp.add(DAYS, SPANS),
+    "subtract datetimes": lambda xp: DAYS - xp.asarray(DAYS),
+    "compare datetimes": lambda xp: xp.less(DAYS, DAYS[::-1]),
+    "equal str": lambda xp: xp.equal(WORDS, "fig"),
+    "timedelta times a numloom array": lambda xp: SPANS * xp.arange(3),
+    "numloom array times a timedelta": lambda xp: xp.arange(3) * SPANS,
+    "datetime plus numloom ints": lambda xp: xp.add(DAYS, xp.arange(3)),
+    "maximum.reduce of dates": lambda xp: xp.maximum.reduce(DAYS),
+    "add.accumulate of timedeltas": lambda xp: xp.add.accumulate(SPANS),
+    "add with out": lambda xp: _add_into(xp),
+    # NumPy's errors
+    "add datetimes": lambda xp: xp.add(DAYS, DAYS),
+    "ints and dates concatenated": lambda xp: xp.concatenate([xp.arange(3), DAYS]),
+    "sum of str": lambda xp: xp.sum(WORDS),
+}
+
+
+def _add_into(xp):
+    out = numpy.empty(3, dtype="M8[D]")
+    got = xp.add(DAYS, SPANS, out=out)
+    return out, got is out
+
+
+@pytest.mark.parametrize("case", list(CASES.values()), ids=list(CASES))
+def test_other_dtypes_as_numpy(case):
+    numpy_compare()(case)()
+
+
+@pytest.mark.parametrize("case", list(CASES.values()), ids=list(CASES))
+def test_other_dtypes_are_numpy_arrays_neither_counted_nor_warned(case):
+    before = numloom.stats()["fallbacks"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", numloom.NumloomFallbackWarning)
+        try:
+            got = case(numloom)
+        except Exception as error:  # noqa: BLE001 (NumPy's own errors)
+            assert not isinstance(error, numloom.NumloomFallbackWarning)
+            got = None
+    assert numloom.stats()["fallbacks"] == before
+    for value in got if isinstance(got, tuple) else (got,):
+        if isinstance(value, (numpy.ndarray, numloom.ndarray)) and value.dtype.kind not in "biufc":
+            assert type(value) is numpy.ndarray
+
+
+def test_a_view_as_another_dtype_is_numpys_read_only_view():
+    a = numloom.arange(3, dtype="int64")
+    seen = a.view("M8[ns]")
+    assert type(seen) is numpy.ndarray and not seen.flags.writeable
+    numpy.testing.assert_array_equal(seen, numpy.arange(3, dtype="int64").view("M8[ns]"))
+
+
+# --- subclasses --------------------------------------------------------------------------------
+
+
+def _info_class(xp):
+    class Info(xp.ndarray):
+        def __new__(cls, data, info=None):
+            obj = xp.asarray(data).view(cls)
+            obj.info = info
+            return obj
+
+        def __array_finalize__(self, obj):
+            self.finalized_from = type(obj).__name__
+            self.info = getattr(obj, "info", None)
+
+    return Info
+
+
+@numpy_compare()
+def test_a_subclass_made_by_view(xp):
+    Info = _info_class(xp)
+    i = Info([1.0, 2.0, 3.0], info="meters")
+    again = i.view(Info)
+    return (type(i).__name__, isinstance(i, xp.ndarray), i.info, i.finalized_from, again.info,
+            again.finalized_from, (i * 2).tolist(), i.shape, i.dtype)  # fmt: skip
+
+
+@numpy_compare()
+def test_a_subclass_view_shares_the_storage(xp):
+    Info = _info_class(xp)
+    base = xp.arange(4.0)
+    i = base.view(type=Info)
+    base[0] = 9.0
+    i[1] = 7.0
+    return base, i.tolist(), i.info, type(base.view(xp.ndarray)).__name__
+
+
+@numpy_compare()
+def test_a_view_with_dtype_and_type(xp):
+    Info = _info_class(xp)
+    i = xp.arange(4, dtype="int32").view("uint32", Info)
+    return type(i).__name__, i.dtype, i.tolist()
+
+
+@numpy_compare()
+def test_a_view_as_a_numpy_subclass(xp):
+    m = xp.arange(4.0).reshape(2, 2).view(numpy.matrix)
+    return type(m).__name__, m.tolist()
+
+
+@numpy_compare()
+def test_a_view_as_something_else_is_refused(xp):
+    return xp.arange(3).view(type=int)
+
+
+def test_ndarray_still_constructs_arrays():
+    a = numloom.ndarray((2, 3), dtype="int32")
+    assert type(a) is numloom.ndarray and a.shape == (2, 3) and a.dtype == numpy.int32
