@@ -27,8 +27,8 @@ class _Drawing:
         def draw(*args, **kwargs):
             _warn_once(f"random.{name}")
             # (a draw that wrote where numloom did not expect it runs again from the same state)
-            return writes.run(attr, args, kwargs, WRITES.get(f"random.{name}", ()),
-                              before_retry=self._state_keeper())  # fmt: skip
+            keeper = self._state_keeper() if writes.arrays_in((args, kwargs)) else None
+            return writes.run(attr, args, kwargs, WRITES.get(f"random.{name}", ()), None, keeper)
 
         draw.__name__ = name
         draw.__doc__ = attr.__doc__

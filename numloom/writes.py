@@ -84,9 +84,12 @@ def _evaluated(arrays: list) -> None:
 
 
 def _owned_version(storage):
-    """The storage's version, its buffer now held by it alone (copied first if shared)."""
+    """The storage's version, its buffer now held by it alone (copied first if shared, or if
+    its memory may be a view of another array's: neither fresh nor a block of numloom's pool)."""
     version = storage.version
-    if realize.owns_buffer(storage, version):
+    if realize.owns_buffer(storage, version) and (
+        version.arg.data.base is None or version.arg.release is not None
+    ):
         return version
     return realize.own_buffer(storage)
 
@@ -111,7 +114,8 @@ class _HostMemory:
                 finally:
                     data.flags.writeable = False
             else:
-                flat = _np.array(realize.to_host(storage.version.arg), copy=True).reshape(-1)
+                flat = _np.ascontiguousarray(realize.to_host(storage.version.arg)).reshape(-1)
+                flat.flags.writeable = True
             self.flat[id(storage)] = flat
         self.written = {id(a) for a in written}
 
