@@ -630,18 +630,26 @@ def _view(a: ndarray, dtype, cls):
     if cls is not None and not (isinstance(cls, type) and issubclass(cls, (ndarray, _np.ndarray))):
         raise ValueError(_NOT_SUBTYPE)
     if cls is not None and issubclass(cls, _np.ndarray):
-        host = _np.asarray(a)
+        host = _read_only_host(a)
         return host.view(cls) if dtype is None else host.view(dtype, cls)
     try:
         out = _api.view(a, dtype)
     except OtherDtype:  # a view as strings or datetimes: of the host memory, read-only
-        return _np.asarray(a).view(dtype)
+        return _read_only_host(a).view(dtype)
     if cls is None or cls is ndarray:
         return out
     made = _adopt(ndarray.__new__(cls), out._storage, out._view, out._readonly, out._dtype)
     if cls.__array_finalize__ is not ndarray.__array_finalize__:
         made.__array_finalize__(a)
     return made
+
+
+def _read_only_host(a: ndarray) -> _np.ndarray:
+    """a's value as a read-only NumPy array (on the CPU its buffer itself; on a GPU a copy,
+    read-only too, so that a write into it raises instead of being lost)."""
+    host = _np.asarray(a)
+    host.flags.writeable = False
+    return host
 
 
 def _resize(a: ndarray, new_shape: tuple, refcheck: bool) -> None:

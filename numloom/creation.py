@@ -187,9 +187,9 @@ def arange(start=_NO_VALUE, stop=None, step=None, dtype=None, *, device=None, li
     if stop is None:
         start, stop = 0, start
     step = 1 if step is None else step
-    probe = _np.arange(start, start, step, dtype=dtype)  # NumPy's errors (step 0, bad types)
-    if probe.dtype.kind in "mM":
-        _check_dtype(probe.dtype)  # datetimes: NumPy's arange (numloom's namespace runs it)
+    if _datetimes(start, stop, step, dtype):
+        _check_dtype(_np.dtype("M8"))  # NumPy's arange (numloom's namespace runs it)
+    _np.arange(start, start, step, dtype=dtype)  # NumPy's errors (step 0, bad types)
     if not isinstance(stop, (int, float, complex, _np.generic)):
         _np.arange(stop, stop, step, dtype=dtype)
     out_dtype = _np.dtype(dtype) if dtype is not None else _arange_dtype(start, stop, step)
@@ -199,6 +199,13 @@ def arange(start=_NO_VALUE, stop=None, step=None, dtype=None, *, device=None, li
         _np.arange(start, stop, step, dtype=out_dtype)  # NumPy's error: bools count to 2
     n = node(Op.IOTA, (), (start, stop, step), (length,), out_dtype)
     return result(n, _device_name(device) or get_device())
+
+
+def _datetimes(start, stop, step, dtype) -> bool:
+    """Whether arange counts datetimes or timedeltas (which numloom arrays do not hold)."""
+    if dtype is not None and _np.dtype(dtype).kind in "mM":
+        return True
+    return any(isinstance(v, (_np.datetime64, _np.timedelta64, str)) for v in (start, stop, step))
 
 
 def _arange_dtype(start, stop, step) -> _np.dtype:

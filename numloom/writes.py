@@ -229,9 +229,12 @@ def run_cupy(fn, device: str, args: tuple, kwargs: dict, written=()):
     from .array import _SUPPORTED_KINDS as kinds
     from .array import asarray
 
+    targets = written_arrays(args, kwargs, written)
+    if any(a._readonly for a in targets):  # CuPy's arrays are all writable: NumPy says no
+        raise ValueError("a read-only numloom array is not handed to CuPy")
     arrays = arrays_in((args, kwargs))
     _evaluated(arrays)
-    storages = {id(a._storage): a._storage for a in written_arrays(args, kwargs, written)}
+    storages = {id(a._storage): a._storage for a in targets}
     for storage in storages.values():
         _own_device_buffer(storage, cupy)
     handed: dict = {}
@@ -244,7 +247,7 @@ def run_cupy(fn, device: str, args: tuple, kwargs: dict, written=()):
         return cupy.asarray(x) if isinstance(x, _np.ndarray) else x
 
     def back(x):
-        mine = handed.get(id(x))
+        mine = handed.get(id(x)) or _same_memory(x, handed.values())
         if mine is not None and mine[0] is x:
             return mine[1]
         if isinstance(x, cupy.ndarray) and x.ndim == 0:
@@ -262,7 +265,20 @@ def run_cupy(fn, device: str, args: tuple, kwargs: dict, written=()):
                 realize._backend(device).wait_for(device, stream)
                 for storage in storages.values():
                     _renew(storage)
+        target = kwargs.get("out")
+        if isinstance(target, _ndarray_type) and isinstance(out, cupy.ndarray):
+            return target  # NumPy returns ``out`` (CuPy sometimes another array of its values)
         return walk(out, back)
+
+
+def _same_memory(x, handed):
+    """The handed (CuPy array, numloom array) pair whose view ``x`` is exactly: CuPy returns
+    ``out=`` as a new CuPy array over the same memory."""
+    for c, a in handed:
+        if (type(x) is type(c) and x.data.ptr == c.data.ptr and x.shape == c.shape
+                and x.strides == c.strides and x.dtype == c.dtype):  # fmt: skip
+            return (x, a)
+    return None
 
 
 def _own_device_buffer(storage, cupy) -> None:
