@@ -169,6 +169,13 @@ def nan_to_num_in_place(xp):
     return a, out
 
 
+def writes_into_complex_parts(xp):
+    z = xp.arange(4, dtype="complex128")
+    xp.put(z.real, [0, 3], [5.0, 6.0])
+    xp.copyto(z.imag[1:], 1.5)
+    return z
+
+
 # --- ufunc.at ----------------------------------------------------------------------------------
 
 
@@ -227,6 +234,19 @@ def choose_out(xp):
     return out, got is out
 
 
+def fft_out(xp):
+    out = xp.zeros(5, dtype="complex128")
+    got = xp.fft.fft(xp.arange(5.0), out=out)
+    return out, got is out
+
+
+def ufunc_numloom_lacks_with_out(xp):
+    a, b = xp.asarray([3.0, 4.0]), xp.asarray([1.0, 2.0])
+    out = xp.zeros(2)
+    got = xp.vecdot(xp.stack([a, b]), xp.stack([b, a]), out=out)
+    return out, got is out
+
+
 def out_of_the_wrong_shape(xp):
     out = xp.zeros(5)
     xp.median(_grid(xp), axis=0, out=out)
@@ -275,6 +295,19 @@ def method_byteswap_in_place(xp):
     return a, b
 
 
+def method_setfield(xp):
+    a = xp.zeros(3, dtype="int64")
+    a.setfield(5, "int32", 0)
+    return a
+
+
+def method_setflags(xp):
+    a = xp.arange(3.0)
+    a.setflags(write=False)
+    a[0] = 1.0
+    return a
+
+
 def method_sort_and_fill(xp):
     a = xp.asarray([3.0, 1.0, 2.0, 0.0])
     a[1:].sort()
@@ -302,6 +335,12 @@ def generator_shuffle(xp):
 def generator_shuffle_rows_of_a_view(xp):
     a = _grid(xp)
     xp.random.default_rng(5).shuffle(a[1:])
+    return a
+
+
+def generator_shuffle_a_transposed_view(xp):
+    a = _grid(xp)
+    xp.random.default_rng(8).shuffle(a.T)
     return a
 
 
@@ -339,12 +378,14 @@ WRITE_CASES = [
     copyto_overlapping, copyto_casting_error, copyto_unsafe_casting, copyto_from_numpy,
     fill_diagonal_basic, fill_diagonal_wrap, fill_diagonal_reshape_view,
     fill_diagonal_transposed_view, place_basic, putmask_basic, putmask_repeats_values,
-    put_along_axis_basic, nan_to_num_in_place, add_at, multiply_at_a_view, negative_at,
-    median_out, nanmax_out_into_a_row, einsum_out, percentile_out_into_a_strided_view,
-    choose_out, out_of_the_wrong_shape, method_partition, method_partition_a_view, method_put,
-    method_resize, method_resize_of_a_view, method_byteswap_in_place, method_sort_and_fill,
-    methods_that_read, generator_shuffle, generator_shuffle_rows_of_a_view, legacy_shuffle,
-    random_state_shuffle, generator_permuted_out, generator_draws_into_out,
+    put_along_axis_basic, nan_to_num_in_place, writes_into_complex_parts, add_at,
+    multiply_at_a_view, negative_at, median_out, nanmax_out_into_a_row, einsum_out,
+    percentile_out_into_a_strided_view, choose_out, fft_out, ufunc_numloom_lacks_with_out,
+    out_of_the_wrong_shape, method_partition, method_partition_a_view, method_put, method_resize,
+    method_resize_of_a_view, method_byteswap_in_place, method_setfield, method_setflags,
+    method_sort_and_fill, methods_that_read, generator_shuffle, generator_shuffle_rows_of_a_view,
+    generator_shuffle_a_transposed_view, legacy_shuffle, random_state_shuffle,
+    generator_permuted_out, generator_draws_into_out,
 ]  # fmt: skip
 
 
