@@ -66,6 +66,19 @@ def put_out_of_bounds(xp):
     return a
 
 
+def what_a_failed_write_leaves(xp):
+    a, b, c = xp.arange(5), xp.arange(5.0), xp.zeros(3, dtype="int64")
+    a.sum()  # (evaluated, so the write may go in place)
+    errors = []
+    for call in (lambda: xp.put(a, [1, 9], [7, 8]), lambda: xp.copyto(c, xp.ones(3)),
+                 lambda: xp.put_along_axis(b, xp.asarray([0, 7]), 1.0, axis=0)):  # fmt: skip
+        try:
+            call()
+        except (IndexError, TypeError) as e:
+            errors.append(f"{type(e).__name__}: {e}")
+    return a, b, c, errors
+
+
 def put_on_a_read_only_view(xp):
     a = xp.broadcast_to(xp.arange(3.0), (2, 3))
     xp.put(a, [0], [1.0])
@@ -374,7 +387,7 @@ def generator_draws_into_out(xp):
 
 WRITE_CASES = [
     put_basic, put_modes, put_into_a_view, put_into_pending_work, put_values_from_itself,
-    put_out_of_bounds, put_on_a_read_only_view, copyto_basic, copyto_where, copyto_a_strided_view,
+    put_out_of_bounds, what_a_failed_write_leaves, put_on_a_read_only_view, copyto_basic, copyto_where, copyto_a_strided_view,
     copyto_overlapping, copyto_casting_error, copyto_unsafe_casting, copyto_from_numpy,
     fill_diagonal_basic, fill_diagonal_wrap, fill_diagonal_reshape_view,
     fill_diagonal_transposed_view, place_basic, putmask_basic, putmask_repeats_values,
