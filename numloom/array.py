@@ -471,6 +471,8 @@ class ndarray:
                 return _row(self, key)
         elif isinstance(key, _np.integer) and len(self._view.shape) == 1:
             return self._host_view()[key]
+        if type(self) not in _RESULT_TYPES:  # a subclass's views are of its class, as NumPy's
+            return _as_subclass(_api.getitem(self, key), self)
         return _api.getitem(self, key)
 
     def __setitem__(self, key, value):
@@ -638,6 +640,15 @@ def _view(a: ndarray, dtype, cls):
         return _read_only_host(a).view(dtype)
     if cls is None or cls is ndarray:
         return out
+    return _as_subclass(out, a, cls)
+
+
+def _as_subclass(out, a: ndarray, cls=None):
+    """``out`` (a numloom array made from ``a``) as an instance of ``cls`` (a's class) on the
+    same storage, its ``__array_finalize__`` called with ``a`` as NumPy calls it."""
+    if not isinstance(out, ndarray):
+        return out
+    cls = type(a) if cls is None else cls
     made = _adopt(ndarray.__new__(cls), out._storage, out._view, out._readonly, out._dtype)
     if cls.__array_finalize__ is not ndarray.__array_finalize__:
         made.__array_finalize__(a)

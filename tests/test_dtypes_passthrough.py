@@ -160,6 +160,30 @@ def test_a_subclass_view_shares_the_storage(xp):
 
 
 @numpy_compare()
+def test_numpys_subclassing_example(xp):
+    """NumPy's own example (Subclassing ndarray: adding an extra attribute): slices of the
+    subclass are of it and carry the attribute; writes through them reach the original."""
+
+    class InfoArray(xp.ndarray):
+        def __new__(cls, input_array, info=None):
+            obj = xp.asarray(input_array).view(cls)
+            obj.info = info
+            return obj
+
+        def __array_finalize__(self, obj):
+            if obj is None:
+                return
+            self.info = getattr(obj, "info", None)
+
+    obj = InfoArray(xp.arange(5), info="information")
+    v = obj[1:]
+    v[0] = 10
+    picked = obj[[0, 2]]
+    return (type(v).__name__, v.info, v.tolist(), obj.tolist(), type(picked).__name__,
+            picked.info, obj[2])  # fmt: skip
+
+
+@numpy_compare()
 def test_a_view_with_dtype_and_type(xp):
     Info = _info_class(xp)
     i = xp.arange(4, dtype="int32").view("uint32", Info)
