@@ -643,12 +643,17 @@ def _view(a: ndarray, dtype, cls):
     return _as_subclass(out, a, cls)
 
 
+# The ndarray subclasses a program has made instances of (ufunc results keep their class).
+SUBCLASSES: set = set()
+
+
 def _as_subclass(out, a: ndarray, cls=None):
     """``out`` (a numloom array made from ``a``) as an instance of ``cls`` (a's class) on the
     same storage, its ``__array_finalize__`` called with ``a`` as NumPy calls it."""
     if not isinstance(out, ndarray):
         return out
     cls = type(a) if cls is None else cls
+    SUBCLASSES.add(cls)
     made = _adopt(ndarray.__new__(cls), out._storage, out._view, out._readonly, out._dtype)
     if cls.__array_finalize__ is not ndarray.__array_finalize__:
         made.__array_finalize__(a)

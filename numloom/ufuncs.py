@@ -16,7 +16,17 @@ import warnings
 
 import numpy as _np
 
-from .array import _SUPPORTED_KINDS, OtherDtype, _check_dtype, _Scalar, asarray, ndarray, result
+from .array import (
+    _SUPPORTED_KINDS,
+    SUBCLASSES,
+    OtherDtype,
+    _as_subclass,
+    _check_dtype,
+    _Scalar,
+    asarray,
+    ndarray,
+    result,
+)
 from .dag import Node, Op, map_node, node, user_line
 from .ufunc_table import COMPARISONS
 from .views import broadcast_node, broadcast_shapes, broadcast_view, reshape_array, view_node
@@ -65,7 +75,10 @@ class ufunc:
             )
         out = None if out is _NOT_GIVEN else out
         try:
-            return apply(self, args, out, where, casting, dtype, signature)
+            made = apply(self, args, out, where, casting, dtype, signature)
+            if SUBCLASSES and out is None:  # (a program that made ndarray subclasses)
+                return _of_subclass(made, args)
+            return made
         except OtherDtype:  # strings, datetimes, objects: NumPy's data, NumPy's ufunc
             given = dict(kwargs, casting=casting)
             for name, value in (("out", out), ("where", where), ("dtype", dtype),
@@ -119,6 +132,17 @@ class ufunc:
         host = a.get()
         self._np.at(host, fallback.to_numpy(indices), *extra)
         setitem(a, Ellipsis, host)
+
+
+def _of_subclass(made, args: tuple):
+    """A ufunc's results as instances of its first input's ndarray subclass, if any (as
+    NumPy's: ``__array_finalize__`` sees that input)."""
+    for x in args:
+        if type(x) in SUBCLASSES:
+            if isinstance(made, tuple):
+                return tuple(_as_subclass(m, x) for m in made)
+            return _as_subclass(made, x)
+    return made
 
 
 def _numpy_quietly(fn, args: tuple, kwargs: dict):

@@ -161,8 +161,9 @@ def test_a_subclass_view_shares_the_storage(xp):
 
 @numpy_compare()
 def test_numpys_subclassing_example(xp):
-    """NumPy's own example (Subclassing ndarray: adding an extra attribute): slices of the
-    subclass are of it and carry the attribute; writes through them reach the original."""
+    """NumPy's own example (Subclassing ndarray: adding an extra attribute): slices and ufunc
+    results of the subclass are of it and carry the attribute; writes through slices reach
+    the original."""
 
     class InfoArray(xp.ndarray):
         def __new__(cls, input_array, info=None):
@@ -179,8 +180,12 @@ def test_numpys_subclassing_example(xp):
     v = obj[1:]
     v[0] = 10
     picked = obj[[0, 2]]
+    summed = obj + 1
+    rooted = xp.sqrt(obj)
+    obj *= 2
     return (type(v).__name__, v.info, v.tolist(), obj.tolist(), type(picked).__name__,
-            picked.info, obj[2])  # fmt: skip
+            picked.info, obj[2], type(summed).__name__, summed.info, summed.tolist(),
+            type(rooted).__name__, rooted.info, type(obj).__name__, obj.info)  # fmt: skip
 
 
 @numpy_compare()
