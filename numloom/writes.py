@@ -206,7 +206,9 @@ def _run_on_copies(fn, args, kwargs, memory: _HostMemory, device):
         if not isinstance(v, _ndarray_type):
             return v
         if id(v._storage) in memory.flat or v._readonly:
-            return memory.host(v)
+            host = memory.host(v)
+            copies[id(host)] = (host, v, None)
+            return host
         host = v.get()
         copies[id(host)] = (host, v, host.copy())
         return host
@@ -216,7 +218,7 @@ def _run_on_copies(fn, args, kwargs, memory: _HostMemory, device):
     finally:
         memory.finish()
     for host, a, before in copies.values():
-        if host.tobytes() != before.tobytes():
+        if before is not None and host.tobytes() != before.tobytes():
             setitem(a, Ellipsis, host)
     return walk(out, lambda x: _back(x, copies, device))
 
