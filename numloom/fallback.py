@@ -72,7 +72,6 @@ WRITES = {
     "ndarray.put": (0,),
     "ndarray.setfield": (0,),
     "ndarray.byteswap": (0,),
-    "ufunc.at": (0,),
 }
 
 
