@@ -277,8 +277,11 @@ def test_gpu_element_reads_copy_once_per_version():
         assert sum(a[i] for i in range(1000)) == 999000.0
         assert list(a)[:3] == [0.0, 2.0, 4.0] and a.tolist()[-1] == 1998.0
         assert nl.stats()["device_to_host_bytes"] - before == 8000
-        a[0] = 5.0  # a new version: read again, once
+        a[0] = 5.0  # written into the mirror and the device: nothing to read again
         assert a[0] == 5.0 and a[1] == 2.0
+        assert nl.stats()["device_to_host_bytes"] - before == 8000
+        a[1:3] = 7.0  # a new version: read again, once
+        assert a[1] == 7.0 and a[3] == 6.0 and a[0] == 5.0
         assert nl.stats()["device_to_host_bytes"] - before == 16000
 
 
