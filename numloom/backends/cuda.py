@@ -14,6 +14,7 @@ import hashlib
 import itertools
 import math
 import sys
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -50,6 +51,7 @@ class _Device:
 
 
 _devices: dict = {}
+_creating = threading.Lock()
 
 
 def problem() -> str | None:
@@ -71,7 +73,23 @@ def problem() -> str | None:
     return None
 
 
+_current = threading.local()  # .device: the device whose context is current in this thread
+
+
 def _get(device: str) -> _Device:
+    """The device's state, its context made current in the calling thread (each thread, and
+    each switch between devices, needs that before a driver call)."""
+    state = _devices.get(device)
+    if state is not None:
+        if getattr(_current, "device", None) != device:
+            state.device.set_current()
+            _current.device = device
+        return state
+    with _creating:
+        return _create(device)
+
+
+def _create(device: str) -> _Device:
     state = _devices.get(device)
     if state is None:
         from cuda.core import Device
@@ -86,6 +104,9 @@ def _get(device: str) -> _Device:
 
         realize._devices_used.add(device)  # np.sync() waits for it, whatever ran there
         _load_pipeline(state.arch)
+    else:
+        state.device.set_current()
+    _current.device = device
     return state
 
 
