@@ -463,10 +463,11 @@ class ndarray:
                             break
                     else:
                         return host[key]
-            else:
-                ndim = len(self._view.shape)
-                if (t is int and ndim == 1) or (t is tuple and _full_integer(key, ndim)):
+            elif t is int:
+                if len(self._view.shape) == 1:
                     return self._host_view()[key]
+            elif not (key and type(key[0]) is slice) and _full_integer(key, len(self._view.shape)):
+                return self._host_view()[key]  # (a slice first: the common view, no scan)
             if t is int:
                 return _row(self, key)
         elif isinstance(key, _np.integer) and len(self._view.shape) == 1:
