@@ -165,8 +165,7 @@ class ndarray:
     def get(self, stream=None, out=None, order="C", blocking=True) -> _np.ndarray:
         """The value as a new NumPy array on the host (evaluating what is pending)."""
         storage = self._storage
-        if storage.pending:
-            realize.evaluate_device(storage.device)
+        realize.ensure(storage)
         if storage.error is not None:
             raise storage.error
         data = storage.version.arg.data
@@ -200,8 +199,7 @@ class ndarray:
             host = self.get()
             return host if dtype is None else host.astype(dtype, copy=False)
         storage = self._storage
-        if storage.pending:
-            realize.evaluate_device(storage.device)
+        realize.ensure(storage)
         if storage.error is not None:
             raise storage.error
         host = storage.version.arg.export(self._dtype, self._view)
@@ -221,8 +219,7 @@ class ndarray:
             if realize.TRACING:
                 realize.value_read()
             return h[1]
-        if storage.pending:
-            realize.evaluate_device(storage.device)
+        realize.ensure(storage)
         if storage.error is not None:
             raise storage.error
         version = storage.version
@@ -249,7 +246,7 @@ class ndarray:
             version = storage.version
             if version.op is not Op.SCATTER or version.arg.size != 1 or version.fallible:
                 return False  # one element written into pending work fuses with it
-            realize.evaluate_device(storage.device)  # the second: a loop writing elements
+            realize.ensure(storage)  # the second: a loop writing elements
             if storage.error is not None:
                 raise storage.error
         version = storage.version

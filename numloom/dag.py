@@ -267,9 +267,9 @@ def user_line():
 
 def _sweep() -> None:
     """Forget keys whose nodes have died."""
-    dead = [k for k, r in _interned.items() if r() is None]
+    dead = [k for k, r in list(_interned.items()) if r() is None]
     for k in dead:
-        del _interned[k]
+        _interned.pop(k, None)
 
 
 def structure(roots) -> tuple:

@@ -125,8 +125,7 @@ def _capsule_destructor(capsule):
 def _computed(a):
     """(the buffer under ``a``, its backend) after evaluating it; errors re-raised."""
     storage = a._storage
-    if storage.pending:
-        realize.evaluate_device(storage.device)
+    realize.ensure(storage)
     if storage.error is not None:
         raise storage.error
     return storage.version.arg, realize._backend(storage.device)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+import threading
 import time
 import weakref
 
@@ -211,7 +212,20 @@ class _Pending:
         self.refs[id(storage)] = weakref.ref(storage)
         self.adds += 1
         if self.adds & 4095 == 0:
-            self.refs = {k: r for k, r in self.refs.items() if r() is not None}
+            self._sweep()
+
+    def _sweep(self) -> list:
+        """Drop dead entries in place (another thread may be adding: the dict is never
+        replaced) and return the live storages."""
+        live = []
+        for key, ref in list(self.refs.items()):
+            storage = ref()
+            if storage is None:
+                if self.refs.get(key) is ref:
+                    self.refs.pop(key, None)
+            else:
+                live.append(storage)
+        return live
 
     def clear(self) -> None:
         self.refs.clear()
@@ -219,16 +233,17 @@ class _Pending:
     def discard(self, storage) -> None:
         ref = self.refs.get(id(storage))
         if ref is not None and ref() is storage:
-            del self.refs[id(storage)]
+            self.refs.pop(id(storage), None)
 
     def __iter__(self):
-        pairs = [(r(), r) for r in self.refs.values()]
-        self.refs = {id(s): r for s, r in pairs if s is not None}
-        return iter([s for s, _ in pairs if s is not None])
+        return iter(self._sweep())
 
 
 _pending = _Pending()
 _flushing = False
+# Held while a plan is evaluated: threads trace on their own, and evaluate one at a time
+# (a sync in one thread may evaluate another thread's pending arrays, as it would its own).
+LOCK = threading.RLock()
 
 
 def register(storage: Storage) -> None:
@@ -296,6 +311,14 @@ def evaluate_device(device: str) -> None:
         _evaluate(storages, device)
 
 
+def ensure(storage: Storage) -> None:
+    """Evaluate ``storage`` (with every live pending array of its device) if it is pending."""
+    if storage.pending:
+        evaluate_device(storage.device)
+        if storage.pending and storage.error is None:  # a version another thread just made
+            _evaluate([storage], storage.device)
+
+
 def sync() -> None:
     """Evaluate everything pending on every device and wait for it to finish."""
     for device in sorted({s.device for s in list(_pending)}):
@@ -349,12 +372,21 @@ class DataError(Exception):
 
 
 def _evaluate(storages: list, device: str) -> None:
+    with LOCK:
+        storages = [s for s in storages if s.pending and s.error is None]
+        if storages:
+            _evaluate_locked(storages, device)
+
+
+def _evaluate_locked(storages: list, device: str) -> None:
     global _flushing
     _flushing = True
     try:
         # Sorting by creation keeps the plan's structure, and so its cache key, deterministic.
         storages.sort(key=lambda s: s.seq)
-        roots = list({id(s.version): s.version for s in storages}.values())
+        # (another thread may give a storage a newer version meanwhile: that one stays)
+        evaluated = [(s, s.version) for s in storages]
+        roots = list({id(v): v for _, v in evaluated}.values())
         backend = _backend(device)
         _devices_used.add(device)
         start = time.perf_counter()
@@ -379,9 +411,10 @@ def _evaluate(storages: list, device: str) -> None:
                 file=sys.stderr,
             )
         count("plans_evaluated")
-        for s in storages:
-            s.version = results[id(s.version)]
-            _pending.discard(s)
+        for s, v in evaluated:
+            if s.version is v:
+                s.version = results[id(v)]
+                _pending.discard(s)
     finally:
         _flushing = False
 
