@@ -688,7 +688,7 @@ def _lower_scatter(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
     low.body, low.memo = [], _const_memo(low.memo)
     box = _box(v, root.shape)
     view_coords = ()
-    if box is None:  # copy everything, then overwrite the view
+    if not box:  # copy everything (a 0-d storage: its one element), then overwrite the view
         outer = (low.param(("size",), root.size),)
         kept = low.value(old, ("flat", "i"))
         copy = kir.Phase(tuple(low.body), None, (kir.Store("out0", "i", kept),))
