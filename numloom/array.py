@@ -368,6 +368,15 @@ class ndarray:
 
         return fallback.dispatch_array_function(func, args, kwargs)
 
+    def __array_namespace__(self, *, api_version=None):
+        """The array API namespace of numloom arrays: numloom itself."""
+        if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
+            raise ValueError(f"Version \"{api_version}\" of the Array API Standard is not "
+                             "supported.")  # fmt: skip
+        import numloom
+
+        return numloom
+
     def __dlpack_device__(self) -> tuple:
         from .interop import dlpack_device
 

@@ -237,9 +237,12 @@ def module_getattr(prefix: str, np_module, name: str):
     """``numloom.<prefix>.<name>`` for a NumPy attribute numloom does not define itself."""
     try:
         attr = getattr(np_module, name)
-    except AttributeError:
+    except AttributeError as e:
         where = "numloom" + (f".{prefix}" if prefix else "")
-        raise AttributeError(f"module {where!r} has no attribute {name!r}") from None
+        message = str(e)
+        if "has no attribute" in message:  # else NumPy's own words: where a removed name went
+            message = f"module {where!r} has no attribute {name!r}"
+        raise AttributeError(message, name=name, obj=sys.modules.get(where)) from None
     if name in PASS_THROUGH or name.startswith("__") or not callable(attr):
         return attr
     if isinstance(attr, type) or isinstance(attr, types.ModuleType):

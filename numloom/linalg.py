@@ -6,9 +6,16 @@ import numpy as _np
 
 from .fallback import module_getattr
 from .products import matmul, outer, tensordot, vdot  # noqa: F401
-from .shapes import diagonal, matrix_transpose  # noqa: F401
+from .shapes import matrix_transpose  # noqa: F401
 
 LinAlgError = _np.linalg.LinAlgError
+
+
+def diagonal(x, /, *, offset=0):
+    """The diagonals of the matrices over the last two axes (NumPy's ``linalg.diagonal``)."""
+    from .shapes import diagonal as _diagonal
+
+    return _diagonal(x, offset=offset, axis1=-2, axis2=-1)
 
 
 def trace(x, /, *, offset=0, dtype=None):

@@ -216,8 +216,10 @@ def tensordot(a, b, axes=2):
     free_a = [k for k in range(a.ndim) if k not in axes_a]
     free_b = [k for k in range(b.ndim) if k not in axes_b]
     n_sum = int(_np.prod([a.shape[k] for k in axes_a], dtype=_np.int64))
-    at = reshape(transpose(a, free_a + axes_a), (-1, n_sum))
-    bt = reshape(transpose(b, axes_b + free_b), (n_sum, -1))
+    rows = int(_np.prod([a.shape[k] for k in free_a], dtype=_np.int64))
+    cols = int(_np.prod([b.shape[k] for k in free_b], dtype=_np.int64))
+    at = reshape(transpose(a, free_a + axes_a), (rows, n_sum))  # (sizes, not -1: any may be 0)
+    bt = reshape(transpose(b, axes_b + free_b), (n_sum, cols))
     shape = tuple(a.shape[k] for k in free_a) + tuple(b.shape[k] for k in free_b)
     return reshape(matmul(at, bt), shape)
 

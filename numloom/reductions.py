@@ -433,23 +433,37 @@ def cumprod(a, axis=None, dtype=None, out=None):
 
 
 def cumulative_sum(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
-    if include_initial:
-        raise NotImplementedError("cumulative_sum(include_initial=True) is not supported")
-    x = asarray(x)
-    if axis is None and x.ndim > 1:
-        raise ValueError("For arrays which have more than one dimension ``axis`` argument "
-                         "is required.")  # fmt: skip
-    return cumsum(x, axis, dtype, out)
+    return _cumulative(cumsum, 0, x, axis, dtype, out, include_initial)
 
 
 def cumulative_prod(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
-    if include_initial:
-        raise NotImplementedError("cumulative_prod(include_initial=True) is not supported")
+    return _cumulative(cumprod, 1, x, axis, dtype, out, include_initial)
+
+
+def _cumulative(scan, initial, x, axis, dtype, out, include_initial):
+    """NumPy's ``cumulative_sum``/``cumulative_prod``: the scan, after ``initial`` (the sum's
+    0, the product's 1) when ``include_initial``."""
     x = asarray(x)
     if axis is None and x.ndim > 1:
         raise ValueError("For arrays which have more than one dimension ``axis`` argument "
                          "is required.")  # fmt: skip
-    return cumprod(x, axis, dtype, out)
+    if not include_initial:
+        return scan(x, axis, dtype, out)
+    from .creation import full
+    from .indexing import setitem
+    from .joins import concatenate
+
+    numpy_fn = _np.cumulative_sum if initial == 0 else _np.cumulative_prod
+    numpy_fn(_np.zeros((0,) * x.ndim, x.dtype), axis=axis, dtype=dtype, include_initial=True)
+    scanned = scan(x, axis, dtype)  # (NumPy's errors above)
+    axis = (0 if axis is None else axis) % scanned.ndim
+    first = list(scanned.shape)
+    first[axis] = 1
+    made = concatenate([full(tuple(first), initial, scanned.dtype), scanned], axis=axis)
+    if out is not None:
+        setitem(out, Ellipsis, made)
+        return out
+    return made
 
 
 # --- ufunc.reduce and ufunc.accumulate --------------------------------------------------------

@@ -29,3 +29,65 @@ def test_a_keepdims_reduction_written_through_a_view(xp):
     v = m.reshape(1)
     v[0] = 7
     return m
+
+
+@pytest.mark.parametrize("name", ["float_", "alltrue", "Inf", "NaN", "asfarray", "cast",
+                                  "round_", "sometrue", "product", "no_such_name"])  # fmt: skip
+def test_a_removed_name_gets_numpys_message(name):
+    with pytest.raises(AttributeError) as want:
+        getattr(numpy, name)
+    with pytest.raises(AttributeError) as got:
+        getattr(nl, name)
+    expected = str(want.value).replace("'numpy'", "'numloom'")
+    assert str(got.value) == expected
+    with pytest.raises(AttributeError, match="numloom.linalg"):
+        nl.linalg.no_such_function  # noqa: B018
+
+
+@pytest.mark.parametrize("fn", ["cumulative_sum", "cumulative_prod"])
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "float32", "complex64", "bool"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+@numpy_compare()
+def test_cumulative_with_the_initial_value(xp, fn, dtype, axis):
+    data = (numpy.arange(12) % 5).astype(dtype)
+    x = xp.asarray(data if axis is None else data.reshape(3, 4))
+    return getattr(xp, fn)(x, axis=axis, include_initial=True)
+
+
+@numpy_compare()
+def test_cumulative_with_the_initial_value_dtype_and_out(xp):
+    x = xp.arange(1, 5, dtype="int16")
+    out = xp.zeros(5, dtype="float64")
+    r = xp.cumulative_prod(x, dtype="int64", include_initial=True)
+    xp.cumulative_sum(x, out=out, include_initial=True)
+    return r, out
+
+
+@numpy_compare()
+def test_cumulative_of_a_0d_array_raises(xp):
+    return xp.cumulative_sum(xp.asarray(3.0), include_initial=True)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 3, 3), (2, 3, 4), (4, 2, 5, 5)])
+@pytest.mark.parametrize("offset", [0, 1, -1])
+@numpy_compare()
+def test_linalg_works_on_the_last_two_axes(xp, shape, offset):
+    x = xp.asarray(numpy.arange(numpy.prod(shape), dtype=float).reshape(shape))
+    return (xp.linalg.diagonal(x, offset=offset), xp.linalg.trace(x, offset=offset),
+            xp.linalg.matrix_transpose(x))  # fmt: skip
+
+
+@numpy_compare()
+def test_empty_tensordot_and_products(xp):
+    a, b = xp.ones((0, 3)), xp.ones((3, 0))
+    return (xp.tensordot(a, b, axes=1), xp.tensordot(xp.ones((2, 0)), xp.ones((0, 4)), axes=1),
+            xp.tensordot(xp.ones((0, 2)), xp.ones((0, 2)), axes=([0], [0])),
+            xp.dot(xp.ones((2, 0)), xp.ones((0, 3))), xp.ones((4, 0)) @ xp.ones(0),
+            xp.inner(xp.ones((2, 0)), xp.ones((3, 0))), xp.outer(xp.ones(0), xp.ones(2)))  # fmt: skip
+
+
+def test_the_array_api_namespace_is_numloom():
+    x = nl.arange(3)
+    assert x.__array_namespace__() is nl
+    assert x.__array_namespace__(api_version="2023.12") is nl
+    assert x.to_device("cpu").device == "cpu"
