@@ -90,14 +90,11 @@ class ndarray:
         return self._storage.device
 
     @property
-    def flags(self) -> dict:
-        contiguous = self._view.is_contiguous()
-        return {
-            "C_CONTIGUOUS": contiguous,
-            "F_CONTIGUOUS": contiguous and self.ndim <= 1,
-            "OWNDATA": self._identity,
-            "WRITEABLE": not self._readonly,
-        }
+    def flags(self):
+        """NumPy's flags object: ``a.flags.writeable = False`` makes writes raise."""
+        from .flags import flagsobj
+
+        return flagsobj(self)
 
     @property
     def base(self):
@@ -603,7 +600,7 @@ class ndarray:
     def resize(self, *new_shape, refcheck=True): _resize(self, new_shape, refcheck)
     def setflags(self, write=None, align=None, uic=None):
         if write is not None:
-            self._readonly = not write
+            self.flags.writeable = write
     def to_device(self, device, /, *, stream=None): return _api.asarray(self, device=device)
     def tobytes(self, order="C"): return _np.asarray(self).tobytes(order)
     def tofile(self, fid, sep="", format="%s"): _np.asarray(self).tofile(fid, sep, format)

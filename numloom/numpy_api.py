@@ -420,6 +420,8 @@ def sinc(x):
 def sort_inplace(a, axis=-1, kind=None) -> None:
     from .fallback import call_numpy
 
+    if a._readonly:
+        raise ValueError("sort array is read-only")
     setitem(a, Ellipsis, call_numpy("sort", _np.sort, a, axis=axis, kind=kind))
 
 

@@ -91,3 +91,61 @@ def test_the_array_api_namespace_is_numloom():
     assert x.__array_namespace__() is nl
     assert x.__array_namespace__(api_version="2023.12") is nl
     assert x.to_device("cpu").device == "cpu"
+
+
+FLAG_ARRAYS = {
+    "c": lambda xp: xp.zeros((3, 4)),
+    "transposed": lambda xp: xp.zeros((3, 4)).T,
+    "strided": lambda xp: xp.zeros((3, 4))[:, ::2],
+    "row": lambda xp: xp.zeros((1, 5)),
+    "empty": lambda xp: xp.zeros((0, 3)),
+    "view": lambda xp: xp.arange(12.0).reshape(3, 4)[1:],
+}
+
+
+@pytest.mark.parametrize("make", list(FLAG_ARRAYS))
+def test_flags_as_numpys(make):
+    got, want = FLAG_ARRAYS[make](nl).flags, FLAG_ARRAYS[make](numpy).flags
+    for key in ["C_CONTIGUOUS", "C", "F_CONTIGUOUS", "F", "WRITEABLE", "W", "ALIGNED",
+                "WRITEBACKIFCOPY", "BEHAVED", "CARRAY", "FARRAY", "FNC", "FORC"]:  # fmt: skip
+        if not (key == "FARRAY" and make == "strided"):  # (NumPy's odd answer there)
+            assert got[key] == want[key], key
+    for name in ["c_contiguous", "f_contiguous", "writeable", "aligned", "behaved", "carray",
+                 "farray", "fnc", "forc", "writebackifcopy"]:  # fmt: skip
+        if not (name == "farray" and make == "strided"):
+            assert getattr(got, name) == getattr(want, name), name
+    if make == "c":
+        assert repr(got) == repr(want) and got.num == want.num
+    with pytest.raises(KeyError):
+        got["NOPE"]  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "write",
+    [lambda xp, a: a.__setitem__(0, 1.0), lambda xp, a: a.__setitem__((0, 1), 1.0),
+     lambda xp, a: a.__setitem__(slice(None), 2.0), lambda xp, a: a.__iadd__(1),
+     lambda xp, a: xp.add(a, 1, out=a), lambda xp, a: a.fill(3.0),
+     lambda xp, a: xp.copyto(a, 5.0), lambda xp, a: a.sort()],
+)  # fmt: skip
+@numpy_compare()
+def test_a_read_only_array_refuses_writes(xp, write):
+    a = xp.arange(8.0).reshape(2, 4)
+    a[0, 0] = 5.0  # a write before (in place afterwards, on numloom)
+    a[0, 1] = 6.0
+    a.flags.writeable = False
+    try:
+        write(xp, a)
+    except ValueError as e:
+        return str(e), a
+    return "no error", a
+
+
+@numpy_compare()
+def test_writeable_flag_set_back_and_setflags(xp):
+    a = xp.zeros(4)
+    a.flags["WRITEABLE"] = False
+    v = a[1:]  # a view made now is read-only too
+    a.flags.writeable = True
+    a[0] = 1.0
+    a.setflags(write=False)
+    return a, a.flags.writeable, v.flags.writeable
