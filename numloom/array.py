@@ -97,6 +97,17 @@ class ndarray:
         return flagsobj(self)
 
     @property
+    def flat(self):
+        """NumPy's flat iterator: ``a.flat[k]``, ``a.flat[::2] = 0``, ``for v in a.flat``."""
+        from .flags import flatiter
+
+        return flatiter(self)
+
+    @flat.setter
+    def flat(self, value) -> None:
+        self.flat[...] = value
+
+    @property
     def base(self):
         return None
 

@@ -126,3 +126,50 @@ class flagsobj:
         return "".join(f"  {k} : {self[k]}\n" for k in (
             "C_CONTIGUOUS", "F_CONTIGUOUS", "OWNDATA", "WRITEABLE", "ALIGNED",
             "WRITEBACKIFCOPY"))  # fmt: skip
+
+
+class flatiter:
+    """``ndarray.flat``: the array's elements in C order, read, written and iterated as
+    NumPy's flat iterator (a write lands in the array's storage, so its views see it)."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, array):
+        self.base = array
+
+    def __len__(self) -> int:
+        return self.base.size
+
+    def __iter__(self):
+        return iter(self.base._host_view().flat)
+
+    def __getitem__(self, key):
+        from .numpy_api import ravel
+
+        a = self.base
+        if isinstance(key, tuple) and len(key) == 1:
+            key = key[0]
+        return ravel(a)[key]
+
+    def __setitem__(self, key, value) -> None:
+        import numpy
+
+        from .array import ndarray
+        from .indexing import setitem
+
+        a = self.base
+        if a._readonly:
+            raise ValueError("assignment destination is read-only")
+        host = a.get()  # NumPy's flat assignment (values repeat), then the whole array back
+        host.flat[key] = numpy.asarray(value) if isinstance(value, ndarray) else value
+        setitem(a, Ellipsis, host)
+
+    def __array__(self, dtype=None, copy=None):
+        import numpy
+
+        return numpy.asarray(self.base.get().reshape(-1), dtype=dtype)
+
+    def copy(self):
+        from .numpy_api import ravel
+
+        return ravel(self.base).copy()

@@ -149,3 +149,24 @@ def test_writeable_flag_set_back_and_setflags(xp):
     a[0] = 1.0
     a.setflags(write=False)
     return a, a.flags.writeable, v.flags.writeable
+
+
+FLAT_CASES = {
+    "read": lambda xp, a: (a.flat[3], a.flat[-1], a.flat[2:9:3], a.flat[[1, 4]],
+                           a.flat[a.ravel() > 5], len(a.flat)),  # fmt: skip
+    "iterate": lambda xp, a: [v for v in a.flat],
+    "write slice": lambda xp, a: (a.flat.__setitem__(slice(None, None, 2), 0), a)[1],
+    "write fancy": lambda xp, a: (a.flat.__setitem__([1, 4], 5), a)[1],
+    "write repeats": lambda xp, a: (a.flat.__setitem__(slice(2, 9), [1, 2]), a)[1],
+    "assign": lambda xp, a: (setattr(a, "flat", [7, 8, 9]), a)[1],
+    "asarray": lambda xp, a: numpy.asarray(a.flat),
+}
+
+
+@pytest.mark.parametrize("case", list(FLAT_CASES))
+@pytest.mark.parametrize("layout", ["c", "transposed"])
+@numpy_compare()
+def test_flat_reads_writes_and_iterates(xp, case, layout):
+    base = xp.arange(12.0).reshape(3, 4)
+    a = base if layout == "c" else base.T
+    return FLAT_CASES[case](xp, a), base
