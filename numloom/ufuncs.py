@@ -120,6 +120,14 @@ class ufunc:
             return _numpy_quietly(self._np.outer, (A, B), kwargs)
         return self(reshape_array(a, a.shape + (1,) * b.ndim), b, **kwargs)
 
+    def reduceat(self, array, indices, axis=0, dtype=None, out=None):
+        """NumPy's ``ufunc.reduceat``, run through NumPy (its result, or ``out`` written)."""
+        from .fallback import call_numpy
+
+        _check_method_arity(self, "reduceat")
+        return call_numpy(f"{self.__name__}.reduceat", self._np.reduceat, array, indices,
+                          axis=axis, dtype=dtype, out=out)  # fmt: skip
+
     def at(self, a, indices, b=None, /):
         """NumPy's unbuffered in-place ``ufunc.at``, run on the host and written back into ``a``."""
         from . import fallback

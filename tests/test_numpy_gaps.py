@@ -152,8 +152,14 @@ def test_writeable_flag_set_back_and_setflags(xp):
 
 
 FLAT_CASES = {
-    "read": lambda xp, a: (a.flat[3], a.flat[-1], a.flat[2:9:3], a.flat[[1, 4]],
-                           a.flat[a.ravel() > 5], len(a.flat)),  # fmt: skip
+    "read": lambda xp, a: (
+        a.flat[3],
+        a.flat[-1],
+        a.flat[2:9:3],
+        a.flat[[1, 4]],
+        a.flat[a.ravel() > 5],
+        len(a.flat),
+    ),  # fmt: skip
     "iterate": lambda xp, a: [v for v in a.flat],
     "write slice": lambda xp, a: (a.flat.__setitem__(slice(None, None, 2), 0), a)[1],
     "write fancy": lambda xp, a: (a.flat.__setitem__([1, 4], 5), a)[1],
@@ -170,3 +176,18 @@ def test_flat_reads_writes_and_iterates(xp, case, layout):
     base = xp.arange(12.0).reshape(3, 4)
     a = base if layout == "c" else base.T
     return FLAT_CASES[case](xp, a), base
+
+
+@pytest.mark.parametrize("uf", ["add", "multiply", "maximum", "minimum", "logical_or"])
+@numpy_compare()
+def test_ufunc_reduceat(xp, uf):
+    a = xp.arange(1, 13, dtype="int64").reshape(3, 4)
+    f = getattr(xp, uf)
+    out = xp.zeros((3, 3), dtype="int64") if uf != "logical_or" else xp.zeros((3, 3), bool)
+    f.reduceat(a, [0, 2, 3], axis=1, out=out)
+    return f.reduceat(xp.arange(8), [0, 4, 1, 5]), f.reduceat(a, [0, 2], axis=0), out
+
+
+@numpy_compare()
+def test_reduceat_of_a_unary_ufunc_raises(xp):
+    return xp.negative.reduceat(xp.arange(4), [0, 2])
