@@ -456,9 +456,21 @@ def const_value(n: Node, part: str):
 
 
 def lower(kernel: Kernel) -> Lowered:
-    """The kernel IR of a map or map-reduce kernel; raises Unsupported for the rest."""
-    # Lowering recurses along the DAG, whose depth the automatic flush bounds.
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 8 * config.FLUSH_DEPTH + 2000))
+    """The kernel IR of a map or map-reduce kernel; raises Unsupported for the rest.
+
+    Lowering recurses along the DAG, whose depth the automatic flush bounds: the recursion
+    limit is raised for the call only, and the program's own limit put back after it."""
+    limit, needed = sys.getrecursionlimit(), 8 * config.FLUSH_DEPTH + 2000
+    if limit >= needed:
+        return _lower(kernel)
+    sys.setrecursionlimit(needed)
+    try:
+        return _lower(kernel)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _lower(kernel: Kernel) -> Lowered:
     low = _Lowerer(kernel)
     reduces = [n for n in kernel.nodes if n.op is Op.REDUCE]
     if kernel.outputs[-1].op is Op.SCATTER:
