@@ -103,12 +103,27 @@ def _problem(path: str) -> str | None:
     return None
 
 
+def max_bytes() -> int:
+    """The size the cache directory is kept under (``NUMLOOM_CACHE_MAX_BYTES``, 1 GiB)."""
+    try:
+        return int(os.environ.get("NUMLOOM_CACHE_MAX_BYTES", "") or 1 << 30)
+    except ValueError:
+        return 1 << 30
+
+
 class Cache:
-    """Entries in one directory, or in memory when that directory was refused (``path`` None)."""
+    """Entries in one directory, or in memory when that directory was refused (``path`` None).
+
+    The directory stays under ``max_bytes()`` as ccache keeps its own: a hit marks its entry
+    used (its modification time), and a write that takes the directory's size over the limit
+    removes the least recently used entries until it is 90% full. The size is counted once per
+    process, at its first write, then kept up to date by its own writes (other processes'
+    writes are found by the next eviction, which counts again)."""
 
     def __init__(self, path: str | None):
         self.path = path
         self.memory: dict[str, bytes] = {}
+        self.size: int | None = None  # bytes in the directory as this process knows them
 
     def _file(self, key: str) -> str:
         if not _KEY.match(key):
@@ -129,6 +144,11 @@ class Cache:
         data = unpack(blob)
         if data is None:
             self.discard(key)
+        else:
+            try:
+                os.utime(file)  # used now: the last to be evicted
+            except OSError:
+                pass
         return data
 
     def put(self, key: str, data: bytes) -> None:
@@ -138,9 +158,16 @@ class Cache:
         file, tmp = self._file(key), None
         try:
             fd, tmp = tempfile.mkstemp(dir=self.path, prefix=".tmp-", suffix=".part")
+            blob = pack(bytes(data))
             with os.fdopen(fd, "wb") as f:
-                f.write(pack(bytes(data)))
+                f.write(blob)
             os.replace(tmp, file)
+            if self.size is None:
+                self.size = sum(size for _, _, size in self._entries())
+            else:
+                self.size += len(blob)
+            if self.size > max_bytes():
+                self._evict(int(max_bytes() * 0.9))
         except OSError as e:
             # A full disk or a vanished directory costs a recompile later, not this run.
             if tmp is not None:
@@ -149,6 +176,33 @@ class Cache:
 
             if config.DEBUG >= 1:
                 print(f"numloom: could not write cache entry {file}: {e}", file=sys.stderr)
+
+    def _entries(self) -> list:
+        """``(last use, file, bytes)`` of every entry in the directory."""
+        found = []
+        try:
+            with os.scandir(self.path) as listing:
+                for entry in listing:
+                    if _KEY.match(entry.name):
+                        try:
+                            st = entry.stat()
+                        except OSError:
+                            continue
+                        found.append((st.st_mtime, entry.path, st.st_size))
+        except OSError:
+            pass
+        return found
+
+    def _evict(self, target: int) -> None:
+        """Remove the least recently used entries until at most ``target`` bytes remain."""
+        entries = sorted(self._entries())
+        total = sum(size for _, _, size in entries)
+        for _, file, size in entries:
+            if total <= target:
+                break
+            _remove(file)
+            total -= size
+        self.size = total
 
     def discard(self, key: str) -> None:
         if self.path is None:

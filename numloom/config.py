@@ -13,6 +13,8 @@ VARIABLES = {
     "NUMLOOM_DEBUG": "1 launches and timings, 2 plans and kernel splits, 3 kernel IR, "
     "4 generated source, 5 PTX/assembly",
     "NUMLOOM_CACHE_DIR": "compile cache directory (default: $XDG_CACHE_HOME/numloom)",
+    "NUMLOOM_CACHE_MAX_BYTES": "the compile cache's size limit; least recently used entries go "
+    "first (default 1073741824)",
     "NUMLOOM_FLUSH_DEPTH": "evaluate pending work when a graph grows deeper than this (default 768)",
     "NUMLOOM_BACKEND": "cpu executor: 'compiled' (C + OpenMP) or 'numpy' (node by node)",
     "NUMLOOM_CC": "C compiler for CPU kernels (default: $CC, else cc)",

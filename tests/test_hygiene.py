@@ -31,3 +31,26 @@ def test_a_deep_graph_evaluates_in_this_process_and_restores_the_limit():
         x = x * 1.0 + 1
     numpy.testing.assert_array_equal(x.get(), numpy.arange(10.0) + 1500)
     assert sys.getrecursionlimit() == limit
+
+
+def test_the_compile_cache_stays_under_its_limit_and_keeps_what_is_used(tmp_path, monkeypatch):
+    import os
+    import time
+
+    from numloom import cache
+
+    monkeypatch.setenv("NUMLOOM_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.setenv("NUMLOOM_CACHE_MAX_BYTES", "10000")
+    c = cache.current()
+    keys = [cache.make_key("entry", str(k)) for k in range(40)]
+    used = keys[0]
+    for k, key in enumerate(keys):
+        c.put(key, bytes(1000))
+        if k % 5 == 0:
+            assert c.get(used) is not None  # kept in use: never the oldest
+        time.sleep(0.002)
+    files = [f for f in os.listdir(tmp_path / "c") if not f.startswith(".")]
+    total = sum(os.path.getsize(tmp_path / "c" / f) for f in files)
+    assert total <= 10000 and len(files) >= 5
+    assert c.get(used) is not None and c.get(keys[-1]) is not None
+    assert c.get(keys[1]) is None  # the least recently used went first
