@@ -539,7 +539,7 @@ class ndarray:
             return _api.astype(self, dtype, casting=casting, copy=copy)
         except OtherDtype:  # strings, datetimes, objects: NumPy's array
             return _np.asarray(self).astype(dtype, order, casting, subok, copy)
-    def copy(self, order="C"): return array_result(self._node(), self.device)
+    def copy(self, order="C"): return _api.copy(self, order)
     def fill(self, value): _api.setitem(self, Ellipsis, value)
     def reshape(self, *shape, order="C", copy=None):
         return _api.reshape(self, shape[0] if len(shape) == 1 else shape, order=order, copy=copy)

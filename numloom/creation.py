@@ -56,20 +56,36 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None) ->
     _np.full((), fill_value, dtype)  # NumPy's errors for values the dtype cannot hold
     value = scalar_node(fill_value, dtype)
     n = node(Op.VIEW, (value,), View(shape, (0,) * len(shape), 0), shape, dtype)
-    return array_result(n if shape else value, _device_name(device))
+    return in_order(array_result(n if shape else value, _device_name(device)), order)
+
+
+def in_order(a: ndarray, order, like=None) -> ndarray:
+    """``a``, a new C-ordered array, laid out as ``order`` asks: 'F' in Fortran order (a view
+    with Fortran strides of the values stored transposed), 'A' and 'K' as ``like`` is laid out
+    (Fortran order when it is F- but not C-contiguous)."""
+    if order is None or order in ("C", "c") or a.ndim < 2:
+        return a
+    if order in ("A", "a", "K", "k"):
+        if like is None or not like.flags.f_contiguous or like.flags.c_contiguous:
+            return a
+    elif order not in ("F", "f"):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got '{order}')")
+    from .shapes import transpose
+
+    return transpose(array_result(transpose(a)._node(), a.device))
 
 
 def zeros(shape, dtype=float, order="C", *, device=None, like=None) -> ndarray:
-    return full(shape, 0, _dtype_arg(dtype), device=device)
+    return full(shape, 0, _dtype_arg(dtype), order, device=device)
 
 
 def ones(shape, dtype=None, order="C", *, device=None, like=None) -> ndarray:
-    return full(shape, 1, _dtype_arg(dtype), device=device)
+    return full(shape, 1, _dtype_arg(dtype), order, device=device)
 
 
 def empty(shape, dtype=float, order="C", *, device=None, like=None) -> ndarray:
     """Like NumPy's ``empty``; numloom's empty arrays hold zeros."""
-    return zeros(shape, dtype, device=device)
+    return zeros(shape, dtype, order, device=device)
 
 
 def _like_args(a, dtype, shape):
@@ -79,22 +95,27 @@ def _like_args(a, dtype, shape):
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None) -> ndarray:
     shape, dtype, dev = _like_args(a, dtype, shape)
-    return full(shape, 0, dtype, device=device or dev)
+    return in_order(full(shape, 0, dtype, device=device or dev), order, _prototype(a))
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None) -> ndarray:
     shape, dtype, dev = _like_args(a, dtype, shape)
-    return full(shape, 1, dtype, device=device or dev)
+    return in_order(full(shape, 1, dtype, device=device or dev), order, _prototype(a))
 
 
 def empty_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None) -> ndarray:
     shape, dtype, dev = _like_args(a, dtype, shape)
-    return full(shape, 0, dtype, device=device or dev)
+    return in_order(full(shape, 0, dtype, device=device or dev), order, _prototype(a))
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
     shape, dtype, dev = _like_args(a, dtype, shape)
-    return full(shape, fill_value, dtype, device=device or dev)
+    return in_order(full(shape, fill_value, dtype, device=device or dev), order, _prototype(a))
+
+
+def _prototype(a):
+    """What a ``*_like`` function's 'K' order follows: ``a``'s layout, if it has one."""
+    return a if hasattr(a, "flags") else None
 
 
 def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
@@ -109,6 +130,8 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=N
         out = asarray(host)  # always a copy of the host data
     if out.ndim < ndmin:
         out = out.reshape((1,) * (ndmin - out.ndim) + out.shape)
+    if order not in ("C", "c", None) and out.ndim > 1 and (copy or out is not obj):
+        out = in_order(out if out is not obj else out.copy(), order, _prototype(obj))
     return out
 
 
@@ -175,7 +198,15 @@ def copy(a, order="K", subok=False) -> ndarray:
     """A new array with ``a``'s current values: a new storage whose first version is ``a``'s
     value node, so later writes to either one leave the other as it is."""
     a = asarray(a)
-    return array_result(a._node(), a.device)
+    return in_order(array_result(a._node(), a.device), order, a)
+
+
+def asfortranarray(a, dtype=None, *, like=None) -> ndarray:
+    """``a`` in Fortran order (itself when it already is)."""
+    a = asarray(a, dtype=dtype)
+    if a.ndim < 2 or a.flags.f_contiguous:
+        return a if a.ndim else a.reshape((1,))
+    return in_order(array_result(a._node(), a.device), "F")
 
 
 def arange(start=_NO_VALUE, stop=None, step=None, dtype=None, *, device=None, like=None):

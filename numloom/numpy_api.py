@@ -12,7 +12,8 @@ import numpy as _np
 
 from .array import asarray, ndarray, operand, result
 from .creation import (  # noqa: F401
-    arange, array, asnumpy, ascontiguousarray, copy, empty, empty_like, eye, full, full_like,
+    arange, array, asnumpy, ascontiguousarray, asfortranarray, copy, empty, empty_like, eye,
+    full, full_like,
     geomspace, identity, linspace, logspace, meshgrid, ones, ones_like, zeros, zeros_like,
 )  # fmt: skip
 from .dag import Op, node

@@ -191,3 +191,37 @@ def test_ufunc_reduceat(xp, uf):
 @numpy_compare()
 def test_reduceat_of_a_unary_ufunc_raises(xp):
     return xp.negative.reduceat(xp.arange(4), [0, 2])
+
+
+ORDERED = {
+    "zeros F": lambda xp, a: xp.zeros((2, 3), order="F"),
+    "ones F 3-d": lambda xp, a: xp.ones((2, 3, 4), dtype="int32", order="F"),
+    "full F": lambda xp, a: xp.full((3, 2), 7.0, order="F"),
+    "empty F": lambda xp, a: xp.empty((2, 2), order="F").fill(0) or xp.zeros((1, 1)),
+    "zeros_like K": lambda xp, a: xp.zeros_like(a.T),
+    "ones_like F": lambda xp, a: xp.ones_like(a, order="F"),
+    "full_like A": lambda xp, a: xp.full_like(a.T, 2, order="A"),
+    "array F": lambda xp, a: xp.array(a, order="F"),
+    "asfortranarray": lambda xp, a: xp.asfortranarray(a),
+    "np.copy K": lambda xp, a: xp.copy(a.T),
+    "copy method": lambda xp, a: a.T.copy(),
+    "copy method F": lambda xp, a: a.copy(order="F"),
+    "reshape F": lambda xp, a: a.reshape((3, 2), order="F"),
+    "ravel F": lambda xp, a: a.ravel(order="F"),
+}
+
+
+@pytest.mark.parametrize("case", list(ORDERED))
+@numpy_compare()
+def test_fortran_order_strides_and_flags(xp, case):
+    a = xp.arange(6.0).reshape(2, 3)
+    made = ORDERED[case](xp, a)
+    return made, made.strides, made.flags["F_CONTIGUOUS"], made.flags["C_CONTIGUOUS"]
+
+
+@numpy_compare()
+def test_a_fortran_array_written_and_computed(xp):
+    f = xp.zeros((3, 4), order="F")
+    f[1] = 5.0
+    f[:, 2] += 1
+    return f, f * 2 + 1, f.sum(axis=0), f.T.strides
