@@ -249,10 +249,11 @@ def from_dlpack(x, *, device=None, copy=None):
     from .array import from_host
 
     kind, index = x.__dlpack_device__()
-    if kind == KDL_CPU:  # numloom's host buffers are its own: the data is copied in
-        if copy is False:
-            raise BufferError("numloom copies host data it imports; pass copy=None or True")
-        return from_host(_np.from_dlpack(x), device)
+    if kind == KDL_CPU:
+        host = _np.from_dlpack(x, copy=copy)
+        if copy is False and (device is None or str(device) == "cpu"):
+            return _share_host(host)
+        return from_host(host, device)  # numloom's host buffers are its own: a copy
     if kind != KDL_CUDA:
         raise BufferError(f"numloom imports DLPack data from the CPU or CUDA, not device type "
                           f"{kind}")  # fmt: skip
@@ -263,6 +264,29 @@ def from_dlpack(x, *, device=None, copy=None):
     capsule = x.__dlpack__(stream=stream)
     array = _read_capsule(capsule, target)
     return array.copy() if copy else array
+
+
+def _ALWAYS():  # an export that never dies (``Buffer.exports`` holds weak references)
+    return True
+
+
+def _share_host(host: _np.ndarray):
+    """A CPU numloom array over ``host``'s memory, without a copy (``from_dlpack(x,
+    copy=False)``): numloom reads the producer's memory, so a write by the producer shows in
+    the array, as with NumPy. numloom's own writes to it make a new version (its buffers are
+    never written while another holder may read them) and leave the producer's data as it
+    was. Memory numloom cannot view as one C-ordered block raises BufferError."""
+    from .array import _adopt, ndarray
+    from .dag import View
+    from .realize import Buffer, Storage
+
+    if not host.flags.c_contiguous:
+        raise BufferError("numloom shares host memory without a copy only when it is "
+                          "C-contiguous; pass copy=None to copy it")  # fmt: skip
+    buffer = Buffer(host.view(), "cpu")
+    buffer.exports = [_ALWAYS]  # the producer's memory: numloom never writes it in place
+    n = node(Op.BUFFER, (), buffer, host.shape, host.dtype)
+    return _adopt(ndarray.__new__(ndarray), Storage(n, "cpu"), View.contiguous(host.shape))
 
 
 def _read_capsule(capsule, device: str):

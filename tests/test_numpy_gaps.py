@@ -225,3 +225,19 @@ def test_a_fortran_array_written_and_computed(xp):
     f[1] = 5.0
     f[:, 2] += 1
     return f, f * 2 + 1, f.sum(axis=0), f.T.strides
+
+
+def test_from_dlpack_without_a_copy_shares_host_memory():
+    host = numpy.arange(6.0)
+    x = nl.from_dlpack(host, copy=False)
+    assert numpy.shares_memory(numpy.asarray(x), host)
+    host[0] = 10.0  # the producer's write shows, as with NumPy
+    assert x[0] == 10.0 and float(x.sum()) == 25.0
+    x[1] = -1.0  # numloom's own write makes a new version: the producer's data stays
+    x[2] = -2.0
+    assert list(x.get()[:3]) == [10.0, -1.0, -2.0] and host[1] == 1.0 and host[2] == 2.0
+    copied = nl.from_dlpack(host, copy=True)
+    host[3] = 99.0
+    assert copied[3] == 3.0
+    with pytest.raises(BufferError):
+        nl.from_dlpack(numpy.arange(6.0)[::2], copy=False)
