@@ -855,6 +855,14 @@ def from_host(data, device: str | None = None) -> ndarray:
 def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None) -> ndarray:
     """``a`` as a numloom array: numloom arrays are returned as they are (or cast)."""
     if isinstance(a, ndarray):
+        target = _device_name(device)
+        if target is not None and target != a.device:  # a move between devices copies
+            if copy is False:
+                raise ValueError(
+                    f"asarray(copy=False) cannot move an array from {a.device!r} to {target!r}; "
+                    "pass copy=None or copy=True"
+                )
+            return from_host(_np.asarray(a, dtype=dtype), target)
         if dtype is not None and _np.dtype(dtype) != a.dtype:
             if copy is False:
                 from .creation import _NO_COPY

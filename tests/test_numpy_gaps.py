@@ -90,7 +90,16 @@ def test_the_array_api_namespace_is_numloom():
     x = nl.arange(3)
     assert x.__array_namespace__() is nl
     assert x.__array_namespace__(api_version="2023.12") is nl
-    assert x.to_device("cpu").device == "cpu"
+    on_cpu = x.to_device("cpu")
+    assert on_cpu.device == "cpu"
+    numpy.testing.assert_array_equal(numpy.asarray(on_cpu), [0, 1, 2])
+    assert x.to_device(x.device) is x  # already there: no copy
+
+
+def test_asarray_copy_false_refuses_a_move_between_devices():
+    x = nl.arange(3, device="cpu")
+    with pytest.raises(ValueError, match="cannot move"):
+        nl.asarray(x, device="cuda", copy=False)
 
 
 FLAG_ARRAYS = {
