@@ -852,6 +852,13 @@ def from_host(data, device: str | None = None) -> ndarray:
     return _adopt(ndarray.__new__(ndarray), Storage(n, device), View.contiguous(data.shape))
 
 
+def adopt_host(data: _np.ndarray) -> ndarray:
+    """A new CPU array whose memory is ``data`` itself, without a copy: a fresh C-contiguous
+    NumPy array that nothing else holds (a result NumPy just made)."""
+    n = buffer_node(data)
+    return _adopt(ndarray.__new__(ndarray), Storage(n, "cpu"), View.contiguous(data.shape))
+
+
 def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None) -> ndarray:
     """``a`` as a numloom array: numloom arrays are returned as they are (or cast)."""
     if isinstance(a, ndarray):

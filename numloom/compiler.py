@@ -201,6 +201,7 @@ def compile_c(source: str, *, name_hint: str = "kernel") -> ctypes.CDLL:
     from .realize import count
 
     cc, version = c_compiler()
+    _load_openmp_runtime()
     key = cache.make_key("c", source, cc, version, " ".join(C_FLAGS + C_LIBS), host_cpu(),
                          _include_digest(source))  # fmt: skip
     lib = _loaded.get(key)
@@ -214,6 +215,46 @@ def compile_c(source: str, *, name_hint: str = "kernel") -> ctypes.CDLL:
         count("kernels_compiled")
     _loaded[key] = lib
     return lib
+
+
+_runtime_loaded = False
+
+# OpenMP threads that spin while they wait steal the core another thread needs whenever the
+# machine has more runnable threads than cores (two processes on a 2-core machine: each kernel
+# then takes milliseconds, not microseconds). Waiting passively costs about 70 us per parallel
+# loop to wake the workers, so small kernels run on one thread (render.PARALLEL_MIN).
+OPENMP_ENVIRONMENT = {"OMP_WAIT_POLICY": "PASSIVE"}
+
+
+def _load_openmp_runtime() -> None:
+    """Load GNU OpenMP before the first kernel, with ``OPENMP_ENVIRONMENT`` set just while it
+    reads its settings (unless the user set one of them, or it is loaded already): the
+    program's own environment is left as it was."""
+    global _runtime_loaded
+    if _runtime_loaded:
+        return
+    _runtime_loaded = True
+    if any(k in os.environ for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")):
+        return
+    if sys.platform != "linux" or _mapped("libgomp"):
+        return
+    os.environ.update(OPENMP_ENVIRONMENT)
+    try:
+        ctypes.CDLL("libgomp.so.1", mode=ctypes.RTLD_GLOBAL)
+    except OSError:
+        pass  # another OpenMP runtime (or none): kernels load it themselves
+    finally:
+        for k in OPENMP_ENVIRONMENT:
+            del os.environ[k]
+
+
+def _mapped(name: str) -> bool:
+    """Whether a shared library whose file name starts with ``name`` is loaded in this process."""
+    try:
+        with open("/proc/self/maps") as f:
+            return any(f"/{name}" in line for line in f)
+    except OSError:
+        return True  # cannot tell: leave the runtime alone
 
 
 def _load_cached(key: str, name_hint: str) -> ctypes.CDLL | None:

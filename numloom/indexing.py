@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as _np
 
-from .array import asarray, ndarray, operand, result
+from . import realize
+from .array import adopt_host, asarray, ndarray, operand, result
 from .dag import Op, View, node, user_line
 from .views import (
     basic_view,
@@ -66,8 +67,31 @@ def getitem(a: ndarray, key):
     key = key if isinstance(key, tuple) else (key,)
     for k in key:
         if type(k) not in _BASIC and _is_advanced(k):
+            if len(key) == 1 and a._storage.device == "cpu":
+                picked = _compact_now(a, k)
+                if picked is not None:
+                    return picked
             return _advanced_getitem(a, key)
     return basic_view(a, _view_key(key))
+
+
+def _compact_now(a: ndarray, mask):
+    """``a[mask]`` for a boolean array ``mask`` on the CPU, run now by NumPy on the evaluated
+    buffers: the mask's value is needed now anyway (it gives the result's shape), and NumPy's
+    compaction, adopted without a copy, is what a later gather kernel would do, less the
+    index arrays. None where that does not apply (the lazy path takes it)."""
+    if realize.TRACING:
+        return None
+    if isinstance(mask, ndarray):
+        if mask.dtype != _np.bool_ or mask._storage.device != "cpu":
+            return None
+        host_mask = mask._host_view()
+    elif type(mask) is _np.ndarray and mask.dtype == _np.bool_:
+        host_mask = mask
+    else:
+        return None
+    picked = a._host_view()[host_mask]  # NumPy's errors (a mask of the wrong shape)
+    return adopt_host(picked)
 
 
 def _host_index(k):
@@ -190,6 +214,8 @@ def setitem(a: ndarray, key, value) -> None:
     warn_if_first_write(a)
     key = _normalize_key(key)
     advanced = any(_is_advanced(k) for k in key)
+    if advanced and _store_now(a, key, value):
+        return
     if _is_element_key(a, key):
         value = _element_value(value, a.dtype)
     value = _value_operand(value, a.dtype, advanced)
@@ -214,6 +240,24 @@ def setitem(a: ndarray, key, value) -> None:
     values = _value_node(value, positions.shape, a.dtype, "indexing")
     if positions.size:  # an empty selection writes nothing (and makes no new version)
         a._write_at(positions, values)
+
+
+def _store_now(a: ndarray, key: tuple, value) -> bool:
+    """``a[key] = value`` with an advanced key on the CPU, run now by NumPy into a's buffer
+    (in place where a's storage alone holds it), when nothing it reads is pending: the write
+    then costs what it costs in NumPy, errors and casts included, and nothing is evaluated for
+    it. Returns False where that does not apply (the write is recorded lazily)."""
+    if realize.TRACING or a._storage.device != "cpu" or a._storage.pending:
+        return False
+    for x in key + (value,):
+        if isinstance(x, ndarray) and (x._storage.pending or x._storage.device != "cpu"):
+            return False
+        if isinstance(x, (list, tuple)) and any(isinstance(v, ndarray) for v in x):
+            return False
+    from . import writes
+
+    writes.run(_np.ndarray.__setitem__, (a, key, value), {}, written=(0,))
+    return True
 
 
 def _is_element_key(a: ndarray, key: tuple) -> bool:

@@ -34,7 +34,7 @@ class Unsupported(Exception):
 STORAGE_TYPE = {
     "b": "bool", "i1": "int8_t", "i2": "int16_t", "i4": "int32_t", "i8": "int64_t",
     "u1": "uint8_t", "u2": "uint16_t", "u4": "uint32_t", "u8": "uint64_t",
-    "f2": "nl_half", "f4": "float", "f8": "double",
+    "f2": "nl_half", "f4": "float", "f8": "double", "c8": "nl_complex64", "c16": "nl_complex128",
 }  # fmt: skip
 
 
@@ -50,6 +50,18 @@ def compute_type(dtype) -> str:
     """The C type values of ``dtype`` are computed in (float16 computes in float)."""
     ctype = storage_type(dtype)
     return "float" if ctype == "nl_half" else ctype
+
+
+def converted(ctype: str, expr: str) -> str:
+    """``expr`` converted to ``ctype``: a C cast, but none for complex values (structs, which
+    are converted by ``cast`` only)."""
+    return expr if ctype.startswith("nl_complex") else f"({ctype})({expr})"
+
+
+def _loaded(ctype: str, j: int, flat: str) -> str:
+    """Element ``flat`` of input ``j`` in the compute type (the backends' renderers find loads
+    by this spelling)."""
+    return f"in{j}[{flat}]" if ctype.startswith("nl_complex") else f"({ctype})in{j}[{flat}]"
 
 
 def _suffix(dtype) -> str:
@@ -198,12 +210,46 @@ def _unsupported(what):
     raise Unsupported(what)
 
 
+# Complex loops (``c``: the loop's C type, nl_complex64 or nl_complex128): NumPy's arithmetic
+# (numloom.h spells out its formulas). Their other ufuncs run through NumPy.
+COMPLEX_SNIPPETS = {
+    "add": lambda a, c: f"{c}_add({a[0]}, {a[1]})",
+    "subtract": lambda a, c: f"{c}_sub({a[0]}, {a[1]})",
+    "multiply": lambda a, c: f"{c}_mul({a[0]}, {a[1]})",
+    "divide": lambda a, c: f"{c}_div({a[0]}, {a[1]})",
+    "negative": lambda a, c: f"{c}_neg({a[0]})",
+    "positive": lambda a, c: a[0],
+    "conjugate": lambda a, c: f"{c}_conj({a[0]})",
+    "square": lambda a, c: f"{c}_square({a[0]})",
+    "absolute": lambda a, c: f"{c}_abs({a[0]})",
+    "equal": lambda a, c: f"{c}_eq({a[0]}, {a[1]})",
+    "not_equal": lambda a, c: f"(!{c}_eq({a[0]}, {a[1]}))",
+    "isnan": lambda a, c: f"(({a[0]}).re != ({a[0]}).re || ({a[0]}).im != ({a[0]}).im)",
+    "isinf": lambda a, c: f"(isinf(({a[0]}).re) || isinf(({a[0]}).im))",
+    "isfinite": lambda a, c: f"(isfinite(({a[0]}).re) && isfinite(({a[0]}).im))",
+    "where": lambda a, c: f"({a[0]} ? {a[1]} : {a[2]})",
+}  # fmt: skip
+
+
+def _is_complex(dtype) -> bool:
+    return np.dtype(dtype).kind == "c"
+
+
 # --- casts ---------------------------------------------------------------------------------------
 
 
 def cast(expr: str, src, dst) -> str:
     """``expr`` (in src's compute type) converted to dst as NumPy's astype does."""
     src, dst = np.dtype(src), np.dtype(dst)
+    if dst.kind == "c":
+        part = "float" if dst == np.complex64 else "double"
+        if src.kind == "c":
+            return f"{compute_type(dst)}_make(({part})({expr}).re, ({part})({expr}).im)"
+        return f"{compute_type(dst)}_make(({part})({expr}), ({part})0)"
+    if src.kind == "c":  # NumPy's astype keeps the real part (it warns at the call)
+        if dst.kind == "b":
+            return f"(({expr}).re != 0 || ({expr}).im != 0)"
+        return cast(f"({expr}).re", np.float32 if src == np.complex64 else np.float64, dst)
     if dst.kind == "b":
         return f"({expr} != 0)"
     if dst == np.float16:
@@ -285,7 +331,8 @@ class _Lowerer:
             self.const_layout.append((self.const_offset, np.dtype(dtype)))
             read = f"*(const {storage_type(dtype)} *)(K + {self.const_offset})"
             self.const_offset += size
-            self.memo[key] = self.let(compute_type(dtype), f"({compute_type(dtype)})({read})", True)
+            ctype = compute_type(dtype)
+            self.memo[key] = self.let(ctype, converted(ctype, read), True)
         return self.memo[key]
 
     def error_slot(self, n: Node, k: int) -> str:
@@ -342,10 +389,12 @@ class _Lowerer:
         if op is Op.REDUCE and id(n) in self.row_locals:
             return self.row_locals[id(n)]
         if op is Op.MAP:
+            loop = n.srcs[0].dtype if n.arg not in ("where",) else n.srcs[1].dtype
+            if _is_complex(loop):
+                return self.complex_map(n, loop, idx)
             snippet = SNIPPETS.get(n.arg) or self.user_function(n.arg)
             if snippet is None:
                 raise Unsupported(f"no C snippet for {n.arg}")
-            loop = n.srcs[0].dtype if n.arg not in ("where",) else n.srcs[1].dtype
             args = [self.value(s, idx) for s in n.srcs]
             if n.arg in FLAGS_DATA and FLAGS_DATA[n.arg](loop):
                 args.append(self.error_slot(n, 0))
@@ -366,13 +415,21 @@ class _Lowerer:
             return self.gather(n, idx)
         raise Unsupported(f"{op.name} inside a compiled kernel")
 
+    def complex_map(self, n: Node, loop, idx) -> str:
+        snippet = COMPLEX_SNIPPETS.get(n.arg)
+        if snippet is None or any(_is_complex(s.dtype) != _is_complex(loop) for s in n.srcs
+                                  if not (n.arg == "where" and s is n.srcs[0])):  # fmt: skip
+            raise Unsupported(f"{n.arg} on {np.dtype(loop)}")
+        args = [self.value(s, idx) for s in n.srcs]
+        return self.let(compute_type(n.dtype), snippet(args, compute_type(loop)))
+
     def coords(self, idx, shape: tuple, key) -> tuple:
         return idx[1] if idx[0] == "coords" else self.unravel(idx[1], shape, key)
 
     def load(self, n: Node, idx) -> str:
         j = self.inputs[id(n)]
         flat = idx[1] if idx[0] == "flat" else self.linear(idx[1], n.shape, ("in", j))
-        return self.let(compute_type(n.dtype), f"({compute_type(n.dtype)})in{j}[{flat}]")
+        return self.let(compute_type(n.dtype), _loaded(compute_type(n.dtype), j, flat))
 
     def view(self, n: Node, idx) -> str:
         v, src = n.arg, n.srcs[0]
@@ -392,7 +449,7 @@ class _Lowerer:
                 if v.offset:
                     terms.append(self.param(("view", id(n), "off"), v.offset))
                 flat = " + ".join(t for t in terms if t) or "0"
-            return self.let(compute_type(n.dtype), f"({compute_type(n.dtype)})in{j}[{flat}]")
+            return self.let(compute_type(n.dtype), _loaded(compute_type(n.dtype), j, flat))
         mapping = broadcast_dims(v, src.shape)
         if mapping is None:
             raise Unsupported("a strided view of a computed value")
@@ -437,6 +494,8 @@ class _Lowerer:
 
     def iota(self, n: Node, idx) -> str:
         """``start + i * delta`` as NumPy's arange fills (delta = (start + step) - start)."""
+        if _is_complex(n.dtype):
+            raise Unsupported(f"arange of {n.dtype}")
         first = self.const(n, n.dtype, "start")
         delta = self.const(n, n.dtype, "delta")
         i = idx[1] if idx[0] == "flat" else idx[1][0]
@@ -473,6 +532,9 @@ def lower(kernel: Kernel) -> Lowered:
 def _lower(kernel: Kernel) -> Lowered:
     low = _Lowerer(kernel)
     reduces = [n for n in kernel.nodes if n.op is Op.REDUCE]
+    if kernel.kind != "map" or reduces or kernel.outputs[-1].op in (Op.SCATTER, Op.SCAN):
+        if any(_is_complex(n.dtype) for n in (*kernel.nodes, *kernel.inputs)):
+            raise Unsupported("complex values outside elementwise kernels")
     if kernel.outputs[-1].op is Op.SCATTER:
         ir = _lower_scatter(low, kernel)
     elif kernel.outputs[-1].op is Op.SCAN and len(kernel.outputs) == 1:

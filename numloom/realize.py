@@ -163,6 +163,7 @@ def value_read() -> None:
 
 _STATS = {
     "kernels_launched": 0,
+    "kernels_through_numpy": 0,  # CPU kernels run node by node through NumPy (not compiled)
     "kernels_compiled": 0,
     "compile_cache_hits": 0,
     "plans_evaluated": 0,

@@ -6,7 +6,7 @@ For a map kernel over a 2-D iteration space the C99 + OpenMP dialect emits::
     void k0_add(void **B, const int64_t *P, const char *K) {
         const double *restrict in0 = (const double *)B[0];
         double *restrict out0 = (double *)B[1];
-        #pragma omp parallel for schedule(static) if (P[0] * P[1] > 32768)
+        #pragma omp parallel for schedule(static) if (P[0] * P[1] > 131072)
         for (int64_t i0 = 0; i0 < P[0]; i0++) {
             #pragma omp simd
             for (int64_t i1 = 0; i1 < P[1]; i1++) {
@@ -29,7 +29,11 @@ from pathlib import Path
 
 from . import kir
 
-PARALLEL_MIN = 32768  # elements below which a kernel runs on one thread
+# Elements below which a kernel runs on one thread: waking OpenMP's (passively waiting) workers
+# costs about 70 us, what one core takes for ~100k elements of arithmetic. Kernels calling
+# vector math (several times the work per element) go parallel from PARALLEL_MIN_MATH.
+PARALLEL_MIN = 131072
+PARALLEL_MIN_MATH = 32768
 
 
 @functools.cache
@@ -50,7 +54,7 @@ def _threshold(n: str, lines: list) -> str:
     scalar C library's results, as NumPy computes them.
     """
     if _vector_math().search("\n".join(lines)):
-        return f"if ({n} > {PARALLEL_MIN})"
+        return f"if ({n} > {PARALLEL_MIN_MATH})"
     return f"if (parallel: {n} > {PARALLEL_MIN})"
 
 
@@ -101,7 +105,8 @@ def _lets(lets) -> list:
 
 def _store(k: kir.Kernel, s: kir.Store) -> str:
     ctype = next(b.ctype for b in k.buffers if b.name == s.buffer)
-    store = f"{s.buffer}[{s.index}] = ({ctype})({s.value});"
+    value = s.value if ctype.startswith("nl_complex") else f"({ctype})({s.value})"
+    store = f"{s.buffer}[{s.index}] = {value};"
     return f"if ({s.when}) {store}" if s.when else store
 
 

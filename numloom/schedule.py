@@ -399,10 +399,51 @@ def _plan(order, roots, why, owners, group, device) -> Plan:
             reason += "; its reductions are fused, a row at a time, with the work that uses them"
         kernels[rep] = Kernel(name="", kind=kind, nodes=tuple(nodes), inputs=inputs,
                               outputs=outputs, reason=reason)  # fmt: skip
-    ordered = _kernel_order(list(kernels.values()))
+    ordered = _chains(_kernel_order(list(kernels.values())))
     named = tuple(replace(k, name=f"k{i}_{_name(k.outputs[-1])}".replace(".", "_"))
                   for i, k in enumerate(ordered))  # fmt: skip
     return Plan(outputs=tuple(roots), kernels=named, device=device, order=tuple(order))
+
+
+# Ops a kernel may hold and still take in the elementwise kernel that consumes its outputs.
+_CHAINABLE = frozenset({Op.MAP, Op.CAST, Op.VIEW, Op.CONST, Op.IOTA, Op.GATHER, Op.CONCAT})
+
+
+def _chainable(k: Kernel) -> bool:
+    return k.kind == "map" and all(n.op in _CHAINABLE for n in k.nodes)
+
+
+def _chains(ordered: list) -> list:
+    """Elementwise kernels of one shape that read only elementwise outputs of one earlier
+    kernel, element for element, join that kernel: ``z = z * z + c; keep = abs(z) < 2``
+    is one kernel storing ``z`` and ``keep``, which reads ``z`` from a register, not memory.
+    (Every other kernel they read from runs before both, so no cycle can form.)"""
+    producer: dict = {}  # output id -> index into out
+    out: list = []
+    for k in ordered:
+        made = {producer[id(s)] for s in k.inputs if id(s) in producer}
+        if len(made) == 1 and _chainable(k):
+            j = made.pop()
+            g = out[j]
+            shape = k.outputs[-1].shape
+            direct = all(s.shape == shape and s.op is not Op.CONST for s in k.inputs
+                         if producer.get(id(s)) == j)  # fmt: skip
+            readers_ok = all(n.op in (Op.MAP, Op.CAST) for n in k.nodes for s in n.srcs
+                             if producer.get(id(s)) == j)  # fmt: skip
+            if direct and readers_ok and _chainable(g) and g.outputs[-1].shape == shape:
+                nodes = {id(n): n for n in g.nodes + k.nodes}
+                outputs = g.outputs + k.outputs
+                made_here = {id(o) for o in outputs} | set(nodes)
+                inputs = tuple({id(s): s for s in g.inputs + k.inputs
+                                if id(s) not in made_here}.values())  # fmt: skip
+                out[j] = replace(g, nodes=tuple(nodes.values()), inputs=inputs, outputs=outputs)
+                for o in k.outputs:
+                    producer[id(o)] = j
+                continue
+        for o in k.outputs:
+            producer[id(o)] = len(out)
+        out.append(k)
+    return out
 
 
 def _kernel_order(kernels: list) -> list:

@@ -65,3 +65,101 @@ def test_new_sizes_of_a_compaction_loop_compile_nothing():
     before = nl.stats()["kernels_compiled"]
     compaction.escape_counts(nl, 57, 20)  # other sizes at every step
     assert nl.stats()["kernels_compiled"] == before
+
+
+# --- the CPU's compaction and advanced writes, run by NumPy on the evaluated buffers -------------
+
+MASKED = {
+    "1-d": (lambda xp: xp.arange(12.0) * 3, lambda xp, a: (a % 2) == 0),
+    "2-d mask": (lambda xp: xp.arange(12).reshape(3, 4), lambda xp, a: a > 4),
+    "row mask": (lambda xp: xp.arange(12).reshape(3, 4), lambda xp, a: xp.asarray([True, False, True])),
+    "transposed": (lambda xp: xp.arange(12.0).reshape(3, 4).T, lambda xp, a: a < 6),
+    "host mask": (lambda xp: xp.arange(5) + 1, lambda xp, a: numpy.array([1, 0, 1, 1, 0], bool)),
+    "0-d true": (lambda xp: xp.arange(3.0) + 1, lambda xp, a: xp.asarray(True)),
+    "empty": (lambda xp: xp.arange(4) * 2, lambda xp, a: a > 100),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(MASKED))
+def test_mask_compaction_is_numpys(name):
+    make, mask = MASKED[name]
+    a, want_a = make(nl), make(numpy)
+    got, want = a[mask(nl, a)], want_a[mask(numpy, want_a)]
+    _same(got, want)
+    got[...] = -1  # the result is a copy: the source keeps its value
+    _same(a, want_a)
+
+
+def test_a_compacted_array_keeps_its_value_when_the_source_changes():
+    a = nl.arange(6.0)
+    picked = a[a > 2]
+    a[nl.asarray([3, 4])] = 0
+    a += 1
+    _same(picked, numpy.array([3.0, 4.0, 5.0]))
+    _same(a, numpy.array([1.0, 2.0, 3.0, 1.0, 1.0, 6.0]))
+
+
+def test_a_mask_of_the_wrong_shape_raises_numpys_error():
+    a = nl.arange(6.0)
+    with pytest.raises(IndexError, match="boolean index did not match indexed array"):
+        a[nl.ones(4, bool)]
+    _same(a, numpy.arange(6.0))
+
+
+def test_advanced_writes_reach_views_and_spare_copies():
+    a = nl.zeros((3, 4))
+    row, snapshot, before = a[1], a.copy(), numpy.asarray(a)
+    a[nl.asarray([1, 1]), nl.asarray([0, 3])] = nl.asarray([5.0, 6.0])
+    a[[0], [2]] = 7
+    want = numpy.zeros((3, 4))
+    want[[1, 1], [0, 3]] = [5.0, 6.0]
+    want[[0], [2]] = 7
+    _same(a, want)
+    _same(row, want[1])
+    _same(snapshot, numpy.zeros((3, 4)))
+    _same(before, numpy.zeros((3, 4)))  # (an exported buffer is not written: a copy is)
+
+
+def test_a_bad_advanced_write_raises_and_changes_nothing():
+    a = nl.arange(5.0)
+    a.sum()  # evaluated
+    with pytest.raises(IndexError, match="index 9 is out of bounds for axis 0 with size 5"):
+        a[nl.asarray([1, 9])] = 3.0
+    with pytest.raises(ValueError, match="shape mismatch"):
+        a[[0, 1, 2]] = nl.asarray([1.0, 2.0])
+    _same(a, numpy.arange(5.0))
+
+
+def test_repeated_indices_and_casts_as_numpy_writes_them():
+    for xp in (nl, numpy):
+        a = xp.zeros(4, dtype=xp.int16)
+        a[xp.asarray([1, 1, 2])] = xp.asarray([1.9, 2.7, -3.2])
+        if xp is nl:
+            got = a
+        else:
+            want = a
+    _same(got, want)
+
+
+def test_a_jitted_compaction_follows_its_inputs():
+    @nl.jit
+    def keep_big(x, limit):
+        return x[x > limit] * 2
+
+    for n in (10, 25, 25, 40):
+        host = numpy.linspace(0, 1, n)
+        _same(keep_big(nl.asarray(host), 0.5), host[host > 0.5] * 2)
+
+
+def test_a_chain_of_live_elementwise_results_is_one_kernel():
+    x = nl.asarray(numpy.linspace(-1, 1, 50))
+    nl.sync()
+    before = nl.stats()["kernels_launched"]
+    y = x * x + 1
+    z = nl.sqrt(y) - x
+    w = z > 0.5
+    nl.sync()
+    assert nl.stats()["kernels_launched"] - before == 1
+    h = numpy.linspace(-1, 1, 50)
+    _same(w, numpy.sqrt(h * h + 1) - h > 0.5)
+    _same(y, h * h + 1)

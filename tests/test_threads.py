@@ -4,6 +4,7 @@ and threads may read one shared array, as with NumPy (Dask's threaded scheduler 
 from __future__ import annotations
 
 import threading
+import traceback
 
 import numpy
 
@@ -17,7 +18,7 @@ def _run_threads(work, count: int = 4) -> list:
         try:
             work(k)
         except Exception as e:  # noqa: BLE001 (reported by the test)
-            errors.append(f"thread {k}: {type(e).__name__}: {e}")
+            errors.append(f"thread {k}: {type(e).__name__}: {e}\n{traceback.format_exc()}")
 
     threads = [threading.Thread(target=run, args=(k,)) for k in range(count)]
     for t in threads:

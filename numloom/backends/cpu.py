@@ -28,13 +28,6 @@ from ..realize import Buffer, count
 from ..schedule import Plan, schedule
 from . import reference
 
-# OpenMP threads that spin while waiting steal the core the other thread needs whenever the
-# machine has more runnable threads than cores (a laptop, a CI runner): they make a kernel
-# several times slower. Waiting passively costs microseconds per kernel at most. libgomp reads
-# this when the first compiled kernel loads it; a user's own setting wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-
 ASYNCHRONOUS = False  # a plan runs to its end before Python goes on
 
 
@@ -256,6 +249,7 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
 
                     cpu_kernels.run(step, order, values, blocks, pos)
                 else:
+                    count("kernels_through_numpy")
                     _interpret(step, order, values, pos,
                                pooled=any(p in blocks for p in step.inputs))  # fmt: skip
         if config.DEBUG >= 1:

@@ -272,4 +272,112 @@ NL_FN int nl_cmp_su(int64_t a, uint64_t b) {
 #define NL_IMAX(a, b) ((a) >= (b) ? (a) : (b))
 #define NL_IMIN(a, b) ((a) <= (b) ? (a) : (b))
 
+/* Complex numbers as NumPy lays them out (real part, then imaginary part), with NumPy's
+ * arithmetic (npymath's division, power by repeated multiplication for small integers). Where
+ * the machine has FMA, NumPy's SIMD loops multiply and take absolute values with it; so do these.
+ * The division keeps its branches' exact operations (GCC's if-conversion without trapping math
+ * rounds some quotients differently). */
+#ifdef __CUDACC_RTC__
+#define NL_HAS_FMA 1
+#define NL_STRICT_FP
+#else
+#ifdef __FMA__
+#define NL_HAS_FMA 1
+#else
+#define NL_HAS_FMA 0
+#endif
+#define NL_STRICT_FP __attribute__((optimize("trapping-math")))
+#endif
+typedef struct { float re, im; } nl_complex64;
+typedef struct { double re, im; } nl_complex128;
+
+#define NL_COMPLEX(C, T, SUF)                                                          \
+    NL_FN C C##_make(T re, T im) { C z; z.re = re; z.im = im; return z; }              \
+    NL_FN C C##_add(C a, C b) { return C##_make(a.re + b.re, a.im + b.im); }           \
+    NL_FN C C##_sub(C a, C b) { return C##_make(a.re - b.re, a.im - b.im); }           \
+    NL_FN C C##_neg(C a) { return C##_make(-a.re, -a.im); }                            \
+    NL_FN C C##_conj(C a) { return C##_make(a.re, -a.im); }                            \
+    NL_FN C C##_mul(C a, C b) {                                                        \
+        if (NL_HAS_FMA)                                                               \
+            return C##_make(fma##SUF(a.re, b.re, -(a.im * b.im)),                      \
+                            fma##SUF(a.re, b.im, a.im * b.re));                        \
+        return C##_make(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);         \
+    }                                                                                 \
+    NL_STRICT_FP NL_FN C C##_div(C a, C b) {                                           \
+        T ar = fabs##SUF(b.re), ai = fabs##SUF(b.im);                                  \
+        if (ar >= ai) {                                                               \
+            if (ar == 0 && ai == 0) return C##_make(a.re / ar, a.im / ai);             \
+            T rat = b.im / b.re, scl = (T)1.0 / (b.re + b.im * rat);                  \
+            return C##_make((a.re + a.im * rat) * scl, (a.im - a.re * rat) * scl);     \
+        }                                                                             \
+        T rat = b.re / b.im, scl = (T)1.0 / (b.im + b.re * rat);                      \
+        return C##_make((a.re * rat + a.im) * scl, (a.im * rat - a.re) * scl);         \
+    }                                                                                 \
+    NL_FN bool C##_eq(C a, C b) { return a.re == b.re && a.im == b.im; }               \
+    NL_FN T C##_abs(C a) {                                                             \
+        if (!NL_HAS_FMA) return hypot##SUF(a.re, a.im);                                \
+        T re = fabs##SUF(a.re), im = fabs##SUF(a.im);                                  \
+        if (isinf(re) || isinf(im)) return (T)INFINITY;                               \
+        if (re != re || im != im) return (T)NAN;                                      \
+        T big = re >= im ? re : im, small = re >= im ? im : re;                       \
+        if (big == 0) return (T)0;                                                    \
+        T rat = small / big;                                                          \
+        return big * sqrt##SUF(fma##SUF(rat, rat, (T)1));                              \
+    }                                                                                 \
+    NL_FN C C##_square(C a) { return C##_mul(a, a); }                                  \
+    NL_FN T C##_phase(C a) { return atan2##SUF(a.im, a.re); }                          \
+    NL_FN C C##_exp(C a) {                                                             \
+        T r = exp##SUF(a.re);                                                         \
+        if (a.im == 0) return C##_make(r, a.im);                                      \
+        return C##_make(r * cos##SUF(a.im), r * sin##SUF(a.im));                       \
+    }                                                                                 \
+    NL_FN C C##_log(C a) { return C##_make(log##SUF(C##_abs(a)), C##_phase(a)); }      \
+    NL_FN C C##_sqrt(C a) {                                                            \
+        if (a.re == 0 && a.im == 0) return C##_make((T)0, a.im);                      \
+        if (isinf(a.im)) return C##_make((T)INFINITY, a.im);                          \
+        T t = sqrt##SUF((fabs##SUF(a.re) + C##_abs(a)) * (T)0.5);                      \
+        if (a.re >= 0) return C##_make(t, a.im / (2 * t));                            \
+        return C##_make(fabs##SUF(a.im) / (2 * t), copysign##SUF(t, a.im));            \
+    }                                                                                 \
+    NL_FN C C##_sin(C a) {                                                             \
+        return C##_make(sin##SUF(a.re) * cosh##SUF(a.im), cos##SUF(a.re) * sinh##SUF(a.im)); \
+    }                                                                                 \
+    NL_FN C C##_cos(C a) {                                                             \
+        return C##_make(cos##SUF(a.re) * cosh##SUF(a.im), -sin##SUF(a.re) * sinh##SUF(a.im)); \
+    }                                                                                 \
+    NL_FN C C##_sinh(C a) {                                                            \
+        return C##_make(sinh##SUF(a.re) * cos##SUF(a.im), cosh##SUF(a.re) * sin##SUF(a.im)); \
+    }                                                                                 \
+    NL_FN C C##_cosh(C a) {                                                            \
+        return C##_make(cosh##SUF(a.re) * cos##SUF(a.im), sinh##SUF(a.re) * sin##SUF(a.im)); \
+    }                                                                                 \
+    NL_FN C C##_tanh(C a) {                                                            \
+        if (fabs##SUF(a.re) > (T)20)                                                  \
+            return C##_make(copysign##SUF((T)1, a.re),                                \
+                            4 * sin##SUF(a.im) * cos##SUF(a.im) * exp##SUF(-2 * fabs##SUF(a.re))); \
+        T d = cosh##SUF(2 * a.re) + cos##SUF(2 * a.im);                               \
+        return C##_make(sinh##SUF(2 * a.re) / d, sin##SUF(2 * a.im) / d);             \
+    }                                                                                 \
+    NL_FN C C##_tan(C a) {                                                             \
+        C t = C##_tanh(C##_make(-a.im, a.re));                                        \
+        return C##_make(t.im, -t.re);                                                 \
+    }                                                                                 \
+    NL_FN C C##_pow(C a, C b) {                                                        \
+        if (b.re == 0 && b.im == 0) return C##_make((T)1, (T)0);                      \
+        if (a.re == 0 && a.im == 0) {                                                 \
+            if (b.re > 0 && b.im == 0) return C##_make((T)0, (T)0);                   \
+            return C##_make((T)NAN, (T)NAN);                                          \
+        }                                                                             \
+        if (b.im == 0 && b.re == (T)(int)b.re && b.re > -100 && b.re < 100) {         \
+            int n = (int)b.re, m = n < 0 ? -n : n;                                    \
+            C r = C##_make((T)1, (T)0), p = a;                                        \
+            while (m) { if (m & 1) r = C##_mul(r, p); p = C##_mul(p, p); m >>= 1; }   \
+            return n < 0 ? C##_div(C##_make((T)1, (T)0), r) : r;                      \
+        }                                                                             \
+        return C##_exp(C##_mul(b, C##_log(a)));                                       \
+    }
+
+NL_COMPLEX(nl_complex64, float, f)
+NL_COMPLEX(nl_complex128, double, )
+
 #endif /* NUMLOOM_H */
