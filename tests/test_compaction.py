@@ -8,6 +8,7 @@ import pathlib
 
 import numpy
 import pytest
+from conftest import assert_same
 
 import numloom as nl
 
@@ -21,9 +22,7 @@ _spec.loader.exec_module(compaction)
 def _same(got, want):
     for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple)
                     else (want,)):  # fmt: skip
-        g = numpy.asarray(g)
-        assert g.dtype == w.dtype and g.shape == w.shape
-        numpy.testing.assert_array_equal(g, w)
+        assert_same(numpy.asarray(g), numpy.asarray(w))
 
 
 @pytest.mark.parametrize("n, itermax", [(30, 20), (64, 40)])
