@@ -341,7 +341,7 @@ class ndarray:
             raise TypeError("iteration over a 0-d array")
         if self.ndim == 1:
             return _elements(self)
-        return (self[i] for i in range(self.shape[0]))
+        return _rows(self)
 
     def __contains__(self, value) -> bool:
         if isinstance(value, ndarray):
@@ -740,6 +740,25 @@ def _row(a: ndarray, i: int) -> ndarray:
     if _WARN_ON_WRITE and _warns_on_write(a):
         warn_on_first_write(out)
     return out
+
+
+def _rows(a: ndarray):
+    """Iteration over an array of two or more axes: the view of each row in turn."""
+    view, storage, readonly, dtype = a._view, a._storage, a._readonly, a._dtype
+    shape, strides, step = view.shape[1:], view.strides[1:], view.strides[0]
+    n = view.shape[0]
+    identity = n == 1 and _is_identity(storage, _new_view(View, (shape, strides, view.offset)),
+                                       dtype)  # fmt: skip
+    warns = bool(_WARN_ON_WRITE) and _warns_on_write(a)
+    new = ndarray.__new__
+    for i in range(n):
+        out = new(ndarray)
+        out._storage, out._readonly, out._dtype, out._host = storage, readonly, dtype, None
+        out._view = _new_view(View, (shape, strides, view.offset + i * step))
+        out._identity = identity
+        if warns:
+            warn_on_first_write(out)
+        yield out
 
 
 def _elements(a: ndarray):

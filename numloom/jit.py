@@ -158,7 +158,9 @@ def _trace(fn, args: tuple, kwargs: dict):
         _structure(result, arrays, roots),
         tuple((i, _root_index(roots, a._storage.version)) for i, a in written),
     )
-    _apply(trace, args, backend.execute(program, order, roots, device), handles)
+    with realize.LOCK:  # (a program's recipes, graphs and constant blocks are shared)
+        results = backend.execute(program, order, roots, device)
+    _apply(trace, args, results, handles)
     return result, trace
 
 
@@ -225,7 +227,8 @@ def _replay(trace: _Trace, args: tuple):
             realize.evaluate_device(a.device)
     leaves = {p: arrays[i]._storage.version.arg.data for i, p in trace.leaves}
     backend = _backend(trace.device)
-    results = backend.execute(trace.program, trace.order, trace.roots, trace.device, leaves)
+    with realize.LOCK:  # one replay at a time: threads share the trace's program
+        results = backend.execute(trace.program, trace.order, trace.roots, trace.device, leaves)
     buffers = [results[id(r)] for r in trace.roots]
     for i, k in trace.writes:
         arrays[i]._storage.version = buffers[k]

@@ -275,12 +275,23 @@ NL_FN int nl_cmp_su(int64_t a, uint64_t b) {
 /* Complex numbers as NumPy lays them out (real part, then imaginary part), with NumPy's
  * arithmetic (npymath's division, power by repeated multiplication for small integers). Where
  * the machine has FMA, NumPy's SIMD loops multiply and take absolute values with it; so do these.
- * The division keeps its branches' exact operations (GCC's if-conversion without trapping math
- * rounds some quotients differently). */
+ * The division keeps its exact operations: GCC's if-conversion without trapping math rounds some
+ * quotients differently, and NVRTC would contract them into FMAs. */
 #ifdef __CUDACC_RTC__
 #define NL_HAS_FMA 1
 #define NL_STRICT_FP
+/* Rounded once each, never contracted into an FMA (NVRTC contracts a * b + c by default). */
+NL_FN float nl_mul_rn(float a, float b) { return __fmul_rn(a, b); }
+NL_FN double nl_mul_rn(double a, double b) { return __dmul_rn(a, b); }
+NL_FN float nl_add_rn(float a, float b) { return __fadd_rn(a, b); }
+NL_FN double nl_add_rn(double a, double b) { return __dadd_rn(a, b); }
+#define NL_MUL(a, b) nl_mul_rn(a, b)
+#define NL_ADD(a, b) nl_add_rn(a, b)
+#define NL_SUB(a, b) nl_add_rn(a, -(b))
 #else
+#define NL_MUL(a, b) ((a) * (b))
+#define NL_ADD(a, b) ((a) + (b))
+#define NL_SUB(a, b) ((a) - (b))
 #ifdef __FMA__
 #define NL_HAS_FMA 1
 #else
@@ -307,11 +318,13 @@ typedef struct { double re, im; } nl_complex128;
         T ar = fabs##SUF(b.re), ai = fabs##SUF(b.im);                                  \
         if (ar >= ai) {                                                               \
             if (ar == 0 && ai == 0) return C##_make(a.re / ar, a.im / ai);             \
-            T rat = b.im / b.re, scl = (T)1.0 / (b.re + b.im * rat);                  \
-            return C##_make((a.re + a.im * rat) * scl, (a.im - a.re * rat) * scl);     \
+            T rat = b.im / b.re, scl = (T)1.0 / NL_ADD(b.re, NL_MUL(b.im, rat));       \
+            return C##_make(NL_MUL(NL_ADD(a.re, NL_MUL(a.im, rat)), scl),              \
+                            NL_MUL(NL_SUB(a.im, NL_MUL(a.re, rat)), scl));             \
         }                                                                             \
-        T rat = b.re / b.im, scl = (T)1.0 / (b.im + b.re * rat);                      \
-        return C##_make((a.re * rat + a.im) * scl, (a.im * rat - a.re) * scl);         \
+        T rat = b.re / b.im, scl = (T)1.0 / NL_ADD(b.im, NL_MUL(b.re, rat));          \
+        return C##_make(NL_MUL(NL_ADD(NL_MUL(a.re, rat), a.im), scl),                  \
+                        NL_MUL(NL_SUB(NL_MUL(a.im, rat), a.re), scl));                 \
     }                                                                                 \
     NL_FN bool C##_eq(C a, C b) { return a.re == b.re && a.im == b.im; }               \
     NL_FN T C##_abs(C a) {                                                             \
