@@ -6,14 +6,16 @@ and, since numloom loads native code from it, used only while it is owned by the
 writable by nobody else. A directory that fails that check is refused with one warning, and
 compiled kernels are then kept in memory for this process only.
 
-An entry is one file named by its key::
+An entry is one file named by its key, which it also holds::
 
-    numloom-cache-v1\\n
+    numloom-cache-v2\\n
+    <its key>\\n
     <sha256 hex of the content>\\n
     <content bytes>
 
 written to a temp file in the same directory and ``os.replace``'d into place, so readers never see
-half an entry. An entry that is truncated, altered or unreadable is a miss and is removed. Nothing
+half an entry. An entry that is truncated, altered or unreadable, or that holds another key (a file
+copied or renamed over it), is a miss and is removed. Nothing
 here unpickles anything: an entry is opaque bytes (a shared object, a cubin, PTX).
 """
 
@@ -25,9 +27,10 @@ import re
 import stat
 import sys
 import tempfile
-import warnings
 
-MAGIC = b"numloom-cache-v1\n"
+from .dag import warn_at_user
+
+MAGIC = b"numloom-cache-v2\n"
 _DIGEST_LEN = 64  # sha256 hex
 _KEY = re.compile(r"[0-9a-f]{64}\Z")
 
@@ -60,18 +63,26 @@ def cache_dir() -> str:
     return os.path.abspath(os.path.expanduser(path))
 
 
-def pack(data: bytes) -> bytes:
-    """An entry's file content: the header with the content's sha256, then the content."""
-    return MAGIC + hashlib.sha256(data).hexdigest().encode() + b"\n" + data
+def pack(data: bytes, key: str = "") -> bytes:
+    """An entry's file content: the header with its key and the content's sha256, then the
+    content."""
+    return MAGIC + key.encode() + b"\n" + hashlib.sha256(data).hexdigest().encode() + b"\n" + data
 
 
-def unpack(blob: bytes) -> bytes | None:
-    """The content of an entry's file, or None when the file is not a whole, intact entry."""
-    start = len(MAGIC) + _DIGEST_LEN + 1
-    if not blob.startswith(MAGIC) or blob[start - 1 : start] != b"\n":
+def unpack(blob: bytes, key: str | None = None) -> bytes | None:
+    """The content of an entry's file, or None when the file is not a whole, intact entry (of
+    ``key``, when given)."""
+    if not blob.startswith(MAGIC):
+        return None
+    end = blob.find(b"\n", len(MAGIC), len(MAGIC) + 65)
+    if end < 0:
+        return None
+    stored = blob[len(MAGIC) : end]
+    start = end + 1 + _DIGEST_LEN + 1
+    if blob[start - 1 : start] != b"\n" or (key is not None and stored != key.encode()):
         return None
     data = blob[start:]
-    if hashlib.sha256(data).hexdigest().encode() != blob[len(MAGIC) : start - 1]:
+    if hashlib.sha256(data).hexdigest().encode() != blob[end + 1 : start - 1]:
         return None
     return data
 
@@ -94,6 +105,11 @@ def _problem(path: str) -> str | None:
         return (
             f"it belongs to another user ({facts}); set NUMLOOM_CACHE_DIR to a directory of your "
             f"own"
+        )
+    if mode & stat.S_IRWXU != stat.S_IRWXU or not os.access(path, os.R_OK | os.W_OK | os.X_OK):
+        return (
+            f"you cannot read and write it ({facts}); fix it with `chmod 700 {path}` or set "
+            f"NUMLOOM_CACHE_DIR"
         )
     if mode & (stat.S_IWGRP | stat.S_IWOTH):
         return (
@@ -141,7 +157,7 @@ class Cache:
             return None
         except OSError:
             blob = b""
-        data = unpack(blob)
+        data = unpack(blob, key)
         if data is None:
             self.discard(key)
         else:
@@ -158,7 +174,7 @@ class Cache:
         file, tmp = self._file(key), None
         try:
             fd, tmp = tempfile.mkstemp(dir=self.path, prefix=".tmp-", suffix=".part")
-            blob = pack(bytes(data))
+            blob = pack(bytes(data), key)
             with os.fdopen(fd, "wb") as f:
                 f.write(blob)
             os.replace(tmp, file)
@@ -228,11 +244,10 @@ def current() -> Cache:
     if cache is None:
         problem = _problem(path)
         if problem is not None:
-            warnings.warn(
+            warn_at_user(
                 f"numloom: not using the compile cache directory {path}: {problem}. Compiled "
                 f"kernels are cached in memory for this process only.",
                 NumloomCacheWarning,
-                stacklevel=3,
             )
         cache = _caches[path] = Cache(None if problem else path)
     return cache

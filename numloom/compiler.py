@@ -25,9 +25,9 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
 
 from . import cache, config
+from .dag import warn_at_user
 
 # -std=c11 (not gnu11) and -ffp-contract=off: no FMA contraction, which rounds differently from
 # NumPy. -fno-math-errno: kernels never read errno, and it lets sqrt etc. vectorize.
@@ -192,11 +192,12 @@ _loaded: dict[str, ctypes.CDLL] = {}
 _openmp: dict[str, bool] = {}
 
 
-def compile_c(source: str, *, name_hint: str = "kernel") -> ctypes.CDLL:
+def compile_c(source: str, *, name_hint: str = "kernel", symbol: str | None = None) -> ctypes.CDLL:
     """Compile C ``source`` into a shared library and load it, through the compile cache.
 
     The same source in the same process returns the same loaded library; in a new process it
-    is loaded from the disk cache without compiling.
+    is loaded from the disk cache without compiling. A cached library that does not load, or
+    lacks ``symbol``, is a miss: its entry is removed and the source compiled again.
     """
     from .realize import count
 
@@ -207,6 +208,9 @@ def compile_c(source: str, *, name_hint: str = "kernel") -> ctypes.CDLL:
     lib = _loaded.get(key)
     if lib is None:
         lib = _load_cached(key, name_hint)
+        if lib is not None and symbol is not None and not hasattr(lib, symbol):
+            cache.discard(key)  # (an entry that is not this source's library)
+            lib = None
     if lib is not None:
         count("compile_cache_hits")
     else:
@@ -308,8 +312,16 @@ def _build_c(cc: str, version: str, source: str, name: str) -> tuple[bytes, ctyp
 
 
 def _run(command: list[str], cwd: str) -> subprocess.CompletedProcess:
+    limit = config.COMPILE_TIMEOUT
     try:
-        return subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+        return subprocess.run(command, cwd=cwd, capture_output=True, text=True,
+                              timeout=limit if limit > 0 else None)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise CompileError(
+            f"the C compiler did not finish within {limit} s and was stopped; a loaded machine "
+            f"may need more: set NUMLOOM_COMPILE_TIMEOUT (seconds, 0 for no limit)",
+            subprocess.list2cmdline(command),
+        ) from None
     except OSError as e:
         raise CompileError(
             f"the C compiler could not be started: {e}", subprocess.list2cmdline(command)
@@ -338,12 +350,11 @@ def _has_openmp(cc: str, version: str) -> bool:
         _openmp[cc] = proc.returncode == 0
         if not _openmp[cc]:
             first = (proc.stderr.strip().splitlines() or ["no log"])[0]
-            warnings.warn(
+            warn_at_user(
                 f"numloom: {cc} ({version}) cannot build OpenMP code ({first}); CPU kernels are "
                 f"compiled without -fopenmp and run on one core. Install OpenMP (libgomp for "
                 f"gcc, libomp for clang) or point NUMLOOM_CC at a compiler that has it.",
                 NumloomCompilerWarning,
-                stacklevel=2,
             )
     return _openmp[cc]
 

@@ -16,8 +16,12 @@ VARIABLES = {
     "NUMLOOM_CACHE_MAX_BYTES": "the compile cache's size limit; least recently used entries go "
     "first (default 1073741824)",
     "NUMLOOM_FLUSH_DEPTH": "evaluate pending work when a graph grows deeper than this (default 768)",
+    "NUMLOOM_FLUSH_WIDTH": "evaluate pending work when more arrays than this are pending "
+    "(default 4096)",
     "NUMLOOM_BACKEND": "cpu executor: 'compiled' (C + OpenMP) or 'numpy' (node by node)",
     "NUMLOOM_CC": "C compiler for CPU kernels (default: $CC, else cc)",
+    "NUMLOOM_COMPILE_TIMEOUT": "seconds a C compile may take before it is stopped and raises "
+    "CompileError (default 120; 0: no limit)",
     "NUMLOOM_BOUNDSCHECK": "1 checks every array index in kernels",
     "NUMLOOM_GRAPHS": "0 launches CUDA kernels one by one instead of as CUDA graphs (default 1)",
     "NUMLOOM_ALLOW_TF32": "1 lets cuBLAS use TF32 tensor cores for float32 matmul (default 0)",
@@ -36,6 +40,8 @@ def _int(name: str, default: int) -> int:
 
 DEBUG = _int("NUMLOOM_DEBUG", 0)
 FLUSH_DEPTH = _int("NUMLOOM_FLUSH_DEPTH", 768)
+FLUSH_WIDTH = _int("NUMLOOM_FLUSH_WIDTH", 4096)
+COMPILE_TIMEOUT = _int("NUMLOOM_COMPILE_TIMEOUT", 120)
 GRAPHS = _int("NUMLOOM_GRAPHS", 1) != 0
 INDEX32 = _int("NUMLOOM_INDEX32", 1) != 0
 START_BYTES = _int("NUMLOOM_START_BYTES", 256 << 20)

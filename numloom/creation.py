@@ -54,6 +54,7 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None) ->
     if _np.ndim(fill_value) != 0:
         return from_host(_np.full(shape, fill_value, dtype), _device_name(device))
     _np.full((), fill_value, dtype)  # NumPy's errors for values the dtype cannot hold
+    check_allocation(shape, dtype, _device_name(device) or get_device())
     value = scalar_node(fill_value, dtype)
     n = node(Op.VIEW, (value,), View(shape, (0,) * len(shape), 0), shape, dtype)
     return in_order(array_result(n if shape else value, _device_name(device)), order)
@@ -86,6 +87,33 @@ def ones(shape, dtype=None, order="C", *, device=None, like=None) -> ndarray:
 def empty(shape, dtype=float, order="C", *, device=None, like=None) -> ndarray:
     """Like NumPy's ``empty``; numloom's empty arrays hold zeros."""
     return zeros(shape, dtype, order, device=device)
+
+
+# Arrays smaller than this are taken to fit; a larger one is tried by NumPy first.
+PROBE_BYTES = 1 << 30
+
+
+def check_allocation(shape: tuple, dtype, device: str) -> None:
+    """NumPy's error at the call for an array that cannot exist: ``ValueError`` past the
+    largest size, ``MemoryError`` (NumPy's own, with its message) where the memory cannot be
+    had. numloom allocates later, at the sync; NumPy itself tries a large allocation here
+    (reserved, never touched, so it costs no memory) and a GPU array is checked against the
+    device's memory."""
+    size = math.prod(shape)
+    if size * _np.dtype(dtype).itemsize < PROBE_BYTES:
+        return
+    if device == "cpu" or size * _np.dtype(dtype).itemsize >= 1 << 63:
+        _np.empty(shape, dtype)  # NumPy's ValueError or MemoryError, raised at the call
+        return
+    from .backends import load
+
+    total = load("cuda").device_memory(device)
+    nbytes = size * _np.dtype(dtype).itemsize
+    if total is not None and nbytes > total:
+        raise MemoryError(f"Unable to allocate {_np.format_float_positional(nbytes / 2**30, 3)} "
+                          f"GiB for an array with shape {tuple(shape)} and data type "
+                          f"{_np.dtype(dtype)} on {device}, which has "
+                          f"{_np.format_float_positional(total / 2**30, 3)} GiB")  # fmt: skip
 
 
 def _like_args(a, dtype, shape):
@@ -228,8 +256,10 @@ def arange(start=_NO_VALUE, stop=None, step=None, dtype=None, *, device=None, li
     length = _arange_length(start, stop, step)
     if out_dtype.kind == "b" and length > 2:
         _np.arange(start, stop, step, dtype=out_dtype)  # NumPy's error: bools count to 2
+    target = _device_name(device) or get_device()
+    check_allocation((length,), out_dtype, target)
     n = node(Op.IOTA, (), (start, stop, step), (length,), out_dtype)
-    return result(n, _device_name(device) or get_device())
+    return result(n, target)
 
 
 def _datetimes(start, stop, step, dtype) -> bool:

@@ -41,7 +41,9 @@ from __future__ import annotations
 import enum
 import functools
 import itertools
+import os
 import sys
+import warnings
 import weakref
 from typing import NamedTuple
 
@@ -255,6 +257,16 @@ def _intern(op: Op, srcs: tuple, arg, shape: tuple, dtype, where, shape_key: tup
     return n
 
 
+def warn_at_user(message, category=UserWarning) -> None:
+    """``warnings.warn`` pointing at the first line outside numloom (the user's call), as
+    NumPy's own warnings point at the user's line, however deep in numloom it is raised."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
+
+
 def user_line():
     """(file, line) of the first caller outside numloom: where an error found at a later sync
     points (a node's ``where``)."""
@@ -265,9 +277,19 @@ def user_line():
     return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
 
 
+def snapshot_items(d: dict) -> list:
+    """A list of ``d``'s items, taken again if another thread changes ``d`` meanwhile (a
+    garbage collection while the list is built runs finalizers, which let other threads in)."""
+    while True:
+        try:
+            return list(d.items())
+        except RuntimeError:
+            continue
+
+
 def _sweep() -> None:
     """Forget keys whose nodes have died."""
-    dead = [k for k, r in list(_interned.items()) if r() is None]
+    dead = [k for k, r in snapshot_items(_interned) if r() is None]
     for k in dead:
         _interned.pop(k, None)
 

@@ -117,6 +117,14 @@ def _array_args(args: tuple) -> list:
 
 
 def _trace(fn, args: tuple, kwargs: dict):
+    # Under the evaluation lock throughout: a sync in another thread would evaluate this call's
+    # pending results between the call and the trace's bookkeeping, and the trace would then
+    # take them for constants (every replay in every thread returning this call's values).
+    with realize.LOCK:
+        return _trace_locked(fn, args, kwargs)
+
+
+def _trace_locked(fn, args: tuple, kwargs: dict):
     realize.sync()  # inputs are computed buffers: the trace reads them as leaves
     arrays = _array_args(args)
     before = {id(a._storage): a._storage.version for _, a in arrays}
@@ -158,9 +166,7 @@ def _trace(fn, args: tuple, kwargs: dict):
         _structure(result, arrays, roots),
         tuple((i, _root_index(roots, a._storage.version)) for i, a in written),
     )
-    with realize.LOCK:  # (a program's recipes, graphs and constant blocks are shared)
-        results = backend.execute(program, order, roots, device)
-    _apply(trace, args, results, handles)
+    _apply(trace, args, backend.execute(program, order, roots, device), handles)
     return result, trace
 
 

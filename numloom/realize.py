@@ -17,7 +17,7 @@ import weakref
 import numpy as _np
 
 from . import config
-from .dag import Node, Op, node, prod, toposort
+from .dag import Node, Op, node, prod, snapshot_items, toposort
 
 
 class Buffer:
@@ -168,6 +168,8 @@ _STATS = {
     "compile_cache_hits": 0,
     "plans_evaluated": 0,
     "plan_cache_hits": 0,
+    "plans_cached": 0,  # programs the backends' plan caches hold now (counted by stats())
+    "plan_cache_evictions": 0,
     "graphs_launched": 0,
     "graphs_built": 0,
     "graph_updates": 0,
@@ -177,6 +179,44 @@ _STATS = {
     "values_read": 0,
 }
 _FALLBACKS: dict = {}
+
+
+_plan_caches: weakref.WeakSet = weakref.WeakSet()  # every PlanCache: stats() counts their programs
+
+
+class PlanCache:
+    """Programs by structure key, least recently used first, at most ``size()`` of them (the
+    least recently used is dropped): what ``plans_cached`` and ``plan_cache_evictions`` count.
+    A cached program holds no node (``schedule.skeleton``), so no user data."""
+
+    def __init__(self, size):
+        self.size = size  # a function: the bound (a module constant a test may change)
+        self.entries: dict = {}
+        _plan_caches.add(self)
+
+    def get(self, key):
+        program = self.entries.pop(key, None)
+        if program is not None:
+            self.entries[key] = program  # most recently used last
+        return program
+
+    def put(self, key, program) -> None:
+        self.entries[key] = program
+        while len(self.entries) > max(self.size(), 1):
+            self.entries.pop(next(iter(self.entries)))
+            count("plan_cache_evictions")
+
+    def clear(self) -> None:
+        self.entries.clear()
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __contains__(self, key) -> bool:
+        return key in self.entries
+
+    def values(self):
+        return list(self.entries.values())
 
 
 def count(name: str, n: int = 1) -> None:
@@ -190,6 +230,7 @@ def count_fallback(name: str) -> None:
 def stats() -> dict:
     """A snapshot of numloom's counters (a new dict each call; subtract two to measure)."""
     snapshot = dict(_STATS)
+    snapshot["plans_cached"] = sum(len(c) for c in list(_plan_caches))
     snapshot["fallbacks"] = dict(_FALLBACKS)
     return snapshot
 
@@ -219,7 +260,7 @@ class _Pending:
         """Drop dead entries in place (another thread may be adding: the dict is never
         replaced) and return the live storages."""
         live = []
-        for key, ref in list(self.refs.items()):
+        for key, ref in snapshot_items(self.refs):
             storage = ref()
             if storage is None:
                 if self.refs.get(key) is ref:
@@ -253,6 +294,10 @@ def register(storage: Storage) -> None:
     if storage.version.depth > config.FLUSH_DEPTH and not _flushing:
         count("auto_flushes")
         evaluate_device(storage.device)
+    elif len(_pending.refs) > config.FLUSH_WIDTH and not _flushing and not TRACING:
+        if len(_pending._sweep()) > config.FLUSH_WIDTH:  # (live ones, not dead entries)
+            count("auto_flushes")
+            evaluate_device(storage.device)
 
 
 # The functions ``numloom.jit`` is tracing: nothing evaluates early under them (a replay feeds
@@ -425,10 +470,19 @@ def plan_for(roots: list, device: str):
     return _backend(device).plan(roots)
 
 
+def _retryable(error: BaseException) -> bool:
+    """Whether a failed evaluation may succeed when tried again: a compiler that failed or
+    timed out, memory or a file that was missing. The pending work then stays pending."""
+    from .compiler import CompileError
+
+    return isinstance(error, (CompileError, MemoryError, OSError))
+
+
 def _isolate(storages: list, device: str, error: BaseException) -> None:
     """After an unexpected failure of a whole plan: evaluate each array on its own, so the
-    ones that do not fail get their values; the ones that do keep the error and raise it
-    again when used. Later syncs do not retry them."""
+    ones that do not fail get their values. The ones that do keep the error and raise it
+    again when used (later syncs do not retry them), unless the failure may pass (a compile
+    that failed or timed out, memory): those stay pending, and the next sync tries again."""
     global _flushing
     _flushing = False
     if len(storages) > 1:
@@ -437,6 +491,8 @@ def _isolate(storages: list, device: str, error: BaseException) -> None:
                 _evaluate([s], device)
             except Exception:  # noqa: BLE001 (recorded on the storage below)
                 pass
+    if _retryable(error):
+        return
     for s in storages:
         if s.pending:
             s.error = error

@@ -9,13 +9,12 @@ Dtypes and errors come from NumPy run on a stand-in of at most one element per a
 from __future__ import annotations
 
 import builtins
-import warnings
 
 import numpy as _np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from .array import asarray, ndarray, result
-from .dag import Op, node
+from .dag import Op, node, warn_at_user
 from .dag import prod as _size_of
 from .views import reshape_array
 
@@ -273,7 +272,7 @@ def _warn_if_few(count, ddof, where, message: str) -> None:
     """NumPy's RuntimeWarning when ``count <= ddof`` (only where the count is known at the
     call: a ``where`` mask makes it data)."""
     if where is True and ddof >= count:
-        warnings.warn(message, RuntimeWarning, stacklevel=3)
+        warn_at_user(message, RuntimeWarning)
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):

@@ -86,6 +86,18 @@ class Plan:
         return "\n".join([head] + [str(k) for k in self.kernels])
 
 
+def skeleton(plan: Plan) -> Plan:
+    """The plan without its nodes (kernel names, kinds, reasons and sources kept): what a cache
+    of programs keeps, so that no cached plan holds a user's data alive. Programs refer to
+    nodes by their positions in the DAG order of each evaluation."""
+    kernels = tuple(skeleton_kernel(k) for k in plan.kernels)
+    return replace(plan, outputs=(), kernels=kernels, order=())
+
+
+def skeleton_kernel(k: Kernel) -> Kernel:
+    return replace(k, nodes=(), inputs=(), outputs=())
+
+
 def _describe(n: Node) -> str:
     shape = "x".join(str(s) for s in n.shape) or "scalar"
     return f"{n.op.name.lower()}[{shape} {n.dtype}]"
@@ -465,4 +477,5 @@ def _kernel_order(kernels: list) -> list:
 
     for k in kernels:
         visit(k)
+    visit = None  # noqa: F841 (the recursive closure's cycle would hold the plan's nodes)
     return ordered

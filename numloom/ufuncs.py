@@ -27,7 +27,7 @@ from .array import (
     ndarray,
     result,
 )
-from .dag import Node, Op, map_node, node, user_line
+from .dag import Node, Op, map_node, node, user_line, warn_at_user
 from .ufunc_table import COMPARISONS
 from .views import broadcast_node, broadcast_shapes, broadcast_view, reshape_array, view_node
 
@@ -67,11 +67,10 @@ class ufunc:
         args, out = _split_positional_out(self, args, out)
         _check_kwargs(self.__name__, kwargs)
         if where is not True and out is _NOT_GIVEN:
-            warnings.warn(
+            warn_at_user(
                 "'where' used without 'out', expect unitialized memory in output. "
                 "If this is intentional, use out=None.",
                 UserWarning,
-                stacklevel=2,
             )
         out = None if out is _NOT_GIVEN else out
         try:

@@ -26,12 +26,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import ktypes
+from .dag import warn_at_user
 from .kerrors import KernelError, TypingError
 
 _NO_VALUE = np._NoValue
@@ -244,9 +244,8 @@ class vectorize:
         from .fallback import NumloomFallbackWarning
 
         text = str(why) if isinstance(why, KernelError) else f"{why}"
-        warnings.warn(f"numloom.vectorize({self.__name__}) runs NumPy's Python loop: numloom "
-                      f"cannot compile it:\n{text}", NumloomFallbackWarning,
-                      stacklevel=3)  # fmt: skip
+        warn_at_user(f"numloom.vectorize({self.__name__}) runs NumPy's Python loop: numloom "
+                     f"cannot compile it:\n{text}", NumloomFallbackWarning)  # fmt: skip
 
     # -- ufunc methods of binary functions --
 

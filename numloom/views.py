@@ -8,12 +8,11 @@ a storage, exactly where NumPy returns a view.
 from __future__ import annotations
 
 import functools
-import warnings
 import weakref
 
 import numpy as _np
 
-from .dag import Node, Op, View, contiguous_strides, node, prod
+from .dag import Node, Op, View, contiguous_strides, node, prod, warn_at_user
 
 
 def broadcast_shapes(*shapes) -> tuple | None:
@@ -251,10 +250,10 @@ def warn_if_first_write(a) -> None:
     """NumPy's DeprecationWarning on the first write through a broadcast_arrays result."""
     if _warns_on_write(a):
         del _WARN_ON_WRITE[id(a)]
-        warnings.warn("Numpy has detected that you (may be) writing to an array with\n"
-                      "overlapping memory from np.broadcast_arrays. If this is intentional\n"
-                      "set the WRITEABLE flag True or make a copy immediately before writing.",
-                      DeprecationWarning, stacklevel=4)  # fmt: skip
+        warn_at_user("Numpy has detected that you (may be) writing to an array with\n"
+                     "overlapping memory from np.broadcast_arrays. If this is intentional\n"
+                     "set the WRITEABLE flag True or make a copy immediately before writing.",
+                     DeprecationWarning)  # fmt: skip
 
 
 def reshape_array(a, shape: tuple):

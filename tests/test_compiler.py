@@ -167,6 +167,62 @@ def test_damaged_entry_is_recompiled_silently(fresh_cache, monkeypatch, damage):
 
 
 @needs_cc
+@pytest.mark.parametrize("how", ["copied", "renamed", "symlinked"])
+def test_an_entry_of_another_key_is_a_miss_and_is_repaired(fresh_cache, monkeypatch, how):
+    """A cache entry put where another key's belongs (copied, renamed or linked over it) is
+    not loaded: the kernel compiles again and its entry is written whole."""
+    twice = ADD.replace("void add(", "void twice(").replace("a[i] + 1.0", "a[i] * 2.0")
+    compiler.compile_c(ADD)
+    (add_entry,) = entries(fresh_cache)
+    compiler.compile_c(twice, symbol="twice")
+    (twice_entry,) = [e for e in entries(fresh_cache) if e != add_entry]
+    if how == "copied":
+        twice_entry.write_bytes(add_entry.read_bytes())
+    elif how == "renamed":
+        add_entry.rename(twice_entry)
+    else:
+        twice_entry.unlink()
+        twice_entry.symlink_to(add_entry)
+    monkeypatch.setattr(compiler, "_loaded", {})  # as a new process would
+    before = numloom.stats()
+    lib = compiler.compile_c(twice, symbol="twice")
+    a = numpy.arange(5.0)
+    out = numpy.zeros(5)
+    lib.twice(ctypes.c_long(5), a.ctypes.data_as(ctypes.c_void_p),
+              out.ctypes.data_as(ctypes.c_void_p))  # fmt: skip
+    numpy.testing.assert_array_equal(out, a * 2.0)
+    assert counters(before) == (1, 0)
+    assert not twice_entry.is_symlink()
+    assert cache.unpack(twice_entry.read_bytes(), twice_entry.name) is not None
+
+
+@needs_cc
+def test_a_cached_library_without_its_symbol_is_a_miss(fresh_cache, monkeypatch):
+    """Even an intact entry of the right key is compiled again when the library it holds
+    lacks the function asked for."""
+    lib = compiler.compile_c(ADD)
+    key = next(k for k, v in compiler._loaded.items() if v is lib)
+    cache.put(key, (fresh_cache / key).read_bytes()[:0] + _library_of("void other(void) {}"))
+    monkeypatch.setattr(compiler, "_loaded", {})
+    call_add(compiler.compile_c(ADD, symbol="add"))
+
+
+def _library_of(source: str) -> bytes:
+    """The shared object compiled from ``source`` (outside the cache)."""
+    import subprocess
+    import tempfile
+
+    cc, _ = compiler.c_compiler()
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = os.path.join(tmp, "x.c"), os.path.join(tmp, "x.so")
+        with open(src, "w") as f:
+            f.write(source)
+        subprocess.run([cc, "-shared", "-fPIC", "-o", out, src], check=True)
+        with open(out, "rb") as f:
+            return f.read()
+
+
+@needs_cc
 def test_unreadable_entry_is_a_miss(fresh_cache, monkeypatch):
     compiler.compile_c(ADD)
     (entry,) = entries(fresh_cache)
@@ -204,6 +260,25 @@ def test_world_writable_cache_dir_is_refused(fresh_cache):
     assert str(fresh_cache) in message and "mode 0777" in message
     assert f"chmod 700 {fresh_cache}" in message and "NUMLOOM_CACHE_DIR" in message
     assert counters(before) == (1, 1)  # the in-memory cache still serves this process
+
+
+@needs_cc
+def test_a_cache_dir_its_owner_cannot_use_is_reported_once(fresh_cache):
+    fresh_cache.mkdir(mode=0o700)
+    os.chmod(fresh_cache, 0o000)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call_add(compiler.compile_c(ADD))
+            call_add(compiler.compile_c(ADD))
+    finally:
+        os.chmod(fresh_cache, 0o700)
+    refusals = [w for w in caught if issubclass(w.category, cache.NumloomCacheWarning)]
+    assert len(refusals) == 1, [str(w.message) for w in caught]
+    message = str(refusals[0].message)
+    assert "mode 0000" in message and "cannot read and write" in message
+    assert refusals[0].filename == __file__  # the user's line, not numloom's
+    assert entries(fresh_cache) == []
 
 
 @needs_cc

@@ -840,7 +840,7 @@ def test_strided_kernels_give_numpys_results_with_either_index_width(index32, mo
     from numloom.backends import cuda
 
     monkeypatch.setattr(config, "INDEX32", index32)
-    monkeypatch.setattr(cuda, "_programs", {})  # plans made under the other setting
+    monkeypatch.setattr(cuda, "_programs", cuda.PlanCache(lambda: 1024))  # (made otherwise)
     host = RNG.random((37, 53))
     programs = {
         "sobel": lambda xp, a: W.sobel(xp, a.reshape(1, 37, 53)),

@@ -73,3 +73,24 @@ def test_a_jit_function_called_from_threads():
             numpy.testing.assert_array_equal(f(a, a).get(), (numpy.arange(100.0) + k) ** 2 + 1)
 
     assert _run_threads(work) == []
+
+
+def test_a_sync_in_another_thread_during_a_trace_leaves_the_trace_whole(monkeypatch):
+    """A sync elsewhere while a jit function is traced must not evaluate the call's results
+    under the trace (which would then replay them as constants in every later call)."""
+    import importlib
+
+    jit_module = importlib.import_module("numloom.jit")
+    structure = jit_module._structure
+
+    def structure_while_another_thread_syncs(*args):
+        other = threading.Thread(target=nl.sync)
+        other.start()
+        other.join(0.3)  # (it waits for the trace to finish)
+        return structure(*args)
+
+    monkeypatch.setattr(jit_module, "_structure", structure_while_another_thread_syncs)
+    f = nl.jit(lambda a: a * 2)
+    numpy.testing.assert_array_equal(f(nl.arange(3.0)).get(), [0.0, 2.0, 4.0])
+    monkeypatch.setattr(jit_module, "_structure", structure)
+    numpy.testing.assert_array_equal(f(nl.arange(3.0) + 10).get(), [20.0, 22.0, 24.0])

@@ -16,16 +16,15 @@ import math
 import os
 import sys
 import time
-import warnings
 from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
 
 from .. import config
-from ..dag import Op, node, structure, structure_key, toposort
-from ..realize import Buffer, count
-from ..schedule import Plan, schedule
+from ..dag import Op, node, structure, structure_key, toposort, warn_at_user
+from ..realize import Buffer, PlanCache, count
+from ..schedule import Plan, schedule, skeleton, skeleton_kernel
 from . import reference
 
 ASYNCHRONOUS = False  # a plan runs to its end before Python goes on
@@ -69,40 +68,71 @@ class Step:
 
 
 class Pool:
-    """Blocks of memory that held dead arrays, reused for new outputs of the same size.
+    """Blocks of memory that held dead arrays, reused for new outputs of about the same size.
 
     A fresh allocation of a large output costs page faults on every first touch (more than
-    the work of a simple kernel); reusing freed blocks avoids them, as CuPy's pool does.
+    the work of a simple kernel); reusing freed blocks avoids them, as CuPy's pool does. Sizes
+    round up to a class (eight per power of two, at most 12.5% more), so a loop whose sizes
+    drift reuses its blocks; the pool holds at most ``limit`` bytes, the least recently given
+    blocks leaving first.
     """
 
     def __init__(self, limit: int = 1 << 30, per_size: int = 8):
-        self.free: dict = {}
+        self.free: dict = {}  # class size -> blocks, most recently given last
+        self.order: dict = {}  # id(block) -> (class size, block), least recently given first
         self.held = 0
         self.limit, self.per_size = limit, per_size
 
+    @staticmethod
+    def size_class(nbytes: int) -> int:
+        if nbytes <= 4096:
+            return -(-nbytes // 64) * 64
+        grain = 1 << (nbytes.bit_length() - 4)
+        return -(-nbytes // grain) * grain
+
     def array(self, shape: tuple, dtype) -> tuple:
-        """A new array and the block behind it (reused when one of its size is free)."""
+        """A new array and the block behind it (a free block of its size class, or a new one)."""
         itemsize = np.dtype(dtype).itemsize
         count = math.prod(shape)
-        nbytes = max(count * itemsize, itemsize)  # empty arrays get one item
+        nbytes = self.size_class(max(count * itemsize, itemsize))  # empty arrays get one item
         blocks = self.free.get(nbytes)
+        block = None
         if blocks:
-            block = blocks.pop()
+            try:
+                block = blocks.pop()
+            except IndexError:  # (another thread took it)
+                block = None
+        if block is not None:
+            self.order.pop(id(block), None)
             self.held -= nbytes
         else:
             block = np.empty(nbytes, np.uint8)
-        return block.view(dtype)[:count].reshape(shape), block
+        return block[: count * itemsize].view(dtype).reshape(shape), block
 
     def clear(self) -> None:
         """Give every kept block back to the allocator."""
         self.free.clear()
+        self.order.clear()
         self.held = 0
 
     def give(self, block: np.ndarray) -> None:
-        blocks = self.free.setdefault(block.nbytes, [])
-        if len(blocks) < self.per_size and self.held + block.nbytes <= self.limit:
-            blocks.append(block)
-            self.held += block.nbytes
+        nbytes = block.nbytes
+        if nbytes > self.limit:
+            return
+        blocks = self.free.setdefault(nbytes, [])
+        if len(blocks) >= self.per_size:
+            return
+        while self.held + nbytes > self.limit and self.order:
+            old_size, old = self.order.pop(next(iter(self.order)))
+            kept = self.free.get(old_size, [])
+            for k, b in enumerate(kept):
+                if b is old:
+                    del kept[k]
+                    self.held -= old_size
+                    break
+        blocks.append(block)
+        self.order[id(block)] = (nbytes, block)
+        self.held += nbytes
 
 
 POOL = Pool()
@@ -115,7 +145,8 @@ class Program:
     buffers: tuple | None = None  # positions of the DAG's BUFFER nodes (found on first use)
 
 
-_programs: dict = {}
+PLAN_CACHE_SIZE = 1024  # programs kept (least recently used dropped first)
+_programs = PlanCache(lambda: PLAN_CACHE_SIZE)
 _warned_no_compiler = False
 
 
@@ -129,8 +160,8 @@ def _compiler_ready() -> bool:
         return True
     if not _warned_no_compiler:
         _warned_no_compiler = True
-        warnings.warn("numloom found no C compiler (set NUMLOOM_CC or CC): CPU kernels run "
-                      "through NumPy, node by node", RuntimeWarning, stacklevel=4)  # fmt: skip
+        warn_at_user("numloom found no C compiler (set NUMLOOM_CC or CC): CPU kernels run "
+                     "through NumPy, node by node", RuntimeWarning)  # fmt: skip
     return False
 
 
@@ -187,7 +218,7 @@ def _compile(k):
     source = body.replace("KERNEL", symbol)
     if config.DEBUG >= 3:
         print(f"numloom: kernel IR of {k.name}:\n{lowered.kernel}", file=sys.stderr)
-    library = compile_c(source, name_hint=symbol)
+    library = compile_c(source, name_hint=symbol, symbol=symbol)
     fn = getattr(library, symbol)
     fn.restype = None
     fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
@@ -200,21 +231,32 @@ def _add_frees(steps: list, keep: set) -> None:
     for i, s in enumerate(steps):
         for p in s.inputs + s.outputs:
             last[p] = i
+    freed: dict = {}
+    for p, j in last.items():
+        if p not in keep:
+            freed.setdefault(j, []).append(p)
     for i, s in enumerate(steps):
-        s.frees = tuple(p for p, j in last.items() if j == i and p not in keep)
+        s.frees = tuple(freed.get(i, ()))
 
 
 def plan(roots: list) -> Plan:
-    """The plan (with kernel sources) that evaluating ``roots`` runs."""
-    return program_for(toposort(roots), roots).plan
+    """The plan (with kernel sources and nodes) that evaluating ``roots`` runs."""
+    order = toposort(roots)
+    program_for(order, roots)  # (compiled and cached as an evaluation would)
+    return _build(order, roots).plan  # (its kernels come from the compile cache)
 
 
 def program_for(order: list, roots: list, device: str = "cpu", signature=None) -> Program:
-    """The compiled program evaluating ``roots`` (cached by the DAG's structure)."""
+    """The compiled program evaluating ``roots`` (cached by the DAG's structure, without the
+    DAG's nodes: ``schedule.skeleton``)."""
     key = (_compiler_ready(), signature or structure_key(order, roots)[1])
     program = _programs.get(key)
     if program is None:
-        program = _programs[key] = _build(order, roots)
+        program = _build(order, roots)
+        program = replace(program, plan=skeleton(program.plan),
+                          steps=tuple(replace(s, kernel=skeleton_kernel(s.kernel))
+                                      for s in program.steps))  # fmt: skip
+        _programs.put(key, program)
     else:
         count("plan_cache_hits")
     return program

@@ -80,7 +80,7 @@ def _compiled(spec):
         from ..compiler import compile_c
 
         symbol, text = spec.source("c")
-        fn = getattr(compile_c(text, name_hint=symbol), symbol)
+        fn = getattr(compile_c(text, name_hint=symbol, symbol=symbol), symbol)
         fn.restype = None
         fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
         spec.compiled["cpu"] = fn

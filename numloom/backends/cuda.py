@@ -25,9 +25,9 @@ from .. import config
 from ..dag import Op, node, structure, structure_key, toposort
 from ..device import CudaError, OutOfMemoryError
 from ..lower import const_value
-from ..realize import Buffer, count
+from ..realize import Buffer, PlanCache, count
 from ..render_cuda import NARROW, has_narrow
-from ..schedule import Plan, schedule
+from ..schedule import Plan, schedule, skeleton, skeleton_kernel
 from . import cublas, reference
 from .cpu import positions
 from .cuda_graph import Launch, run_eagerly, run_segment
@@ -215,6 +215,18 @@ def _allocate(state: _Device, nbytes: int):
                                    f"{free} bytes free ({e})") from None  # fmt: skip
 
 
+def device_memory(device: str) -> int | None:
+    """The device's total memory in bytes (None where it cannot be asked)."""
+    try:
+        _get(device)  # (the device's context current)
+        from cuda.bindings import driver
+
+        err, _, total = driver.cuMemGetInfo()
+        return int(total) if err == driver.CUresult.CUDA_SUCCESS else None
+    except Exception:  # noqa: BLE001 (no usable device: the sync says why)
+        return None
+
+
 def _free_memory() -> int:
     from cuda.bindings import driver
 
@@ -384,19 +396,27 @@ class Recipe:
 _tokens = itertools.count(1)
 
 
-_programs: dict = {}
+PLAN_CACHE_SIZE = 1024  # programs kept (least recently used dropped first)
+_programs = PlanCache(lambda: PLAN_CACHE_SIZE)
 
 
 def plan(roots: list, device: str = "cuda:0") -> Plan:
+    """The plan (with kernel sources and nodes) that evaluating ``roots`` runs."""
     order = toposort(roots)
-    return _program(order, roots, device).plan
+    _program(order, roots, device)  # (compiled and cached as an evaluation would)
+    return _build(order, roots, device).plan
 
 
 def _program(order: list, roots: list, device: str, signature=None) -> Program:
+    """The program evaluating ``roots``, cached by the DAG's structure without its nodes."""
     key = (device, signature or structure_key(order, roots)[1])
     program = _programs.get(key)
     if program is None:
-        program = _programs[key] = _build(order, roots, device)
+        program = _build(order, roots, device)
+        program = replace(program, plan=skeleton(program.plan),
+                          steps=tuple(replace(s, kernel=skeleton_kernel(s.kernel))
+                                      for s in program.steps))  # fmt: skip
+        _programs.put(key, program)
     else:
         count("plan_cache_hits")
     return program
