@@ -107,10 +107,11 @@ def check_allocation(shape: tuple, dtype, device: str) -> None:
         return
     from .backends import load
 
-    total = load("cuda").device_memory(device)
+    backend = load("cuda")
+    total = backend.device_memory(device)
     nbytes = size * _np.dtype(dtype).itemsize
     if total is not None and nbytes > total:
-        raise MemoryError(f"Unable to allocate {_np.format_float_positional(nbytes / 2**30, 3)} "
+        raise backend.OutOfMemoryError(f"Unable to allocate {_np.format_float_positional(nbytes / 2**30, 3)} "
                           f"GiB for an array with shape {tuple(shape)} and data type "
                           f"{_np.dtype(dtype)} on {device}, which has "
                           f"{_np.format_float_positional(total / 2**30, 3)} GiB")  # fmt: skip

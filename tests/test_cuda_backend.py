@@ -522,7 +522,10 @@ def test_cublas_calls_set_the_stream_only_when_it_changes(monkeypatch):
 def test_out_of_device_memory_is_a_memory_error_and_arrays_survive():
     with _on_cuda():
         x = nl.arange(10.0)
-        huge = nl.zeros((1 << 46,), numpy.uint8) + 1  # 64 TiB: written to memory
+        with pytest.raises(nl.OutOfMemoryError, match="Unable to allocate 64. TiB|65536. GiB"):
+            nl.zeros((1 << 46,), numpy.uint8)  # 64 TiB: refused at the call, as NumPy does
+        row = nl.ones((1 << 23,), numpy.uint8)
+        huge = row + row[:, None]  # 64 TiB, known only when the sum is written to memory
         with pytest.raises(nl.OutOfMemoryError, match=r"asked for \d+ bytes, \d+ bytes free"):
             nl.sync()
         del huge

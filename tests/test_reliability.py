@@ -47,7 +47,7 @@ def test_an_evaluation_leaves_no_reference_cycle_holding_data():
     gc.disable()
     try:
         a = nl.asarray(host)
-        held = weakref.ref(a._storage.version.arg.data)
+        held = weakref.ref(a._storage.version.arg)
         assert float((a * 2 + 1).sum()) == 15000.0
         del a
         assert held() is None
@@ -58,10 +58,9 @@ def test_an_evaluation_leaves_no_reference_cycle_holding_data():
 def test_a_cached_plan_holds_no_input():
     host = numpy.arange(1000.0)
     a = nl.asarray(host)
-    data = a._storage.version.arg.data
-    held = weakref.ref(data)
+    held = weakref.ref(a._storage.version.arg)  # (its Buffer: the data's only holder)
     float((a * 3 + 1).sum())
-    del a, data
+    del a
     gc.collect()
     assert held() is None, "a cached plan keeps the input's buffer alive"
 
@@ -127,6 +126,16 @@ def test_a_sync_of_thousands_of_pending_arrays_frees_each_intermediate_once():
     assert steps[-1].frees == (n - 1,)  # (its output is kept)
 
 
+def _numpys_error(shape, dtype=float):
+    """The error NumPy raises for an array of ``shape`` on this machine (None: it allocates
+    it, as a machine that overcommits memory does)."""
+    try:
+        numpy.empty(shape, dtype)  # (reserved, never touched)
+    except (MemoryError, ValueError) as e:
+        return e
+    return None
+
+
 @pytest.mark.parametrize("shape", [(10**6, 10**6), (2**62, 2**62), (2**40, 2**30)])
 @pytest.mark.parametrize("make", ["ones", "zeros", "empty", "full", "ones_like"])
 def test_impossible_sizes_raise_numpys_error_at_the_call(shape, make):
@@ -137,31 +146,36 @@ def test_impossible_sizes_raise_numpys_error_at_the_call(shape, make):
             return xp.ones_like(xp.zeros(3), shape=shape)
         return getattr(xp, make)(shape)
 
-    with pytest.raises((MemoryError, ValueError)) as want:
-        call(numpy)
-    with pytest.raises(type(want.value) if nl.get_device() == "cpu" else
-                       type(want.value).__mro__[1]) as got:  # fmt: skip
+    want = _numpys_error(shape)
+    if nl.get_device() != "cpu" and not isinstance(want, ValueError):
+        with pytest.raises(MemoryError, match="Unable to allocate"):  # (the GPU's memory)
+            call(nl)
+        return
+    if want is None:
+        pytest.skip("this machine's NumPy allocates it (overcommitted memory)")
+    with pytest.raises(type(want)) as got:
         call(nl)  # not later, at the sync
-    if nl.get_device() == "cpu" or isinstance(want.value, ValueError):
-        assert str(got.value) == str(want.value)
-    else:  # (a GPU names its own memory)
-        assert "Unable to allocate" in str(got.value)
+    assert str(got.value) == str(want)
 
 
 def test_an_impossible_arange_raises_at_the_call():
-    with pytest.raises(MemoryError) as want:
-        numpy.arange(10**13)
+    want = _numpys_error((10**13,), numpy.int64)
+    if want is None and nl.get_device() == "cpu":
+        pytest.skip("this machine's NumPy allocates it (overcommitted memory)")
     with pytest.raises(MemoryError) as got:
         nl.arange(10**13)
     assert "Unable to allocate" in str(got.value)
     if nl.get_device() == "cpu":
-        assert str(got.value) == str(want.value)
+        assert str(got.value) == str(want)
 
 
 def test_a_compiler_that_fails_once_poisons_nothing(monkeypatch, tmp_path):
     """A compile that fails (a transient error) raises, and the same arrays evaluate once the
     compiler works again."""
     from numloom import compiler
+
+    if nl.get_device() != "cpu":
+        pytest.skip("C kernels (the CPU's)")
 
     monkeypatch.setenv("NUMLOOM_CACHE_DIR", str(tmp_path))  # (nothing compiled yet)
     monkeypatch.setattr(compiler, "_loaded", {})
