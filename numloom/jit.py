@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import functools
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import numpy as _np
 
 from . import config, realize
 from .array import _adopt, ndarray
-from .dag import toposort
-from .realize import TRACING, Storage  # TRACING: the functions being traced
+from .dag import Op, node, toposort
+from .realize import TRACING, Buffer, Storage  # TRACING: the functions being traced
 
 
 @dataclass
@@ -167,7 +169,32 @@ def _trace_locked(fn, args: tuple, kwargs: dict):
         tuple((i, _root_index(roots, a._storage.version)) for i, a in written),
     )
     _apply(trace, args, backend.execute(program, order, roots, device), handles)
-    return result, trace
+    return result, _without_inputs(trace)
+
+
+def _without_inputs(trace: _Trace) -> _Trace:
+    """The trace with its arguments' buffers left out (empty stand-ins at their positions, the
+    DAG rebuilt over them): a replay gets them from its own call, and the first call's arrays
+    may go when the program drops them."""
+    if not trace.leaves:
+        return trace
+    leaf_positions = {p for _, p in trace.leaves}
+    rebuilt: dict = {}
+    order = []
+    for p, n in enumerate(trace.order):
+        if p in leaf_positions:
+            stand_in = Buffer(_np.empty(0, n.dtype) if trace.device == "cpu" else None,
+                              trace.device)  # fmt: skip
+            m = node(Op.BUFFER, (), stand_in, n.shape, n.dtype)
+        elif n.op is Op.BUFFER or not n.srcs:
+            m = n
+        else:
+            m = node(n.op, tuple(rebuilt[id(s)] for s in n.srcs), n.arg, n.shape, n.dtype,
+                     n.where)  # fmt: skip
+        rebuilt[id(n)] = m
+        order.append(m)
+    roots = [rebuilt[id(r)] for r in trace.roots]
+    return replace(trace, order=order, roots=roots)
 
 
 def _flatten(result) -> list:

@@ -265,3 +265,18 @@ def test_device_memory_of_deleted_arrays_is_released():
     gc.collect()
     nl.sync()
     assert cuda._memory["in_use"] - before < 2 * 16 * 2**20
+
+
+def test_a_jit_trace_holds_none_of_its_first_calls_arguments():
+    f = nl.jit(lambda a, b: a * 2 + b)
+    a = nl.asarray(numpy.arange(1000.0))
+    held = weakref.ref(a._storage.version.arg)
+    numpy.testing.assert_array_equal(f(a, 1.5).get(), numpy.arange(1000.0) * 2 + 1.5)
+    del a
+    gc.collect()
+    assert held() is None, "the trace keeps the first call's input alive"
+    before = nl.stats()["kernels_compiled"]
+    got = f(nl.asarray(numpy.ones(1000)), 1.5)  # replayed, on new data
+    numpy.testing.assert_array_equal(got.get(), numpy.full(1000, 3.5))
+    assert nl.stats()["kernels_compiled"] == before
+    assert len(f.traces) == 1
