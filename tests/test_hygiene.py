@@ -3,6 +3,7 @@ no heavy modules loaded at import, a compile cache within its size."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -22,6 +23,28 @@ def test_import_and_a_deep_graph_leave_the_recursion_limit_alone():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     before, after_import, after_run, ok = out.stdout.split()
     assert before == after_import == after_run and ok == "True"
+
+
+HEAVY = ["numloom.backends.cpu", "numloom.backends.cuda", "numloom.lower", "numloom.render",
+         "numloom.render_cuda", "numloom.translate", "cuda.core", "cuda.bindings", "cupy",
+         "nvmath", "dask", "jax", "torch", "matplotlib", "pandas", "scipy"]  # fmt: skip
+
+
+def test_import_loads_no_backend_compiler_stage_or_peer_library():
+    """``import numloom`` costs little more than NumPy's import: the pipeline's later stages,
+    the backends and every optional library load when first used."""
+    code = (
+        "import sys, os\n"
+        "import numloom\n"
+        f"print([m for m in {HEAVY!r} if m in sys.modules])\n"
+        "print('OMP_WAIT_POLICY' in os.environ, 'GOMP_SPINCOUNT' in os.environ)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=env)  # fmt: skip
+    loaded, environment = out.stdout.splitlines()
+    assert loaded == "[]"
+    assert environment == "False False"  # (numloom sets no environment variable)
 
 
 def test_a_deep_graph_evaluates_in_this_process_and_restores_the_limit():
