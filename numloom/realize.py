@@ -200,11 +200,21 @@ class PlanCache:
             self.entries[key] = program  # most recently used last
         return program
 
-    def put(self, key, program) -> None:
+    def put(self, key, program):
+        """Keep ``program`` without its DAG's nodes (its plan's and steps' kernels as
+        ``schedule.skeleton`` leaves them); returns what is kept."""
+        from dataclasses import replace
+
+        from .schedule import skeleton, skeleton_kernel
+
+        program = replace(program, plan=skeleton(program.plan),
+                          steps=tuple(replace(s, kernel=skeleton_kernel(s.kernel))
+                                      for s in program.steps))  # fmt: skip
         self.entries[key] = program
         while len(self.entries) > max(self.size(), 1):
             self.entries.pop(next(iter(self.entries)))
             count("plan_cache_evictions")
+        return program
 
     def clear(self) -> None:
         self.entries.clear()

@@ -24,7 +24,7 @@ import numpy as np
 from .. import config
 from ..dag import Op, node, structure, structure_key, toposort, warn_at_user
 from ..realize import Buffer, PlanCache, count
-from ..schedule import Plan, schedule, skeleton, skeleton_kernel
+from ..schedule import Plan, schedule
 from . import reference
 
 ASYNCHRONOUS = False  # a plan runs to its end before Python goes on
@@ -253,10 +253,7 @@ def program_for(order: list, roots: list, device: str = "cpu", signature=None) -
     program = _programs.get(key)
     if program is None:
         program = _build(order, roots)
-        program = replace(program, plan=skeleton(program.plan),
-                          steps=tuple(replace(s, kernel=skeleton_kernel(s.kernel))
-                                      for s in program.steps))  # fmt: skip
-        _programs.put(key, program)
+        program = _programs.put(key, program)
     else:
         count("plan_cache_hits")
     return program

@@ -27,7 +27,7 @@ from ..device import CudaError, OutOfMemoryError
 from ..lower import const_value
 from ..realize import Buffer, PlanCache, count
 from ..render_cuda import NARROW, has_narrow
-from ..schedule import Plan, schedule, skeleton, skeleton_kernel
+from ..schedule import Plan, schedule
 from . import cublas, reference
 from .cpu import positions
 from .cuda_graph import Launch, run_eagerly, run_segment
@@ -413,10 +413,7 @@ def _program(order: list, roots: list, device: str, signature=None) -> Program:
     program = _programs.get(key)
     if program is None:
         program = _build(order, roots, device)
-        program = replace(program, plan=skeleton(program.plan),
-                          steps=tuple(replace(s, kernel=skeleton_kernel(s.kernel))
-                                      for s in program.steps))  # fmt: skip
-        _programs.put(key, program)
+        program = _programs.put(key, program)
     else:
         count("plan_cache_hits")
     return program
