@@ -129,7 +129,7 @@ class Node:
     """One operation of the DAG. Build nodes with ``node()``; never mutate them."""
 
     __slots__ = ("op", "srcs", "arg", "shape", "dtype", "depth", "where", "fallible", "sid",
-                 "__weakref__")  # fmt: skip
+                 "call", "__weakref__")  # fmt: skip
 
     def __repr__(self) -> str:
         arg = "" if self.op is Op.BUFFER else f", {self.arg!r}"
@@ -238,6 +238,7 @@ def _intern(op: Op, srcs: tuple, arg, shape: tuple, dtype, where, shape_key: tup
     if type(srcs) is not tuple:
         srcs = tuple(srcs)
     n.op, n.srcs, n.arg, n.shape, n.dtype, n.where, n.sid = op, srcs, arg, shape, dtype, where, sid
+    n.call = None  # (fperrors.record: NumPy's error state and the user's line at the call)
     if count == 2:
         d0, d1 = first.depth, second.depth
         n.depth = (d0 if d0 > d1 else d1) + 1

@@ -191,6 +191,7 @@ def _without_inputs(trace: _Trace) -> _Trace:
         else:
             m = node(n.op, tuple(rebuilt[id(s)] for s in n.srcs), n.arg, n.shape, n.dtype,
                      n.where)  # fmt: skip
+            m.call = n.call  # (the traced call's error state: fperrors.py)
         rebuilt[id(n)] = m
         order.append(m)
     roots = [rebuilt[id(r)] for r in trace.roots]

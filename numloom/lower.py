@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from . import config, kir
+from . import config, fperrors, kir
 from .dag import Node, Op, contiguous_strides
 from .schedule import Kernel, broadcast_dims, trailing_axes
 from .ufunc_table import USER_UFUNCS
@@ -293,6 +293,8 @@ class _Lowerer:
         self.checks: list = []  # (node, k) flagging bad data in each error slot
         self.locals = 0
         self.functions: list = []  # definitions compiled vectorize functions need
+        self.fp: list = []  # C conditions: a value NumPy's error flags may concern (fperrors.py)
+        self.fp_raising = False  # an operation of the kernel can set an error flag
 
     def user_function(self, name: str):
         """The snippet of a compiled ``numloom.vectorize`` function (its definitions are
@@ -401,7 +403,12 @@ class _Lowerer:
             expr = _mixed_comparison(n, args) or snippet(args, loop)
             if n.dtype == np.float16:
                 expr = f"nl_round_half({expr})"
-            return self.let(compute_type(n.dtype), expr)
+            value = self.let(compute_type(n.dtype), expr)
+            if fperrors.raising(n.arg, loop):
+                self.fp_raising = True
+                if np.dtype(loop).kind in "iu":  # an integer division by zero
+                    self.fp.append(f"({args[1]} == 0)")
+            return value
         if op is Op.CAST:
             src = n.srcs[0]
             return self.let(compute_type(n.dtype), cast(self.value(src, idx), src.dtype, n.dtype))
@@ -601,9 +608,12 @@ def _lower_map(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
     stores = []
     for j, out in enumerate(kernel.outputs):
         stores.append(kir.Store(f"out{j}", out_index, low.value(out, idx)))
+        if out.dtype.kind == "f":
+            low.fp.append(f"!isfinite({stores[-1].value})")
+    fp = tuple(dict.fromkeys(low.fp)) if low.fp_raising else ()
     return kir.Kernel(name=kernel.name, kind="map", buffers=_buffers(kernel), outer=outer,
                       prologue=tuple(low.prologue), body=tuple(low.body), stores=tuple(stores),
-                      flat=flat)  # fmt: skip
+                      flat=flat, fp=fp)  # fmt: skip
 
 
 def _acc_type(kind: str, dtype) -> str:

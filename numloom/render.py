@@ -111,7 +111,14 @@ def _store(k: kir.Kernel, s: kir.Store) -> str:
 
 
 def _loops(
-    extents: tuple, var: str, body: list, parallel: bool, simd, first: int = 0, work: tuple = ()
+    extents: tuple,
+    var: str,
+    body: list,
+    parallel: bool,
+    simd,
+    first: int = 0,
+    work: tuple = (),
+    clauses: str = "",
 ):
     """Nested for-loops over ``extents`` with loop variables var<first>, var<first+1>, ...
 
@@ -125,7 +132,7 @@ def _loops(
         if k == 0 and parallel:
             total = " * ".join(f"{e}" for e in extents + tuple(work))
             pragmas.append(f"#pragma omp parallel for schedule(static) if ({total} > "
-                           f"{PARALLEL_MIN})")  # fmt: skip
+                           f"{PARALLEL_MIN}){clauses}")  # fmt: skip
         if k == len(extents) - 1 and simd and not (k == 0 and parallel):
             pragmas.append("#pragma omp simd" + ("" if simd is True else f" {simd}"))
         lines = pragmas + [head] + _indent(lines, 1) + ["}"]
@@ -147,6 +154,8 @@ def render(k: kir.Kernel, dialect: Dialect = C) -> str:
         return render_cuda(k)
     body = [dialect.signature.format(name=k.name) + " {"]
     inner = _buffers(k, dialect) + _params(k) + _lets(k.prologue)
+    if k.fp:  # the word of floating-point error flags, after the buffers
+        inner.insert(len(k.buffers), f"int64_t *fpw = (int64_t *)B[{len(k.buffers)}];")
     render_kind = {"map": _render_map, "reduce": _render_reduce, "row": _render_row,
                    "scatter": _render_scatter, "scan": _render_scan}  # fmt: skip
     inner += render_kind[k.kind](k)
@@ -159,17 +168,27 @@ def render(k: kir.Kernel, dialect: Dialect = C) -> str:
 
 def _render_map(k: kir.Kernel) -> list:
     point = _lets(k.body) + [_store(k, s) for s in k.stores]
+    clause, before, after = "", [], []
+    if k.fp:  # floating-point error checks (fperrors.py), or-ed into one flag per kernel
+        point += ["nl_fe |= " + " | ".join(f"({c})" for c in k.fp) + ";"]
+        clause, before = " reduction(|:nl_fe)", ["int nl_fe = 0;"]
+        after = ["if (nl_fe) fpw[0] = 1;"]
     if k.flat:
         (n,) = k.outer
-        return [
-            f"#pragma omp parallel for simd schedule(static) {_threshold(n, point)}",
-            f"for (int64_t i = 0; i < {n}; i++) {{",
-            *_indent(point, 1),
-            "}",
-        ]
+        return (
+            before
+            + [
+                f"#pragma omp parallel for simd schedule(static) {_threshold(n, point)}{clause}",
+                f"for (int64_t i = 0; i < {n}; i++) {{",
+                *_indent(point, 1),
+                "}",
+            ]
+            + after
+        )
     if not k.outer:
-        return ["{", *_indent(point, 1), "}"]
-    return _loops(k.outer, "i", point, parallel=True, simd=True)
+        return before + ["{", *_indent(point, 1), "}"] + after
+    simd = clause.strip() or True
+    return before + _loops(k.outer, "i", point, parallel=True, simd=simd, clauses=clause) + after
 
 
 _INIT = {

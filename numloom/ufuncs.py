@@ -16,6 +16,7 @@ import warnings
 
 import numpy as _np
 
+from . import fperrors
 from .array import (
     _SUPPORTED_KINDS,
     SUBCLASSES,
@@ -484,7 +485,7 @@ class _Plain:
     """What a plain call of one ufunc on one combination of operand types needs: its loop,
     and whether a scalar's value can still send the call to ``apply``."""
 
-    __slots__ = ("loop", "check", "slow", "names")
+    __slots__ = ("loop", "check", "slow", "names", "raising")
 
     def __init__(self, uf: ufunc, loop: tuple, keys: tuple):
         self.loop = loop
@@ -495,6 +496,7 @@ class _Plain:
         self.names = (
             (uf.__name__,) if uf.nout == 1 else tuple(f"{uf.__name__}.{k}" for k in range(uf.nout))
         )
+        self.raising = fperrors.raising(self.names[0], loop[0])  # (records its error state)
 
 
 _ARRAY_TYPES = (ndarray, _Scalar)
@@ -581,10 +583,17 @@ def _plain_call(uf: ufunc, args: tuple):
         srcs = tuple([as_loop_node(x, d, shape) for x, d in zip(args, loop)])
     names = plain.names
     if len(names) == 1:
-        return result(map_node(srcs, names[0], shape, loop[-1]), device)
+        n = map_node(srcs, names[0], shape, loop[-1])
+        if plain.raising:
+            fperrors.record(n, user_line())
+        return result(n, device)
     nin = len(args)
-    return tuple(result(map_node(srcs, name, shape, loop[nin + k]), device)
-                 for k, name in enumerate(names))  # fmt: skip
+    nodes = [map_node(srcs, name, shape, loop[nin + k]) for k, name in enumerate(names)]
+    if plain.raising:
+        line = user_line()
+        for n in nodes:
+            fperrors.record(n, line)
+    return tuple(result(n, device) for n in nodes)
 
 
 _SCALAR_KEYS = {float: float, int: int, complex: complex, bool: _np.dtype(bool)}
@@ -608,6 +617,10 @@ def apply(uf: ufunc, args: tuple, out, where, casting: str, dtype, signature=Non
     where_from = user_line() if _raises_for_data(uf, inputs, loop) else None
     nodes = [node(Op.MAP, srcs, name, shape, loop[uf.nin + k], where=where_from)
              for k, name in enumerate(names)]  # fmt: skip
+    if fperrors.raising(names[0], loop[0]):  # NumPy's error state at this call, for the sync
+        line = where_from or user_line()
+        for n in nodes:
+            fperrors.record(n, line)
     if mask is not None:
         nodes = _apply_where(mask, nodes, outs, shape)
     device = _device_of(inputs + outs)

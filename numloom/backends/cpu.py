@@ -21,7 +21,7 @@ from functools import partial
 
 import numpy as np
 
-from .. import config
+from .. import config, fperrors
 from ..dag import Op, node, structure, structure_key, toposort, warn_at_user
 from ..realize import Buffer, PlanCache, count
 from ..schedule import Plan, schedule
@@ -56,6 +56,7 @@ class Step:
     consts: tuple  # (position, part) of each constant-block entry
     layout: tuple  # (offset, dtype) of each constant-block entry
     checks: tuple = ()  # (position of a node, k) that flags each error slot
+    fp: bool = False  # the kernel checks for floating-point errors (fperrors.py)
     frees: tuple = ()  # positions no later step reads: released after this one
     # the constant nodes of the last launch and their block: a loop that traces the same
     # program again reads the same interned constants
@@ -183,6 +184,7 @@ def _build(order: list, roots: list) -> Program:
             consts=tuple((pos[id(n)], part) for n, part in lowered.consts) if lowered else (),
             layout=lowered.const_layout if lowered else (),
             checks=tuple((pos[id(n)], j) for n, j in lowered.checks) if lowered else (),
+            fp=bool(lowered.kernel.fp) if lowered else False,
         ))  # fmt: skip
     _add_frees(steps, {pos[id(r)] for r in roots})
     program = Program(replace(plan, kernels=tuple(kernels)), tuple(steps))
@@ -325,13 +327,20 @@ def _launch(step: Step, order: list, values: dict, blocks: dict) -> None:
         out, blocks[p] = POOL.array(order[p].shape, order[p].dtype)
         outs.append(out)
     errors = [np.zeros(2 * len(step.checks), np.int64)] if step.checks else []
-    pointers = (ctypes.c_void_p * (len(arrays) + len(outs) + len(errors)))(
-        *[a.ctypes.data for a in arrays + outs + errors]
+    flags = [np.zeros(1, np.int64)] if step.fp else []
+    pointers = (ctypes.c_void_p * (len(arrays) + len(outs) + len(errors) + len(flags)))(
+        *[a.ctypes.data for a in arrays + outs + errors + flags]
     )
     step.fn(pointers, step.params_address, _constants(step, order))
     if errors and errors[0].any():
         with np.errstate(all="ignore"):
             raise_data_error(step, partial(_interpret, step, order, values, positions(order)))
+    if flags and flags[0][0] and fperrors.may_report(order[p] for p in step.nodes):
+        # A value NumPy's error flags concern (not finite): NumPy's loops, run again under
+        # each operation's error state, say what they would have said (nothing, for inputs
+        # that were not finite already).
+        _interpret(step, order, values, positions(order))
+        return
     for p, a in zip(step.outputs, outs):
         values[p] = a
 
@@ -375,12 +384,18 @@ def _interpret(step: Step, order: list, values: dict, pos: dict, pooled: bool = 
 
     ``pooled``: some inputs are pool blocks, which go back to the pool after their last
     reader; an output that is a NumPy view of one (a VIEW, a BITCAST) is copied to outlive it.
+    The operations that can set floating-point error flags run under their call's error state,
+    warning or raising as NumPy would there.
     """
     local: dict = {}
     for p in step.nodes:
         n = order[p]
         srcs = [local[id(s)] if id(s) in local else values[pos[id(s)]] for s in n.srcs]
-        local[id(n)] = reference.compute(n, srcs)
+        if fperrors.recorded(n):
+            local[id(n)] = fperrors.compute(n, srcs, reference.compute)
+        else:
+            with np.errstate(all="ignore"):
+                local[id(n)] = reference.compute(n, srcs)
     for p in step.outputs:
         out = local[id(order[p])]
         values[p] = out.copy() if pooled and getattr(out, "base", None) is not None else out

@@ -1,0 +1,97 @@
+"""NumPy's floating-point error state for deferred operations.
+
+NumPy checks the IEEE flags after each ufunc loop and warns (``RuntimeWarning: divide by zero
+encountered in divide``) or raises ``FloatingPointError`` as ``np.errstate``/``np.seterr`` say
+*at that call*. numloom runs the operation later, fused with others, so it keeps what the call
+knew: each traced elementwise operation that can raise records NumPy's error state and the
+user's line (``record``). A compiled CPU elementwise kernel that holds such an operation checks
+the values an error would show in (its float outputs, and integer divisors) into one flag. A
+kernel whose flag is set runs its nodes again through NumPy, each under its own call's error
+state (``compute``), so the warnings and exceptions are NumPy's own (none, for inputs that were
+not finite already), given at the user's line. An exception then fails the evaluation as a data error does: arrays computed from the
+operation raise it again when used, the others keep their values.
+
+Not checked yet (README says so): an inf or NaN that a comparison or select hides inside one
+kernel (checking their operands costs several times the work of loops like Mandelbrot's), the
+operations fused into a reduction, scan or write kernel, and GPU kernels.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as _np
+from numpy._core._ufunc_config import _extobj_contextvar
+
+# Elementwise operations whose NumPy loops can set the divide, overflow or invalid flag.
+FLOAT_RAISING = frozenset({
+    "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder",
+    "fmod", "divmod.0", "divmod.1", "power", "float_power", "square", "reciprocal", "exp",
+    "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan", "arcsin",
+    "arccos", "arccosh", "arctanh", "sinh", "cosh", "hypot", "logaddexp", "logaddexp2", "ldexp",
+})  # fmt: skip
+INTEGER_DIVIDING = frozenset({"floor_divide", "remainder", "fmod", "divmod.0", "divmod.1"})
+_QUIET = {"divide": "ignore", "over": "ignore", "invalid": "ignore"}
+
+
+def raising(name: str, loop) -> bool:
+    """Whether the loop of ufunc ``name`` on dtype ``loop`` can set an error flag."""
+    kind = _np.dtype(loop).kind
+    if kind == "f":
+        return name in FLOAT_RAISING
+    return kind in "iu" and name in INTEGER_DIVIDING
+
+
+def record(n, where) -> None:
+    """Remember the error state of the call that made ``n`` and the user's line (on the node:
+    an interned node made again by another call takes that call's)."""
+    n.call = (_extobj_contextvar.get(), where)
+
+
+def may_report(nodes) -> bool:
+    """Whether any of ``nodes`` was called under an error state that does not ignore
+    divide, overflow and invalid values (only then is a kernel's flag worth running again)."""
+    for n in nodes:
+        if n.call is not None:
+            state, _ = _state(n)
+            if any(state[k] != "ignore" for k in _QUIET):
+                return True
+    return False
+
+
+def recorded(n) -> bool:
+    """Whether ``n`` is an operation whose call's error state was recorded."""
+    return n.call is not None
+
+
+def _state(n) -> tuple:
+    """``(errstate dict, (file, line) or None)`` of the call that made ``n`` (NumPy's default
+    state for an operation numloom made itself)."""
+    extobj, where = n.call or (None, None)
+    if extobj is None:
+        return {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}, where
+    token = _extobj_contextvar.set(extobj)
+    try:
+        return _np.geterr(), where
+    finally:
+        _extobj_contextvar.reset(token)
+
+
+def compute(n, srcs: list, compute_node):
+    """``compute_node(n, srcs)`` under the error state of ``n``'s call; NumPy's warnings are
+    given again at the user's line, its ``FloatingPointError`` raised as a data error."""
+    from .realize import DataError
+
+    state, where = _state(n)
+    with _np.errstate(**state), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = compute_node(n, srcs)
+        except FloatingPointError as error:
+            raise DataError(n, error) from None
+    for w in caught:
+        if where is None:
+            warnings.warn(w.message, w.category, stacklevel=2)
+        else:
+            warnings.warn_explicit(w.message, w.category, where[0], where[1])
+    return value

@@ -1,0 +1,150 @@
+"""NumPy's floating-point error state: the warnings and exceptions of each operation, as NumPy
+gives them at the call, given by numloom at the sync with the call's error state and line."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy
+import pytest
+
+import numloom as nl
+
+needs_cpu = pytest.mark.skipif(nl.get_device() != "cpu", reason="GPU kernels do not check yet")
+
+X = numpy.array([1.0, 0.0, -1.0, 2.0, numpy.nan, numpy.inf])
+BIG = numpy.array([1e308, -1e308, 3.0])
+F32 = numpy.array([3e38, 1.0, 0.0], numpy.float32)
+INTS = numpy.array([7, 0, -3])
+
+CASES = {
+    "x / 0": lambda xp: xp.asarray(X) / 0,
+    "0 / 0 only": lambda xp: xp.asarray(numpy.zeros(3)) / xp.asarray(numpy.zeros(3)),
+    "log": lambda xp: xp.log(xp.asarray(X)),
+    "log2 of 0": lambda xp: xp.log2(xp.asarray(X) * 0),
+    "sqrt of negatives": lambda xp: xp.sqrt(xp.asarray(X)),
+    "exp overflow": lambda xp: xp.exp(xp.asarray(X) * 1000),
+    "multiply overflow": lambda xp: xp.asarray(BIG) * 10,
+    "add overflow": lambda xp: xp.asarray(BIG) + xp.asarray(BIG),
+    "float32 overflow": lambda xp: xp.asarray(F32) * 10,
+    "arccos out of range": lambda xp: xp.arccos(xp.asarray(X) * 2),
+    "arctanh of 1": lambda xp: xp.arctanh(xp.asarray(X)),
+    "power overflow": lambda xp: xp.power(xp.asarray(BIG), 2.0),
+    "reciprocal of 0": lambda xp: xp.reciprocal(xp.asarray(X)),
+    "fmod by 0": lambda xp: xp.fmod(xp.asarray(X), 0.0),
+    "integer floor_divide by 0": lambda xp: xp.asarray(INTS) // xp.asarray(INTS[::-1] * 0),
+    "integer remainder by 0": lambda xp: xp.remainder(xp.asarray(INTS), 0),
+    "fused: 1 / (1 / x)": lambda xp: 1 / (1 / xp.asarray(X)) + 1,
+    "nothing raised": lambda xp: xp.asarray(X) * 2 + 1,
+    "NaN operands raise nothing": lambda xp: xp.asarray(X[4:]) + 1,
+}
+
+
+def _run(fn, xp, state):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        error = None
+        try:
+            with numpy.errstate(**state):
+                out = fn(xp)
+            out = numpy.asarray(out)  # the sync, outside the errstate block
+        except FloatingPointError as e:
+            out, error = None, str(e)
+    messages = sorted(str(w.message) for w in caught if w.category is RuntimeWarning)
+    files = {w.filename for w in caught if w.category is RuntimeWarning}
+    return out, error, messages, files
+
+
+STATES = {
+    "default": {},
+    "ignore all": {"all": "ignore"},
+    "raise divide": {"divide": "raise"},
+    "raise all": {"all": "raise"},
+    "ignore invalid": {"invalid": "ignore"},
+}
+
+
+@needs_cpu
+@pytest.mark.parametrize("state", list(STATES))
+@pytest.mark.parametrize("case", list(CASES))
+def test_warnings_and_errors_are_numpys(case, state):
+    got, got_error, got_messages, files = _run(CASES[case], nl, STATES[state])
+    want, want_error, want_messages, _ = _run(CASES[case], numpy, STATES[state])
+    assert got_error == want_error
+    assert got_messages == want_messages
+    if got_messages:
+        assert files == {__file__}  # the user's line, not numloom's
+    if want is not None:
+        numpy.testing.assert_array_equal(got, want)
+
+
+@needs_cpu
+def test_the_error_state_of_the_call_counts_not_the_syncs():
+    x = nl.asarray(X)
+    with numpy.errstate(divide="ignore", invalid="ignore"):
+        quiet = x / 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with numpy.errstate(all="raise"):  # (the sync's state plays no part)
+            numpy.asarray(quiet)
+    assert caught == []
+    with numpy.errstate(divide="raise"):
+        loud = x / 0
+    with pytest.raises(FloatingPointError, match="divide by zero encountered in divide"):
+        numpy.asarray(loud)
+
+
+@needs_cpu
+def test_a_raised_error_spares_the_other_arrays():
+    x = nl.asarray(X)
+    y = x + 1
+    with numpy.errstate(all="raise"):
+        bad = x / 0
+    z = bad + 1
+    with pytest.raises(FloatingPointError):
+        numpy.asarray(z)
+    numpy.testing.assert_array_equal(numpy.asarray(y), X + 1)
+    numpy.testing.assert_array_equal(numpy.asarray(x), X)
+    with pytest.raises(FloatingPointError):  # (it has no value: it raises again)
+        numpy.asarray(bad)
+
+
+@needs_cpu
+def test_seterr_raise_everywhere():
+    old = numpy.seterr(all="raise")
+    try:
+        with pytest.raises(FloatingPointError, match="invalid value encountered in sqrt"):
+            numpy.asarray(nl.sqrt(nl.asarray(X[2:4])))
+    finally:
+        numpy.seterr(**old)
+
+
+@needs_cpu
+def test_large_kernels_check_on_every_thread():
+    """A kernel split over OpenMP threads finds a flag in any thread's share."""
+    host = numpy.ones(1_000_001)
+    host[-1] = 0.0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        numpy.asarray(1.0 / nl.asarray(host))
+    assert [str(w.message) for w in caught] == ["divide by zero encountered in divide"]
+
+
+@needs_cpu
+def test_a_jit_replay_warns_as_its_traced_call():
+    f = nl.jit(lambda a: nl.log(a) + 1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        numpy.asarray(f(nl.asarray(numpy.array([1.0, 2.0]))))  # traced: nothing to say
+        numpy.asarray(f(nl.asarray(numpy.array([1.0, 0.0]))))  # replayed
+    assert [str(w.message) for w in caught] == ["divide by zero encountered in log"]
+
+
+def test_operations_record_their_calls_error_state():
+    x = nl.arange(3.0)
+    with numpy.errstate(divide="raise"):
+        y = x / 2
+    from numloom import fperrors
+
+    state, where = fperrors._state(y._storage.version)
+    assert state["divide"] == "raise" and where[0] == __file__
