@@ -94,7 +94,7 @@ class Kernel:
     row_stores: tuple = ()  # a row kernel's per-row outputs (after its phases)
     view_coords: tuple = ()  # a write through a box view: view coordinates at (i0, i1, ...)
     functions: tuple = ()  # Structs and Functions the expressions call (compiled vectorize)
-    fp: tuple = ()  # C conditions: a value that may have set an error flag (fperrors.py)
+    fp: tuple = ()  # (accumulator type, C expression): floating-point error checks (fperrors.py)
 
     def __str__(self) -> str:
         lines = [f"kernel {self.name} [{self.kind}] outer={list(self.outer)} "

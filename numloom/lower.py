@@ -293,7 +293,7 @@ class _Lowerer:
         self.checks: list = []  # (node, k) flagging bad data in each error slot
         self.locals = 0
         self.functions: list = []  # definitions compiled vectorize functions need
-        self.fp: list = []  # C conditions: a value NumPy's error flags may concern (fperrors.py)
+        self.fp: list = []  # (accumulator type, C expression): fperrors.py's checks
         self.fp_raising = False  # an operation of the kernel can set an error flag
 
     def user_function(self, name: str):
@@ -407,7 +407,7 @@ class _Lowerer:
             if fperrors.raising(n.arg, loop):
                 self.fp_raising = True
                 if np.dtype(loop).kind in "iu":  # an integer division by zero
-                    self.fp.append(f"({args[1]} == 0)")
+                    self.fp.append(("int", f"({args[1]} == 0)"))
             return value
         if op is Op.CAST:
             src = n.srcs[0]
@@ -608,8 +608,9 @@ def _lower_map(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
     stores = []
     for j, out in enumerate(kernel.outputs):
         stores.append(kir.Store(f"out{j}", out_index, low.value(out, idx)))
-        if out.dtype.kind == "f":
-            low.fp.append(f"!isfinite({stores[-1].value})")
+        if out.dtype.kind == "f":  # (v - v: 0 for a number, NaN for an inf or a NaN)
+            v = stores[-1].value
+            low.fp.append((compute_type(out.dtype), f"({v} - {v})"))
     fp = tuple(dict.fromkeys(low.fp)) if low.fp_raising else ()
     return kir.Kernel(name=kernel.name, kind="map", buffers=_buffers(kernel), outer=outer,
                       prologue=tuple(low.prologue), body=tuple(low.body), stores=tuple(stores),

@@ -169,10 +169,22 @@ def render(k: kir.Kernel, dialect: Dialect = C) -> str:
 def _render_map(k: kir.Kernel) -> list:
     point = _lets(k.body) + [_store(k, s) for s in k.stores]
     clause, before, after = "", [], []
-    if k.fp:  # floating-point error checks (fperrors.py), or-ed into one flag per kernel
-        point += ["nl_fe |= " + " | ".join(f"({c})" for c in k.fp) + ";"]
-        clause, before = " reduction(|:nl_fe)", ["int nl_fe = 0;"]
-        after = ["if (nl_fe) fpw[0] = 1;"]
+    if k.fp:  # floating-point error checks (fperrors.py): a sum of v - v per float type
+        # (NaN once any v is not finite; plain SIMD adds beside the kernel's own arithmetic)
+        # and an or of integer divisions by zero, folded into one flag at the end
+        acc = {"float": "nl_fe_f", "double": "nl_fe_d", "int": "nl_fe_i"}
+        used = sorted({t for t, _ in k.fp})
+        for t in used:
+            terms = [e for u, e in k.fp if u == t]
+            op = " |= " if t == "int" else " += "
+            point += [acc[t] + op + (" | " if t == "int" else " + ").join(terms) + ";"]
+        before = [f"{t} {acc[t]} = 0;" for t in used]
+        sums = [acc[t] for t in used if t != "int"]
+        clause = (f" reduction(+:{', '.join(sums)})" if sums else "") + (
+            " reduction(|:nl_fe_i)" if "int" in used else ""
+        )
+        tests = [f"{a} != {a}" for a in sums] + (["nl_fe_i"] if "int" in used else [])
+        after = [f"if ({' || '.join(tests)}) fpw[0] = 1;"]
     if k.flat:
         (n,) = k.outer
         return (
