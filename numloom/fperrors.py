@@ -12,8 +12,9 @@ not finite already), given at the user's line. An exception then fails the evalu
 operation raise it again when used, the others keep their values.
 
 Not checked yet (README says so): an inf or NaN that a comparison or select hides inside one
-kernel (checking their operands costs several times the work of loops like Mandelbrot's), the
-operations fused into a reduction, scan or write kernel, and GPU kernels.
+kernel, unless it comes straight from a division or logarithm (checking every operand costs
+several times the work of loops like Mandelbrot's), the operations fused into a reduction, scan
+or write kernel, and GPU kernels.
 """
 
 from __future__ import annotations
@@ -31,6 +32,13 @@ FLOAT_RAISING = frozenset({
     "arccos", "arccosh", "arctanh", "sinh", "cosh", "hypot", "logaddexp", "logaddexp2", "ldexp",
 })  # fmt: skip
 INTEGER_DIVIDING = frozenset({"floor_divide", "remainder", "fmod", "divmod.0", "divmod.1"})
+# A select or comparison can hide an inf or NaN of its operands from the kernel's outputs;
+# it is checked when that operand comes straight from an operation that divides (the idiom
+# np.where(x != 0, 1 / x, 0)). Checking every operand costs too much in long loops of selects.
+HIDING = frozenset({"where", "equal", "not_equal", "less", "less_equal", "greater",
+                    "greater_equal", "isnan", "isinf", "isfinite", "fmax", "fmin"})  # fmt: skip
+DIVIDING = frozenset({"divide", "true_divide", "floor_divide", "remainder", "fmod", "reciprocal",
+                      "log", "log2", "log10", "log1p", "arctanh", "power", "float_power"})  # fmt: skip
 _QUIET = {"divide": "ignore", "over": "ignore", "invalid": "ignore"}
 
 

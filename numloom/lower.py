@@ -408,6 +408,10 @@ class _Lowerer:
                 self.fp_raising = True
                 if np.dtype(loop).kind in "iu":  # an integer division by zero
                     self.fp.append(("int", f"({args[1]} == 0)"))
+            if n.arg in fperrors.HIDING:  # a select or comparison of a quotient or logarithm
+                for a, src in zip(args, n.srcs):  # (np.where(x != 0, 1 / x, 0))
+                    if src.op is Op.MAP and src.arg in fperrors.DIVIDING and src.dtype.kind == "f":
+                        self.fp.append((compute_type(src.dtype), f"({a} - {a})"))
             return value
         if op is Op.CAST:
             src = n.srcs[0]

@@ -148,3 +148,16 @@ def test_operations_record_their_calls_error_state():
 
     state, where = fperrors._state(y._storage.version)
     assert state["divide"] == "raise" and where[0] == __file__
+
+
+@needs_cpu
+@pytest.mark.parametrize("state", list(STATES))
+def test_the_where_idiom_warns_as_numpy(state):
+    """np.where(x != 0, 1 / x, 0): NumPy computes 1 / x everywhere and warns; the select hides
+    the infinity from the kernel's output, so the quotient itself is checked."""
+    case = lambda xp: xp.where(xp.asarray(X[:4]) != 0, 1 / xp.asarray(X[:4]), 0.0)  # noqa: E731
+    got, got_error, got_messages, _ = _run(case, nl, STATES[state])
+    want, want_error, want_messages, _ = _run(case, numpy, STATES[state])
+    assert (got_error, got_messages) == (want_error, want_messages)
+    if want is not None:
+        numpy.testing.assert_array_equal(got, want)
