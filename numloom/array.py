@@ -731,27 +731,21 @@ def _row(a: ndarray, i: int) -> ndarray:
         raise IndexError(f"index {i} is out of bounds for axis 0 with size {n}")
     if i < 0:
         i += n
-    row = _new_view(View, (view.shape[1:], view.strides[1:], view.offset + i * view.strides[0]))
-    out = ndarray.__new__(ndarray)
-    out._storage, out._view, out._readonly, out._dtype, out._host = (
-        a._storage, row, a._readonly, a._dtype, None)  # fmt: skip
-    # (a row is the whole storage only when it is the only row)
-    out._identity = n == 1 and _is_identity(a._storage, row, a._dtype)
-    if _WARN_ON_WRITE and _warns_on_write(a):
-        warn_on_first_write(out)
-    return out
+    return next(_rows(a, i, i + 1))
 
 
-def _rows(a: ndarray):
-    """Iteration over an array of two or more axes: the view of each row in turn."""
+def _rows(a: ndarray, start: int = 0, stop: int | None = None):
+    """The views of rows ``start`` to ``stop`` of an array of two or more axes, in turn
+    (iteration, and ``a[i]`` through ``_row``)."""
     view, storage, readonly, dtype = a._view, a._storage, a._readonly, a._dtype
     shape, strides, step = view.shape[1:], view.strides[1:], view.strides[0]
     n = view.shape[0]
+    # (a row is the whole storage only when it is the only row)
     identity = n == 1 and _is_identity(storage, _new_view(View, (shape, strides, view.offset)),
                                        dtype)  # fmt: skip
     warns = bool(_WARN_ON_WRITE) and _warns_on_write(a)
     new = ndarray.__new__
-    for i in range(n):
+    for i in range(start, n if stop is None else stop):
         out = new(ndarray)
         out._storage, out._readonly, out._dtype, out._host = storage, readonly, dtype, None
         out._view = _new_view(View, (shape, strides, view.offset + i * step))

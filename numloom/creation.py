@@ -99,22 +99,22 @@ def check_allocation(shape: tuple, dtype, device: str) -> None:
     had. numloom allocates later, at the sync; NumPy itself tries a large allocation here
     (reserved, never touched, so it costs no memory) and a GPU array is checked against the
     device's memory."""
-    size = math.prod(shape)
-    if size * _np.dtype(dtype).itemsize < PROBE_BYTES:
+    nbytes = math.prod(shape) * _np.dtype(dtype).itemsize
+    if nbytes < PROBE_BYTES:
         return
-    if device == "cpu" or size * _np.dtype(dtype).itemsize >= 1 << 63:
+    if device == "cpu" or nbytes >= 1 << 63:
         _np.empty(shape, dtype)  # NumPy's ValueError or MemoryError, raised at the call
         return
     from .backends import load
 
     backend = load("cuda")
     total = backend.device_memory(device)
-    nbytes = size * _np.dtype(dtype).itemsize
     if total is not None and nbytes > total:
-        raise backend.OutOfMemoryError(f"Unable to allocate {_np.format_float_positional(nbytes / 2**30, 3)} "
-                          f"GiB for an array with shape {tuple(shape)} and data type "
-                          f"{_np.dtype(dtype)} on {device}, which has "
-                          f"{_np.format_float_positional(total / 2**30, 3)} GiB")  # fmt: skip
+        gib = lambda b: _np.format_float_positional(b / 2**30, 3)  # noqa: E731
+        raise backend.OutOfMemoryError(
+            f"Unable to allocate {gib(nbytes)} GiB for an array with shape {tuple(shape)} and "
+            f"data type {_np.dtype(dtype)} on {device}, which has {gib(total)} GiB"
+        )
 
 
 def _like_args(a, dtype, shape):

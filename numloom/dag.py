@@ -41,7 +41,6 @@ from __future__ import annotations
 import enum
 import functools
 import itertools
-import os
 import sys
 import warnings
 import weakref
@@ -261,20 +260,26 @@ def _intern(op: Op, srcs: tuple, arg, shape: tuple, dtype, where, shape_key: tup
 def warn_at_user(message, category=UserWarning) -> None:
     """``warnings.warn`` pointing at the first line outside numloom (the user's call), as
     NumPy's own warnings point at the user's line, however deep in numloom it is raised."""
-    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
-    frame, level = sys._getframe(1), 2
-    while frame is not None and frame.f_code.co_filename.startswith(package):
+    _, level = _outer_frame(sys._getframe(1))
+    warnings.warn(message, category, stacklevel=level + 1)
+
+
+_PACKAGE = __name__.rsplit(".", 1)[0]
+
+
+def _outer_frame(frame) -> tuple:
+    """The first frame from ``frame`` outward whose code is not numloom's, and how many
+    frames out it is (1: ``frame`` itself)."""
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
-    warnings.warn(message, category, stacklevel=level)
+    return frame, level
 
 
 def user_line():
     """(file, line) of the first caller outside numloom: where an error found at a later sync
     points (a node's ``where``)."""
-    frame = sys._getframe(1)
-    package = __name__.rsplit(".", 1)[0]
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(package):
-        frame = frame.f_back
+    frame, _ = _outer_frame(sys._getframe(1))
     return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
 
 

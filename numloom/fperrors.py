@@ -24,6 +24,8 @@ import warnings
 import numpy as _np
 from numpy._core._ufunc_config import _extobj_contextvar
 
+from .dag import warn_at_user
+
 # Elementwise operations whose NumPy loops can set the divide, overflow or invalid flag.
 FLOAT_RAISING = frozenset({
     "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder",
@@ -99,7 +101,7 @@ def compute(n, srcs: list, compute_node):
             raise DataError(n, error) from None
     for w in caught:
         if where is None:
-            warnings.warn(w.message, w.category, stacklevel=2)
+            warn_at_user(w.message, w.category)
         else:
             warnings.warn_explicit(w.message, w.category, where[0], where[1])
     return value

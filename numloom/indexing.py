@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as _np
 
-from . import realize
+from . import realize, writes
 from .array import adopt_host, asarray, ndarray, operand, result
 from .dag import Op, View, node, user_line
 from .views import (
@@ -254,8 +254,6 @@ def _store_now(a: ndarray, key: tuple, value) -> bool:
             return False
         if isinstance(x, (list, tuple)) and any(isinstance(v, ndarray) for v in x):
             return False
-    from . import writes
-
     writes.run(_np.ndarray.__setitem__, (a, key, value), {}, written=(0,))
     return True
 

@@ -216,14 +216,8 @@ class PlanCache:
             count("plan_cache_evictions")
         return program
 
-    def clear(self) -> None:
-        self.entries.clear()
-
     def __len__(self) -> int:
         return len(self.entries)
-
-    def __contains__(self, key) -> bool:
-        return key in self.entries
 
     def values(self):
         return list(self.entries.values())

@@ -219,19 +219,21 @@ def device_memory(device: str) -> int | None:
     """The device's total memory in bytes (None where it cannot be asked)."""
     try:
         _get(device)  # (the device's context current)
-        from cuda.bindings import driver
-
-        err, _, total = driver.cuMemGetInfo()
-        return int(total) if err == driver.CUresult.CUDA_SUCCESS else None
+        return _memory_info()[1]
     except Exception:  # noqa: BLE001 (no usable device: the sync says why)
         return None
 
 
-def _free_memory() -> int:
+def _memory_info() -> tuple:
+    """(free, total) bytes of the current device."""
     from cuda.bindings import driver
 
-    err, free, _ = driver.cuMemGetInfo()
-    return int(free)
+    _, free, total = _check(driver.cuMemGetInfo(), "cuMemGetInfo")
+    return int(free), int(total)
+
+
+def _free_memory() -> int:
+    return _memory_info()[0]
 
 
 def _check(result, call: str, kernel: str = ""):
