@@ -4,17 +4,22 @@ NumPy checks the IEEE flags after each ufunc loop and warns (``RuntimeWarning: d
 encountered in divide``) or raises ``FloatingPointError`` as ``np.errstate``/``np.seterr`` say
 *at that call*. numloom runs the operation later, fused with others, so it keeps what the call
 knew: each traced elementwise operation that can raise records NumPy's error state and the
-user's line (``record``). A compiled CPU elementwise kernel that holds such an operation checks
-the values an error would show in (its float outputs, and integer divisors) into one flag. A
-kernel whose flag is set runs its nodes again through NumPy, each under its own call's error
+user's line (``record``). A compiled elementwise kernel (CPU or CUDA) that holds such an
+operation checks the values an error would show in (its float outputs, and integer divisors)
+into one flag: an argument word on the CPU, a word of page-locked host memory a GPU kernel
+writes through the bus, read when the evaluation's kernels are done. A reduction of such
+operations has its float results checked instead. A kernel whose flag is set runs its nodes
+again through NumPy (a GPU's whole segment, on the host), each under its own call's error
 state (``compute``), so the warnings and exceptions are NumPy's own (none, for inputs that were
-not finite already), given at the user's line. An exception then fails the evaluation as a data error does: arrays computed from the
-operation raise it again when used, the others keep their values.
+not finite already), given at the user's line. An exception then fails the evaluation as a
+data error does: arrays computed from the operation raise it again when used, the others keep
+their values.
 
 Not checked yet (README says so): an inf or NaN that a comparison or select hides inside one
 kernel, unless it comes straight from a division or logarithm (checking every operand costs
-several times the work of loops like Mandelbrot's), the operations fused into a reduction, scan
-or write kernel, and GPU kernels.
+several times the work of loops like Mandelbrot's), one that a reduction hides (argmax, the min
+of an overflow), the overflow of a sum itself, and the operations fused into a row, scan or
+write kernel.
 """
 
 from __future__ import annotations
@@ -67,6 +72,11 @@ def may_report(nodes) -> bool:
             if any(state[k] != "ignore" for k in _QUIET):
                 return True
     return False
+
+
+def finite(arrays) -> bool:
+    """Whether every float value of ``arrays`` (a reduction's results) is finite."""
+    return all(_np.isfinite(a).all() for a in arrays if a.dtype.kind == "f")
 
 
 def recorded(n) -> bool:

@@ -95,6 +95,8 @@ class Kernel:
     view_coords: tuple = ()  # a write through a box view: view coordinates at (i0, i1, ...)
     functions: tuple = ()  # Structs and Functions the expressions call (compiled vectorize)
     fp: tuple = ()  # (accumulator type, C expression): floating-point error checks (fperrors.py)
+    # a reduction of operations that can raise: the launcher checks its float results are finite
+    fp_outputs: bool = False
 
     def __str__(self) -> str:
         lines = [f"kernel {self.name} [{self.kind}] outer={list(self.outer)} "

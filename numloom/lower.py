@@ -562,6 +562,8 @@ def _lower(kernel: Kernel) -> Lowered:
         ir = replace(ir, buffers=ir.buffers + (kir.Buffer("err", "int64_t", True),))
     if low.functions:
         ir = replace(ir, functions=tuple(low.functions))
+    if low.fp_raising and ir.kind == "reduce":
+        ir = replace(ir, fp_outputs=True)
     generated.setdefault(str(replace(ir, name="")), ir)
     return Lowered(
         ir, tuple(low.params), tuple(low.consts), tuple(low.const_layout), tuple(low.checks)

@@ -164,6 +164,8 @@ def value_read() -> None:
 _STATS = {
     "kernels_launched": 0,
     "kernels_through_numpy": 0,  # CPU kernels run node by node through NumPy (not compiled)
+    # kernels whose floating-point flag was set, run again through NumPy for its warnings
+    "fp_reruns": 0,
     "kernels_compiled": 0,
     "compile_cache_hits": 0,
     "plans_evaluated": 0,

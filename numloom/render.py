@@ -169,22 +169,13 @@ def render(k: kir.Kernel, dialect: Dialect = C) -> str:
 def _render_map(k: kir.Kernel) -> list:
     point = _lets(k.body) + [_store(k, s) for s in k.stores]
     clause, before, after = "", [], []
-    if k.fp:  # floating-point error checks (fperrors.py): a sum of v - v per float type
-        # (NaN once any v is not finite; plain SIMD adds beside the kernel's own arithmetic)
-        # and an or of integer divisions by zero, folded into one flag at the end
-        acc = {"float": "nl_fe_f", "double": "nl_fe_d", "int": "nl_fe_i"}
-        used = sorted({t for t, _ in k.fp})
-        for t in used:
-            terms = [e for u, e in k.fp if u == t]
-            op = " |= " if t == "int" else " += "
-            point += [acc[t] + op + (" | " if t == "int" else " + ").join(terms) + ";"]
-        before = [f"{t} {acc[t]} = 0;" for t in used]
-        sums = [acc[t] for t in used if t != "int"]
+    if k.fp:  # floating-point error checks (fperrors.py), folded into one flag at the end
+        before, each, test, sums, ints = fp_checks(k)
+        point += each
         clause = (f" reduction(+:{', '.join(sums)})" if sums else "") + (
-            " reduction(|:nl_fe_i)" if "int" in used else ""
+            " reduction(|:nl_fe_i)" if ints else ""
         )
-        tests = [f"{a} != {a}" for a in sums] + (["nl_fe_i"] if "int" in used else [])
-        after = [f"if ({' || '.join(tests)}) fpw[0] = 1;"]
+        after = [f"if ({test}) fpw[0] = 1;"]
     if k.flat:
         (n,) = k.outer
         return (
@@ -201,6 +192,24 @@ def _render_map(k: kir.Kernel) -> list:
         return before + ["{", *_indent(point, 1), "}"] + after
     simd = clause.strip() or True
     return before + _loops(k.outer, "i", point, parallel=True, simd=simd, clauses=clause) + after
+
+
+def fp_checks(k: kir.Kernel) -> tuple:
+    """A map kernel's floating-point error checks (fperrors.py): a sum of ``v - v`` per float
+    type (NaN once any ``v`` is not finite: plain adds beside the kernel's own arithmetic) and
+    an or of integer divisions by zero. Returns (declarations before the loop, statements per
+    element, the test after it, the float accumulators, whether there is an integer one)."""
+    acc = {"float": "nl_fe_f", "double": "nl_fe_d", "int": "nl_fe_i"}
+    used = sorted({t for t, _ in k.fp})
+    each = []
+    for t in used:
+        terms = [e for u, e in k.fp if u == t]
+        op = " |= " if t == "int" else " += "
+        each.append(acc[t] + op + (" | " if t == "int" else " + ").join(terms) + ";")
+    before = [f"{t} {acc[t]} = 0;" for t in used]
+    sums = [acc[t] for t in used if t != "int"]
+    test = " || ".join([f"{a} != {a}" for a in sums] + (["nl_fe_i"] if "int" in used else []))
+    return before, each, test, sums, "int" in used
 
 
 _INIT = {

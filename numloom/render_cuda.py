@@ -32,7 +32,9 @@ from __future__ import annotations
 import re
 
 from . import kir
-from .render import _all_text, _finish, _fold, _indent, _is_float, _lets, _start, _store
+from .render import (
+    _all_text, _finish, _fold, _indent, _is_float, _lets, _start, _store, fp_checks,
+)
 
 THREADS = 256
 
@@ -148,11 +150,24 @@ def _fold_loop(r: kir.Reduction, body: list, inner: tuple, var: str = "r",
 
 def _map(k: kir.Kernel) -> list:
     point = _lets(k.body) + [_store(k, s) for s in k.stores]
+    before, after, extra = _fp_frame(k)
+    if k.fp:
+        point += fp_checks(k)[1]
     if k.flat:
-        scalar = _function(k, k.name, _grid_loop("i", k.outer[0], point))
+        scalar = _function(k, k.name, before + _grid_loop("i", k.outer[0], point) + after, extra)
         return scalar + ([""] + _map_vec(k) if _vectorizable(k) else [])
     body = _unravel("f", k.outer, "i") + point
-    return _function(k, k.name, _grid_loop("f", _product(k.outer), body))
+    return _function(k, k.name, before + _grid_loop("f", _product(k.outer), body) + after, extra)
+
+
+def _fp_frame(k: kir.Kernel) -> tuple:
+    """A map kernel's floating-point error checks (fperrors.py) around its loop: per thread
+    accumulators before it, and after it one store of 1 into the flag word ``fpw`` (an argument
+    after the buffers) if any value was not finite or any integer divisor was 0."""
+    if not k.fp:
+        return [], [], ()
+    before, _, test, _, _ = fp_checks(k)
+    return before, [f"if ({test}) *fpw = 1;"], ("int64_t *__restrict__ fpw",)
 
 
 # 16-byte vector types: four 4-byte elements, or two 8-byte ones (twice per four lanes).
@@ -180,6 +195,7 @@ def _map_vec(k: kir.Kernel) -> list:
         reinterpret_cast<float4 *>(out0)[v] = out0_v;
     """
     ctype = {b.name: b.ctype for b in k.buffers}
+    fp_each = fp_checks(k)[1] if k.fp else []
     used = sorted(set(_LOAD.findall(" ".join(let.expr for let in k.body))))
     outs = sorted({s.buffer for s in k.stores})
     lines = []
@@ -192,19 +208,21 @@ def _map_vec(k: kir.Kernel) -> list:
                 for let in k.body]  # fmt: skip
         stores = [f"{_lane(ctype[s.buffer], s.buffer, j)} = ({ctype[s.buffer]})({s.value});"
                   for s in k.stores]  # fmt: skip
-        lines += ["{", *_indent([f"const nl_idx i = 4 * v + {j};"] + _lets(lets) + stores, 1),
-                  "}"]  # fmt: skip
+        checks = [_LOAD.sub(lambda m, j=j: _lane(ctype[m[1]], m[1], j), c) for c in fp_each]
+        lines += ["{", *_indent([f"const nl_idx i = 4 * v + {j};"] + _lets(lets) + stores
+                                + checks, 1), "}"]  # fmt: skip
     for o in outs:
         lines += _vector_access(ctype[o], o, load=False)
     n = k.outer[0]
-    tail = _lets(k.body) + [_store(k, s) for s in k.stores]
-    body = _grid_loop("v", f"({n}) / 4", lines) + [
+    tail = _lets(k.body) + [_store(k, s) for s in k.stores] + fp_each
+    before, after, extra = _fp_frame(k)
+    body = before + _grid_loop("v", f"({n}) / 4", lines) + [
         f"for (nl_idx i = ({n}) / 4 * 4 + blockIdx.x * (nl_idx)blockDim.x + threadIdx.x; "
         f"i < {n}; i += gridDim.x * (nl_idx)blockDim.x) {{",
         *_indent(tail, 1),
         "}",
-    ]
-    return _function(k, k.name + "_vec", body)
+    ] + after
+    return _function(k, k.name + "_vec", body, extra)
 
 
 def _declare_lanes(ctype: str, name: str) -> str:

@@ -59,3 +59,21 @@ def test_row_kernels_of_every_element_type_compile_for_cuda(dtype):
     sources = list(dict.fromkeys(sources))  # (one symbol per source in a batch)
     logs = check_cuda_sources(sources, "sm_90")
     assert logs == [None] * len(sources), [log for log in logs if log][:1]
+
+
+@needs_nvrtc
+def test_floating_point_checks_compile_for_cuda():
+    """Map kernels that check for floating-point errors (flat, vectorized, strided, 32-bit
+    indices, float and integer checks) take the flag word after their buffers and compile."""
+    x = nl.asarray(numpy.arange(1.0, 13.0).reshape(3, 4))
+    f = nl.asarray(numpy.arange(1.0, 13.0, dtype=numpy.float32))
+    i = nl.asarray(numpy.arange(1, 13))
+    plans = [nl.explain(nl.log(x) / x, target="cuda"),
+             nl.explain(nl.log(x.T) / x.T + 1, target="cuda"),
+             nl.explain(nl.exp(f) * 2, target="cuda"),
+             nl.explain(i // (i - 1), target="cuda")]  # fmt: skip
+    sources = list(dict.fromkeys(k.source for p in plans for k in p.kernels if k.source))
+    assert all("int64_t *__restrict__ fpw" in s and "*fpw = 1;" in s for s in sources)
+    assert any("_vec(" in s for s in sources) and any("nl_fe_i" in s for s in sources)
+    logs = check_cuda_sources(sources, "sm_90")
+    assert logs == [None] * len(sources), [log for log in logs if log]

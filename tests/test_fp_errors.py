@@ -10,8 +10,6 @@ import pytest
 
 import numloom as nl
 
-needs_cpu = pytest.mark.skipif(nl.get_device() != "cpu", reason="GPU kernels do not check yet")
-
 X = numpy.array([1.0, 0.0, -1.0, 2.0, numpy.nan, numpy.inf])
 BIG = numpy.array([1e308, -1e308, 3.0])
 F32 = numpy.array([3e38, 1.0, 0.0], numpy.float32)
@@ -64,7 +62,6 @@ STATES = {
 }
 
 
-@needs_cpu
 @pytest.mark.parametrize("state", list(STATES))
 @pytest.mark.parametrize("case", list(CASES))
 def test_warnings_and_errors_are_numpys(case, state):
@@ -78,7 +75,6 @@ def test_warnings_and_errors_are_numpys(case, state):
         numpy.testing.assert_array_equal(got, want)
 
 
-@needs_cpu
 def test_the_error_state_of_the_call_counts_not_the_syncs():
     x = nl.asarray(X)
     with numpy.errstate(divide="ignore", invalid="ignore"):
@@ -94,7 +90,6 @@ def test_the_error_state_of_the_call_counts_not_the_syncs():
         numpy.asarray(loud)
 
 
-@needs_cpu
 def test_a_raised_error_spares_the_other_arrays():
     x = nl.asarray(X)
     y = x + 1
@@ -109,7 +104,6 @@ def test_a_raised_error_spares_the_other_arrays():
         numpy.asarray(bad)
 
 
-@needs_cpu
 def test_seterr_raise_everywhere():
     old = numpy.seterr(all="raise")
     try:
@@ -119,7 +113,6 @@ def test_seterr_raise_everywhere():
         numpy.seterr(**old)
 
 
-@needs_cpu
 def test_large_kernels_check_on_every_thread():
     """A kernel split over OpenMP threads finds a flag in any thread's share."""
     host = numpy.ones(1_000_001)
@@ -130,7 +123,6 @@ def test_large_kernels_check_on_every_thread():
     assert [str(w.message) for w in caught] == ["divide by zero encountered in divide"]
 
 
-@needs_cpu
 def test_a_jit_replay_warns_as_its_traced_call():
     f = nl.jit(lambda a: nl.log(a) + 1)
     with warnings.catch_warnings(record=True) as caught:
@@ -150,7 +142,6 @@ def test_operations_record_their_calls_error_state():
     assert state["divide"] == "raise" and where[0] == __file__
 
 
-@needs_cpu
 @pytest.mark.parametrize("state", list(STATES))
 def test_the_where_idiom_warns_as_numpy(state):
     """np.where(x != 0, 1 / x, 0): NumPy computes 1 / x everywhere and warns; the select hides
@@ -161,3 +152,52 @@ def test_the_where_idiom_warns_as_numpy(state):
     assert (got_error, got_messages) == (want_error, want_messages)
     if want is not None:
         numpy.testing.assert_array_equal(got, want)
+
+
+def test_finite_results_run_nothing_again():
+    """The flag costs a rerun only when a value is not finite: a kernel of ordinary values
+    runs once, compiled, under every error state."""
+    x = nl.asarray(numpy.linspace(1.0, 2.0, 100_003))
+    before = nl.stats()["fp_reruns"]
+    for state in STATES.values():
+        with numpy.errstate(**state):
+            y = nl.log(x) / x + 1
+        numpy.testing.assert_allclose(numpy.asarray(y), numpy.log(x.__array__()) / x.__array__() + 1)
+    assert nl.stats()["fp_reruns"] == before
+    with numpy.errstate(divide="warn"), pytest.warns(RuntimeWarning, match="divide by zero"):
+        numpy.asarray(nl.log(x - 1))
+    assert nl.stats()["fp_reruns"] == before + 1
+
+
+@pytest.mark.parametrize("n", [3, 1_000_003])
+def test_a_flag_in_any_block_or_lane_is_found(n):
+    """One bad element anywhere (a GPU's last block, a vectorized lane, the tail) is found."""
+    for where in (0, n // 2, n - 1):
+        host = numpy.ones(n)
+        host[where] = 0.0
+        with pytest.warns(RuntimeWarning, match="divide by zero encountered in divide"):
+            out = numpy.asarray(1.0 / nl.asarray(host) + 1)
+        assert numpy.isinf(out[where]) and numpy.isfinite(numpy.delete(out, where)).all()
+
+
+REDUCTIONS = {
+    "sum of 1 / x": lambda xp: (1 / xp.asarray(X[:4])).sum(),
+    "mean of log": lambda xp: xp.log(xp.asarray(X[:4])).mean(),
+    "sum along an axis": lambda xp: (1 / xp.asarray(X[:4]).reshape(2, 2)).sum(axis=0),
+    "max of exp overflow": lambda xp: xp.exp(xp.asarray(X[:4]) * 1000).max(),
+    "finite sum": lambda xp: (xp.asarray(X[:4]) * 2).sum(),
+}
+
+
+@pytest.mark.parametrize("state", list(STATES))
+@pytest.mark.parametrize("case", list(REDUCTIONS))
+def test_reductions_of_raising_operations_warn_as_numpy(case, state):
+    """An operation fused into a reduction warns or raises as NumPy does when the reduction's
+    result shows it (not finite)."""
+    fn = REDUCTIONS[case]
+    out, error, messages, _ = _run(fn, nl, STATES[state])
+    want_out, want_error, want_messages, _ = _run(fn, numpy, STATES[state])
+    assert error == want_error
+    assert messages == want_messages
+    if want_error is None:
+        numpy.testing.assert_array_equal(out, want_out)

@@ -57,6 +57,7 @@ class Step:
     layout: tuple  # (offset, dtype) of each constant-block entry
     checks: tuple = ()  # (position of a node, k) that flags each error slot
     fp: bool = False  # the kernel checks for floating-point errors (fperrors.py)
+    fp_outputs: bool = False  # a reduction whose float results must be finite (fperrors.py)
     frees: tuple = ()  # positions no later step reads: released after this one
     # the constant nodes of the last launch and their block: a loop that traces the same
     # program again reads the same interned constants
@@ -185,6 +186,7 @@ def _build(order: list, roots: list) -> Program:
             layout=lowered.const_layout if lowered else (),
             checks=tuple((pos[id(n)], j) for n, j in lowered.checks) if lowered else (),
             fp=bool(lowered.kernel.fp) if lowered else False,
+            fp_outputs=lowered.kernel.fp_outputs if lowered else False,
         ))  # fmt: skip
     _add_frees(steps, {pos[id(r)] for r in roots})
     program = Program(replace(plan, kernels=tuple(kernels)), tuple(steps))
@@ -335,10 +337,15 @@ def _launch(step: Step, order: list, values: dict, blocks: dict) -> None:
     if errors and errors[0].any():
         with np.errstate(all="ignore"):
             raise_data_error(step, partial(_interpret, step, order, values, positions(order)))
-    if flags and flags[0][0] and fperrors.may_report(order[p] for p in step.nodes):
+    if step.fp_outputs:  # a reduction: its results show an error of what it folded
+        flagged = not fperrors.finite(outs)
+    else:
+        flagged = bool(flags and flags[0][0])
+    if flagged and fperrors.may_report(order[p] for p in step.nodes):
         # A value NumPy's error flags concern (not finite): NumPy's loops, run again under
         # each operation's error state, say what they would have said (nothing, for inputs
         # that were not finite already).
+        count("fp_reruns")
         _interpret(step, order, values, positions(order))
         return
     for p, a in zip(step.outputs, outs):

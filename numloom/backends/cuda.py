@@ -9,6 +9,7 @@ gathers, joins) and matmul run on the host through NumPy, with the transfers cou
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import hashlib
 import itertools
@@ -21,7 +22,7 @@ from functools import partial
 
 import numpy as np
 
-from .. import config
+from .. import config, fperrors
 from ..dag import Op, node, structure, structure_key, toposort
 from ..device import CudaError, OutOfMemoryError
 from ..lower import const_value
@@ -48,6 +49,10 @@ class _Device:
     sms: int
     graphs: dict = field(default_factory=dict)  # structure -> cuda_graph.SegmentGraph
     functions: dict = field(default_factory=dict)  # kernel symbol -> its functions by role
+    # floating-point error flag words (fperrors.py), host memory the kernels write through
+    # the bus: (host address, device address) of the word a sync reads, then of a word for
+    # kernels whose calls ignore every error (never read)
+    fp_words: tuple = ()
 
 
 _devices: dict = {}
@@ -347,6 +352,8 @@ class Step:
     checks: tuple = ()  # (position of a node, k) that flags each error slot
     declared: tuple = (0, ())  # (sizes, offsets of constants) the kernel's signature takes
     in_graph: bool = False  # a kernel written in Python that launches inside the plan's graph
+    fp: bool = False  # the kernel checks for floating-point errors (fperrors.py)
+    fp_outputs: bool = False  # a reduction whose float results must be finite (fperrors.py)
 
 
 def declared_arguments(ir) -> tuple:
@@ -439,6 +446,8 @@ def _build(order: list, roots: list, device: str) -> Program:
             checks=tuple((pos[id(n)], j) for n, j in lowered.checks) if lowered else (),
             declared=declared_arguments(lowered.kernel) if lowered else (0, ()),
             in_graph=k.kind == "kernel" and not k.outputs[0].arg[0].kernel.ir.checks,
+            fp=bool(lowered.kernel.fp) if lowered else False,
+            fp_outputs=lowered.kernel.fp_outputs if lowered else False,
         ))  # fmt: skip
     waits = [[] for _ in steps]
     for i, j in plan.dependencies():
@@ -691,6 +700,8 @@ def _run_kernels(program: Program, segment: tuple, order: list, values: dict,
     """Allocate the segment's outputs and launch its kernels (one graph, or one by one)."""
     state = _get(device)
     launches, last, checks, held = [], {}, [], []  # last: step -> its last launch's index
+    reporting = False  # a kernel's floating-point flag is read after the segment
+    reductions = []  # reductions whose results are checked after it (fperrors.py)
     for i in segment:
         step = program.steps[i]
         deps = tuple(sorted(last[j] for j in program.waits[i] if j in last))
@@ -705,8 +716,16 @@ def _run_kernels(program: Program, segment: tuple, order: list, values: dict,
         recipe = program.recipes.get(i)
         if recipe is None:
             recipe = program.recipes[i] = _recipe(step, order, state.sms)
+        flag = None
+        if step.fp_outputs and fperrors.may_report(order[p] for p in step.nodes):
+            reporting = True
+            reductions.append(step)
+        if step.fp:
+            reports = fperrors.may_report(order[p] for p in step.nodes)
+            reporting = reporting or reports
+            flag = _fp_words(state)[0 if reports else 1][1]
         errors = _step_launches(step, recipe, order, values, device, deps, launches, held,
-                                program.reuse.get(i))  # fmt: skip
+                                program.reuse.get(i), flag)  # fmt: skip
         last[i] = len(launches) - 1
         if errors is not None:
             checks.append((step, errors))
@@ -725,6 +744,74 @@ def _run_kernels(program: Program, segment: tuple, order: list, values: dict,
 
             raise_data_error(step, partial(_on_host, step, order, values, positions(order),
                                            device))  # fmt: skip
+    if reporting:
+        state.stream.sync()
+        word = ctypes.c_int64.from_address(_fp_words(state)[0][0])
+        bad = any(not fperrors.finite([to_host(Buffer(values[p], device))])
+                  for step in reductions for p in step.outputs)  # fmt: skip
+        if word.value or bad:
+            word.value = 0
+            count("fp_reruns")
+            _report_fp(program, segment, order, values, device)
+
+
+def _fp_words(state: _Device) -> tuple:
+    """The device's two floating-point flag words (see ``_Device.fp_words``), made once:
+    page-locked host memory mapped into the device's address space, zero until a kernel finds
+    a value that is not finite."""
+    if not state.fp_words:
+        from cuda.bindings import driver
+
+        words = []
+        for _ in range(2):
+            err, host = driver.cuMemHostAlloc(8, driver.CU_MEMHOSTALLOC_DEVICEMAP)
+            _check(err, "cuMemHostAlloc")
+            ctypes.c_int64.from_address(host).value = 0
+            err, dev = driver.cuMemHostGetDevicePointer(host, 0)
+            _check(err, "cuMemHostGetDevicePointer")
+            words.append((int(host), int(dev)))
+        state.fp_words = tuple(words)
+    return state.fp_words
+
+
+def _report_fp(program: Program, segment: tuple, order: list, values: dict,
+               device: str) -> None:  # fmt: skip
+    """A kernel of the segment flagged a value that is not finite: run the segment's nodes
+    again through NumPy on the host, from the segment's inputs, each operation under its
+    call's error state, so NumPy's own warnings come out at the user's lines (none, for
+    inputs that were not finite already) and its ``FloatingPointError`` fails the evaluation
+    as a data error. The device's values stand. (The whole segment runs: its intermediates may
+    have been written over by later kernels of the graph.)"""
+    pos = positions(order)
+    host: dict = {}
+    local: dict = {}
+
+    def value(s):
+        if id(s) in local:
+            return local[id(s)]
+        p = pos[id(s)]
+        if p not in host:
+            v = values[p]
+            host[p] = to_host(Buffer(v, device)) if isinstance(v, DeviceArray) else v
+        return host[p]
+
+    for i in segment:
+        step = program.steps[i]
+        for p in step.nodes:
+            n = order[p]
+            if n.op is Op.KERNEL:  # a kernel written in Python: its output as it ran
+                local[id(n)] = value(n)
+                continue
+            local[id(n)] = _compute(n, [value(s) for s in n.srcs])
+
+
+def _compute(n, srcs: list):
+    """Node ``n`` through NumPy on the host, under its call's error state if it recorded one
+    (fperrors.py), else with every floating-point error ignored."""
+    if fperrors.recorded(n):
+        return fperrors.compute(n, srcs, reference.compute)
+    with np.errstate(all="ignore"):
+        return reference.compute(n, srcs)
 
 
 def _recipe(step: Step, order: list, sms: int) -> Recipe:
@@ -806,14 +893,16 @@ def _wide_recipe(step: Step, order: list, sms: int) -> Recipe:
 
 
 def _step_launches(step: Step, recipe: Recipe, order: list, values: dict, device: str,
-                   deps: tuple, launches: list, held: list, reuse=None):  # fmt: skip
+                   deps: tuple, launches: list, held: list, reuse=None,
+                   flag: int | None = None):  # fmt: skip
     """Append the launches of one plan kernel (two, chained, for a scatter or a full
     reduction) with its outputs allocated (or, per ``reuse``, taken over from a finished
     intermediate) and recorded in ``values``; return its error slots if it checks indices.
 
     This runs for every step of every evaluation (a ``numloom.jit`` replay is little else):
     a launch gets its key (pointers, constants, the recipe) and makes its arguments only if
-    a graph instance needs them."""
+    a graph instance needs them. ``flag``: the device address of the floating-point flag word
+    a kernel that checks gets after its buffers."""
     if reuse is None:
         outs = [DeviceArray(shape, dtype, device) for _, shape, dtype in recipe.outputs]
     else:
@@ -841,6 +930,8 @@ def _step_launches(step: Step, recipe: Recipe, order: list, values: dict, device
     else:
         errors = None
     aligned = bool(recipe.aligned) and all(a % 16 == 0 for a in addresses)
+    if flag is not None:
+        addresses.append(flag)
     pointers = len(addresses)
     if recipe.scratch:
         n = (recipe.scratch,)
@@ -922,11 +1013,10 @@ def _on_host(step: Step, order: list, values: dict, pos: dict, device: str) -> N
                 else values[p]
             )
     local: dict = {}
-    with np.errstate(all="ignore"):
-        for p in step.nodes:
-            n = order[p]
-            srcs = [local[id(s)] if id(s) in local else host[pos[id(s)]] for s in n.srcs]
-            local[id(n)] = reference.compute(n, srcs)
+    for p in step.nodes:
+        n = order[p]
+        srcs = [local[id(s)] if id(s) in local else host[pos[id(s)]] for s in n.srcs]
+        local[id(n)] = _compute(n, srcs)
     for p in step.outputs:
         values[p] = to_device(np.asarray(local[id(order[p])]), device).arg.data
 
