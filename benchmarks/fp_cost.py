@@ -24,8 +24,9 @@ import numpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import numloom  # noqa: E402
 import workloads as wl  # noqa: E402
+
+import numloom  # noqa: E402
 
 PIPELINE = 20
 

@@ -7,7 +7,7 @@ natively runs through NumPy on the host and says so once.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+import sys as _sys
 
 import numpy as _np
 from numpy import (  # noqa: F401  (dtypes, scalar types and constants are NumPy's own)
@@ -20,25 +20,32 @@ from numpy import (  # noqa: F401  (dtypes, scalar types and constants are NumPy
 
 from numpy import bool  # noqa: F401, A004
 
-from .array import asarray, ndarray  # noqa: F401  (first: it loads the whole namespace)
+from .core.array import asarray, ndarray  # noqa: F401  (first: the array handle)
+from . import api  # noqa: F401, I001  (the NumPy namespace, which binds into the handle)
 from . import fft, linalg, random  # noqa: F401, I001
-from .config import show_config  # noqa: F401
-from . import config  # noqa: F401
-from . import device as device_module  # noqa: F401
-from .device import CudaError, DeviceError, OutOfMemoryError  # noqa: F401
-from .device import device, get_device, set_device  # noqa: F401
-from .compiler import CompileError  # noqa: F401
-from .explain import explain  # noqa: F401
-from .jit import jit  # noqa: F401
-from .fallback import NumloomFallbackWarning, module_getattr  # noqa: F401
-from .numpy_api import *  # noqa: F403
-from .other_dtypes import *  # noqa: F403, E402  (strings, datetimes, objects: NumPy's)
-from .numpy_api import UFUNCS_BY_NAME  # noqa: F401
-from .realize import evaluate, stats, sync  # noqa: F401
-from .ufuncs import ufunc  # noqa: F401
-from . import cuda  # noqa: F401, E402  (numba.cuda's kernel API)
-from .vectorize import vectorize  # noqa: F401, E402
-from . import types  # noqa: F401, E402  (numba.types' names: `import numloom as numba`)
+from .core.config import VERSION as __version__  # noqa: F401
+from .core.config import show_config  # noqa: F401
+from .core import config  # noqa: F401
+from .core import device as device_module  # noqa: F401
+from .core.device import CudaError, DeviceError, OutOfMemoryError  # noqa: F401
+from .core.device import device, get_device, set_device  # noqa: F401
+from .compile.compiler import CompileError  # noqa: F401
+from .tools.explain import explain  # noqa: F401
+from .core.jit import jit  # noqa: F401
+from .api.fallback import NumloomFallbackWarning, module_getattr  # noqa: F401
+from .api.numpy_api import *  # noqa: F403
+from .api.other_dtypes import *  # noqa: F403, E402  (strings, datetimes, objects: NumPy's)
+from .api.numpy_api import UFUNCS_BY_NAME  # noqa: F401
+from .core.realize import evaluate, stats, sync  # noqa: F401
+from .api.ufuncs import ufunc  # noqa: F401
+from .kernels import cuda  # noqa: F401, E402  (numba.cuda's kernel API)
+from .kernels.vectorize import vectorize  # noqa: F401, E402
+from .kernels import types  # noqa: F401, E402  (numba.types' names: `import numloom as numba`)
+
+# The public submodules that live in a stage's folder answer to their public names too, as
+# `import numba.cuda` does: `import numloom.cuda`, `from numloom.types import float32`.
+_sys.modules[__name__ + ".cuda"] = cuda
+_sys.modules[__name__ + ".types"] = types
 
 
 def __getattr__(name: str):

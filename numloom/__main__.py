@@ -1,8 +1,8 @@
-"""``python -m numloom script.py [args]``, ``python -m numloom bench``: see numloom.runner."""
+"""``python -m numloom script.py [args]``, ``python -m numloom bench``: see numloom.tools.runner."""
 
 import sys
 
-from numloom.runner import main
+from numloom.tools.runner import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as _np
 
-from .fallback import module_getattr
+from .api.fallback import module_getattr
 
 
 def __getattr__(name: str):

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as _np
 
-from . import writes
-from .fallback import PASS_THROUGH, WRITES, _warn_once, module_getattr, to_numpy
+from .api import writes
+from .api.fallback import PASS_THROUGH, WRITES, _warn_once, module_getattr, to_numpy
 
 
 class _Drawing:

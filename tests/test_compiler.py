@@ -15,7 +15,8 @@ import numpy
 import pytest
 
 import numloom
-from numloom import cache, compiler, config
+from numloom.compile import cache, compiler
+from numloom.core import config
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -128,7 +129,7 @@ def test_new_process_loads_from_disk(fresh_cache):
     compiler.compile_c(ADD)
     script = textwrap.dedent(f"""
         import ctypes, numpy, numloom
-        from numloom import compiler
+        from numloom.compile import compiler
         lib = compiler.compile_c({ADD!r})
         a = numpy.arange(5.0); out = numpy.zeros(5)
         lib.add(ctypes.c_long(5), a.ctypes.data_as(ctypes.c_void_p),

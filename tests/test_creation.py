@@ -17,7 +17,7 @@ import pytest
 from conftest import numpy_compare
 
 import numloom
-from numloom import realize
+from numloom.core import realize
 
 
 @pytest.fixture(autouse=True)

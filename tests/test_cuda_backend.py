@@ -12,7 +12,7 @@ import pytest
 
 import numloom as nl
 from numloom.backends.cublas import Operand, emulate, plan_gemm
-from numloom.blas import blas_readable
+from numloom.compile.blas import blas_readable
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 import workloads as W  # noqa: E402
@@ -111,7 +111,7 @@ gpu = pytest.mark.gpu
 
 
 def _on_cuda():
-    from numloom.device import cuda_problem
+    from numloom.core.device import cuda_problem
 
     if cuda_problem() is not None:
         pytest.skip(f"CUDA is not usable here: {cuda_problem()}")
@@ -140,7 +140,7 @@ def test_a_loop_of_jacobi_sweeps_replays_one_graph():
 
 @gpu
 def test_large_sweeps_start_at_their_writes_and_replay_one_graph(monkeypatch):
-    from numloom import config
+    from numloom.core import config
 
     with _on_cuda():
         host = RNG.random((1100, 1100)).astype(numpy.float32)
@@ -318,9 +318,9 @@ def test_cublas_matmul_with_folded_transposes(dtype):
 def test_the_same_code_over_another_size_renders_no_cuda_source(monkeypatch):
     """Sizes are kernel parameters: a program over arrays of a new size has the kernels
     (the same sources) of the last one, rendered once."""
-    from numloom import render_cuda
     from numloom.backends import cuda as backend
-    from numloom.dag import toposort
+    from numloom.compile import render_cuda
+    from numloom.core.dag import toposort
 
     def programs(n):
         x = nl.asarray(RNG.random((n, 7)).astype(numpy.float32))
@@ -555,7 +555,7 @@ def test_a_dead_arrays_device_memory_goes_to_the_next_array_of_its_size():
 @gpu
 def test_sync_waits_for_work_that_only_numloom_jit_launched():
     """A device that ran only jit replays (no plan of its own) is still waited for."""
-    from numloom import realize
+    from numloom.core import realize
 
     with _on_cuda():
         f = nl.jit(lambda a: nl.sqrt(a) * 2)
@@ -605,7 +605,7 @@ def test_cuda_launch_arguments_match_the_rendered_signatures(make):
     import re
 
     from numloom.backends import cuda
-    from numloom.dag import toposort
+    from numloom.core.dag import toposort
 
     y = make(nl.asarray(numpy.arange(12.0).reshape(3, 4)))
     roots = [y._storage.version]
@@ -716,7 +716,7 @@ def test_a_chain_of_sweeps_in_one_graph_cycles_through_two_blocks():
     """Ten Jacobi sweeps planned as one graph (planned only: nothing is launched): each sweep
     writes over the grid two sweeps back, not a new block per sweep."""
     from numloom.backends import cuda
-    from numloom.dag import toposort
+    from numloom.core.dag import toposort
 
     grid = nl.asarray(RNG.random((40, 40)))
     W.jacobi(nl, grid, 10)
@@ -749,7 +749,7 @@ def test_a_chain_of_sweeps_in_one_graph_cycles_through_two_blocks():
 )
 def test_blocks_are_taken_over_only_once_their_readers_are_done(make, takes):
     from numloom.backends import cuda
-    from numloom.dag import toposort
+    from numloom.core.dag import toposort
 
     out = make(nl.asarray(RNG.random((24, 24))))
     roots = [y._storage.version for y in (out if isinstance(out, list) else [out])]
@@ -765,7 +765,7 @@ def test_cuda_kernels_take_32_bit_indices_only_where_every_index_fits(rows, narr
     """A strided kernel launches its 32-bit index variant while every size, stride, offset
     and buffer length stays far under 2**31, and its 64-bit one past that (planned only)."""
     from numloom.backends import cuda
-    from numloom.dag import toposort
+    from numloom.core.dag import toposort
 
     x = nl.zeros((rows, 2**14), numpy.float32)  # nothing is allocated: the plan is only made
     y = x.T[::-1] * 2
@@ -806,7 +806,7 @@ def test_a_large_box_write_keeps_32_bit_indices():
     new), not over the grid times the written box: its indices fit in 32 bits (planned
     only)."""
     from numloom.backends import cuda
-    from numloom.dag import toposort
+    from numloom.core.dag import toposort
 
     grid = nl.zeros((4096, 4096), numpy.float32)  # nothing is allocated: only planned
     W.jacobi(nl, grid, 1)
@@ -821,7 +821,7 @@ def test_a_kernel_looping_past_2_to_the_31_over_small_arrays_keeps_64_bit_indice
     """An outer product summed loops over every pair: 2.5e9 iterations over two arrays of
     50000 elements, which no 32-bit loop counter holds."""
     from numloom.backends import cuda
-    from numloom.dag import toposort
+    from numloom.core.dag import toposort
 
     x = nl.zeros(50_000, numpy.float32)
     y = (x[:, None] * x[None, :]).sum()
@@ -839,11 +839,12 @@ def test_a_kernel_looping_past_2_to_the_31_over_small_arrays_keeps_64_bit_indice
 def test_strided_kernels_give_numpys_results_with_either_index_width(index32, monkeypatch):
     """The suite runs CUDA kernels on their 32-bit index variants (its arrays are small); the
     64-bit ones, which large arrays take, give the same results."""
-    from numloom import config
     from numloom.backends import cuda
+    from numloom.compile import pipeline
+    from numloom.core import config
 
     monkeypatch.setattr(config, "INDEX32", index32)
-    monkeypatch.setattr(cuda, "_programs", cuda.PlanCache(lambda: 1024))  # (made otherwise)
+    monkeypatch.setattr(cuda.TARGET, "plans", pipeline.PlanCache(lambda: 1024))  # (made otherwise)
     host = RNG.random((37, 53))
     programs = {
         "sobel": lambda xp, a: W.sobel(xp, a.reshape(1, 37, 53)),
@@ -861,7 +862,7 @@ def test_strided_kernels_give_numpys_results_with_either_index_width(index32, mo
         grid = nl.asarray(host)
         W.jacobi(nl, grid, 3)
         numpy.testing.assert_allclose(grid.get(), W.jacobi(numpy, host.copy(), 3), rtol=1e-12)
-        recipes = [r for p in cuda._programs.values() for r in p.recipes.values()
+        recipes = [r for p in cuda.TARGET.plans.values() for r in p.recipes.values()
                    if isinstance(r, cuda.Recipe)]  # fmt: skip
         assert any(r.narrow for r in recipes) == index32
 

@@ -9,9 +9,9 @@ import numpy
 import pytest
 
 import numloom as nl
-from numloom import lower
-from numloom.compiler import check_cuda_sources, nvrtc_available
-from numloom.render import CUDA, render
+from numloom.compile import lower
+from numloom.compile.compiler import check_cuda_sources, nvrtc_available
+from numloom.compile.render import CUDA, render
 
 needs_nvrtc = pytest.mark.skipif(not nvrtc_available(), reason="NVRTC is not installed: "
                                  "pip install numloom[cuda12] (or [cuda13])")  # fmt: skip

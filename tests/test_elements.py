@@ -266,7 +266,7 @@ def test_threads_read_elements_of_one_shared_array():
 
 @pytest.mark.gpu
 def test_gpu_element_reads_copy_once_per_version():
-    from numloom.device import cuda_problem
+    from numloom.core.device import cuda_problem
 
     if cuda_problem() is not None:
         pytest.skip(f"CUDA is not usable here: {cuda_problem()}")
@@ -323,7 +323,7 @@ def test_zero_dimensional_arrays_stay_arrays():
 
 @pytest.mark.gpu
 def test_gpu_element_writes_in_a_loop_land_and_keep_other_holders():
-    from numloom.device import cuda_problem
+    from numloom.core.device import cuda_problem
 
     if cuda_problem() is not None:
         pytest.skip(f"CUDA is not usable here: {cuda_problem()}")

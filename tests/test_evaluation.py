@@ -13,6 +13,7 @@ import numpy
 import pytest
 
 import numloom as nl
+from numloom.api import fallback
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 import workloads as W  # noqa: E402
@@ -108,8 +109,8 @@ def test_long_loop_of_writes_flushes():
 def asynchronous_device(monkeypatch):
     """The CPU backend taken for one that runs plans on its own, as a GPU does, with every
     write large enough to start at once."""
-    from numloom import config
     from numloom.backends import cpu
+    from numloom.core import config
 
     monkeypatch.setattr(cpu, "ASYNCHRONOUS", True)
     monkeypatch.setattr(config, "START_BYTES", 1)
@@ -131,7 +132,7 @@ def test_a_large_write_starts_at_once_and_each_sweep_replays_one_plan(asynchrono
 
 
 def test_large_writes_start_once_they_add_up(asynchronous_device, monkeypatch):
-    from numloom import config
+    from numloom.core import config
 
     host = numpy.random.default_rng(3).random((30, 30))
     monkeypatch.setattr(config, "START_BYTES", 3 * host[1:-1, 1:-1].nbytes)  # 3 sweeps
@@ -162,7 +163,7 @@ def test_a_started_write_leaves_the_value_and_other_arrays_pending(asynchronous_
 
 
 def test_small_or_failing_writes_wait_for_the_sync(asynchronous_device, monkeypatch):
-    from numloom import config
+    from numloom.core import config
 
     a = nl.zeros(100)
     a[3] = 1.0  # a small part of the array: its writes fuse
@@ -215,7 +216,7 @@ def test_the_error_points_at_the_users_line():
 
 
 def test_fallback_is_counted_and_warns_once_at_the_users_line():
-    nl.fallback._warned.discard("unique")
+    fallback._warned.discard("unique")
     before = nl.stats()["fallbacks"].get("unique", 0)
     x = nl.asarray([3, 1, 3, 2])
     with warnings.catch_warnings(record=True) as caught:
@@ -354,7 +355,7 @@ def test_reading_results_with_numpy_asarray_lets_the_pool_reuse_their_memory(on_
 def test_plan_structure_is_toposort_order_at_any_depth(depth):
     """Plans are keyed by ``dag.structure``: by recursion for shallow DAGs, with an explicit
     stack for deep ones; both give toposort's order, its positions and the same key."""
-    from numloom import dag
+    from numloom.core import dag
 
     a = nl.asarray(numpy.arange(6.0))
     b = nl.asarray(numpy.ones(6))

@@ -136,7 +136,7 @@ def test_operations_record_their_calls_error_state():
     x = nl.arange(3.0)
     with numpy.errstate(divide="raise"):
         y = x / 2
-    from numloom import fperrors
+    from numloom.core import fperrors
 
     state, where = fperrors._state(y._storage.version)
     assert state["divide"] == "raise" and where[0] == __file__

@@ -118,7 +118,7 @@ def test_a_skinny_product_is_a_reduction_fused_with_its_operands(monkeypatch, dt
     """k-means' ``onehot.T @ pts`` (8x4 results over a long inner axis) runs as a reduction
     that computes the one-hot matrix as it goes (on a GPU; here the CPU stands in): no BLAS
     call, the n-by-k matrix never stored; NumPy's results and dtype, with ``out`` too."""
-    from numloom import products
+    from numloom.api import products
 
     monkeypatch.setattr(products, "REDUCED_ON", ("cpu", "cuda"))
     n = products.SKINNY_INNER + 5

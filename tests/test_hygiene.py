@@ -25,8 +25,8 @@ def test_import_and_a_deep_graph_leave_the_recursion_limit_alone():
     assert before == after_import == after_run and ok == "True"
 
 
-HEAVY = ["numloom.backends.cpu", "numloom.backends.cuda", "numloom.lower", "numloom.render",
-         "numloom.render_cuda", "numloom.translate", "cuda.core", "cuda.bindings", "cupy",
+HEAVY = ["numloom.backends.cpu", "numloom.backends.cuda", "numloom.compile.lower", "numloom.compile.render",
+         "numloom.compile.render_cuda", "numloom.kernels.translate", "cuda.core", "cuda.bindings", "cupy",
          "nvmath", "dask", "jax", "torch", "matplotlib", "pandas", "scipy"]  # fmt: skip
 
 
@@ -61,7 +61,7 @@ def test_the_compile_cache_stays_under_its_limit_and_keeps_what_is_used(tmp_path
     import os
     import time
 
-    from numloom import cache
+    from numloom.compile import cache
 
     monkeypatch.setenv("NUMLOOM_CACHE_DIR", str(tmp_path / "c"))
     monkeypatch.setenv("NUMLOOM_CACHE_MAX_BYTES", "10000")

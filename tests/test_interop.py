@@ -9,7 +9,7 @@ import numpy
 import pytest
 
 import numloom as nl
-from numloom import interop
+from numloom.api import interop
 
 
 class _Legacy:
@@ -86,7 +86,7 @@ def test_from_dlpack_of_host_data_and_errors():
 
 
 def _cuda():
-    from numloom.device import cuda_problem
+    from numloom.core.device import cuda_problem
 
     if cuda_problem() is not None:
         pytest.skip(f"CUDA is not usable here: {cuda_problem()}")
@@ -147,7 +147,7 @@ def test_jax_round_trip_without_copies():
 
 @pytest.mark.gpu
 def test_functions_numloom_lacks_run_in_cupy_on_the_gpu(monkeypatch):
-    from numloom import fallback
+    from numloom.api import fallback
 
     pytest.importorskip("cupy")
     monkeypatch.setattr(fallback, "_warned", set())

@@ -99,7 +99,7 @@ def test_outputs_are_independent_arrays(n):
 
 
 def test_a_retrace_says_what_changed(monkeypatch, capsys):
-    from numloom import config
+    from numloom.core import config
 
     monkeypatch.setattr(config, "DEBUG", 1)
     f = nl.jit(lambda a, s: a * s)

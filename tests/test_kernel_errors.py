@@ -11,7 +11,13 @@ import pytest
 
 import numloom as nl
 from numloom import cuda
-from numloom.kerrors import ArgumentError, KernelError, LaunchError, TypingError, UnsupportedError
+from numloom.kernels.kerrors import (
+    ArgumentError,
+    KernelError,
+    LaunchError,
+    TypingError,
+    UnsupportedError,
+)
 
 
 def line_of(fn, text: str) -> int:

@@ -13,7 +13,9 @@ import numpy
 import pytest
 
 import numloom as nl
-from numloom import compiler, cuda
+from numloom import cuda
+from numloom.compile import compiler
+from numloom.kernels import ktypes
 
 RNG = numpy.random.default_rng(5)
 TUTORIAL = pathlib.Path(__file__).parent / "programs" / "numba_tutorial.py"
@@ -444,7 +446,7 @@ def test_scalar_arguments_and_python_scalar_promotion():
     numpy.testing.assert_array_equal(out.get(), -(x * 0.1))
     assert mixed_types.specializations  # one per argument types
     (spec,) = mixed_types.specializations.values()
-    assert spec.types["v"] == nl.ktypes.Scalar(numpy.dtype(numpy.float32))
+    assert spec.types["v"] == ktypes.Scalar(numpy.dtype(numpy.float32))
 
 
 @cuda.jit("void(float32[:], float32)")

@@ -12,7 +12,7 @@ import numpy
 import pytest
 
 import numloom as nl
-from numloom import realize
+from numloom.core import realize
 
 
 def _rss_mb() -> float:
@@ -97,7 +97,7 @@ def test_the_plan_cache_is_bounded_and_counted(monkeypatch):
 
 
 def test_many_live_pending_arrays_flush_on_their_own(monkeypatch):
-    from numloom import config
+    from numloom.core import config
 
     monkeypatch.setattr(config, "FLUSH_WIDTH", 64)
     base = nl.arange(10.0)
@@ -172,7 +172,7 @@ def test_an_impossible_arange_raises_at_the_call():
 def test_a_compiler_that_fails_once_poisons_nothing(monkeypatch, tmp_path):
     """A compile that fails (a transient error) raises, and the same arrays evaluate once the
     compiler works again."""
-    from numloom import compiler
+    from numloom.compile import compiler
 
     if nl.get_device() != "cpu":
         pytest.skip("C kernels (the CPU's)")
@@ -201,7 +201,8 @@ def test_a_compiler_that_fails_once_poisons_nothing(monkeypatch, tmp_path):
 
 
 def test_a_compile_that_takes_too_long_is_stopped(monkeypatch, tmp_path):
-    from numloom import compiler, config
+    from numloom.compile import compiler
+    from numloom.core import config
 
     slow = tmp_path / "slowcc"
     slow.write_text('#!/bin/sh\nif [ "$1" = --version ]; then echo slowcc 1.0; exit 0; fi\n'

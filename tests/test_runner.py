@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from numloom.runner import NumpyRedirect
+from numloom.tools.runner import NumpyRedirect
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -80,7 +80,7 @@ def test_a_sync_in_another_thread_during_a_trace_leaves_the_trace_whole(monkeypa
     under the trace (which would then replay them as constants in every later call)."""
     import importlib
 
-    jit_module = importlib.import_module("numloom.jit")
+    jit_module = importlib.import_module("numloom.core.jit")
     structure = jit_module._structure
 
     def structure_while_another_thread_syncs(*args):

@@ -17,7 +17,8 @@ import pytest
 from conftest import numpy_compare
 
 import numloom
-from numloom import compiler, lower, realize, render, ufunc_table
+from numloom.compile import compiler, lower, render, ufunc_table
+from numloom.core import realize
 
 DTYPES = (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",

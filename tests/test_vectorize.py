@@ -338,7 +338,7 @@ def test_gufunc_fallback_warns_once():
 
 
 def test_gufunc_loop_kernels_compile_for_cuda():
-    from numloom import compiler
+    from numloom.compile import compiler
 
     f = nl.vectorize(extremes, signature="(n)->(),()")
     lo, hi = f(nl.asarray(I32))

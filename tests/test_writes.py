@@ -17,7 +17,7 @@ import pytest
 from conftest import numpy_compare
 
 import numloom
-from numloom import fallback
+from numloom.api import fallback
 
 
 def _grid(xp, dtype="float64"):
@@ -521,7 +521,7 @@ GPU_CASES = [put_basic, put_into_a_view, put_into_pending_work, copyto_where, co
 
 
 def _cuda_or_skip():
-    from numloom.device import cuda_problem
+    from numloom.core.device import cuda_problem
 
     if cuda_problem() is not None:
         pytest.skip(f"CUDA is not usable here: {cuda_problem()}")

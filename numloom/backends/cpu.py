@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import hashlib
 import math
 import os
 import sys
@@ -21,10 +20,11 @@ from functools import partial
 
 import numpy as np
 
-from .. import config, fperrors
-from ..dag import Op, node, structure, structure_key, toposort, warn_at_user
-from ..realize import Buffer, PlanCache, count
-from ..schedule import Plan, schedule
+from ..compile import pipeline
+from ..compile.schedule import Plan
+from ..core import config, fperrors
+from ..core.dag import Op, node, structure, toposort, warn_at_user
+from ..core.realize import Buffer, count
 from . import reference
 
 ASYNCHRONOUS = False  # a plan runs to its end before Python goes on
@@ -148,7 +148,6 @@ class Program:
 
 
 PLAN_CACHE_SIZE = 1024  # programs kept (least recently used dropped first)
-_programs = PlanCache(lambda: PLAN_CACHE_SIZE)
 _warned_no_compiler = False
 
 
@@ -156,7 +155,7 @@ def _compiler_ready() -> bool:
     global _warned_no_compiler
     if os.environ.get("NUMLOOM_BACKEND", "compiled") == "numpy":
         return False
-    from ..compiler import has_c_compiler
+    from ..compile.compiler import has_c_compiler
 
     if has_c_compiler():
         return True
@@ -167,66 +166,62 @@ def _compiler_ready() -> bool:
     return False
 
 
-def _build(order: list, roots: list) -> Program:
-    compiled = _compiler_ready()
-    plan = schedule(roots, "cpu", order)
-    pos = {id(n): i for i, n in enumerate(order)}
-    steps, kernels = [], []
-    for k in plan.kernels:
-        fn, source, lowered = None, None, None
-        if compiled:
-            fn, source, lowered = _compile(k)
-        kernels.append(replace(k, source=source))
-        steps.append(Step(
-            kernel=kernels[-1], fn=fn, nodes=tuple(pos[id(n)] for n in k.nodes),
-            inputs=tuple(pos[id(n)] for n in k.inputs),
-            outputs=tuple(pos[id(n)] for n in k.outputs),
-            params=np.array(lowered.params if lowered else (), dtype=np.int64),
-            consts=tuple((pos[id(n)], part) for n, part in lowered.consts) if lowered else (),
-            layout=lowered.const_layout if lowered else (),
-            checks=tuple((pos[id(n)], j) for n, j in lowered.checks) if lowered else (),
-            fp=bool(lowered.kernel.fp) if lowered else False,
-            fp_outputs=lowered.kernel.fp_outputs if lowered else False,
-        ))  # fmt: skip
-    _add_frees(steps, {pos[id(r)] for r in roots})
-    program = Program(replace(plan, kernels=tuple(kernels)), tuple(steps))
-    if config.DEBUG >= 2:
-        print(_describe(program.plan), file=sys.stderr)
-    return program
+class _Target(pipeline.Target):
+    """The CPU's part of the pipeline: C with OpenMP, compiled by the system's C compiler and
+    loaded with ctypes, launched by ``execute``."""
+
+    name = "cpu"
+    plans = pipeline.PlanCache(lambda: PLAN_CACHE_SIZE)
+
+    def variant(self) -> bool:
+        return _compiler_ready()
+
+    def special(self, k, device: str):
+        if not _compiler_ready():  # every kernel runs through NumPy, node by node
+            return pipeline.Compiled()
+        if k.kind == "kernel":  # kernels written in Python compile per launch (cpu_kernels.py)
+            from .cpu_kernels import source
+
+            return pipeline.Compiled(source=source(k))
+        return None
+
+    def render(self, ir) -> tuple:
+        from ..compile.render import render
+
+        return pipeline.symbol_of(render(ir))
+
+    def load(self, source: str, symbol: str, device: str):
+        from ..compile.compiler import compile_c
+
+        library = compile_c(source, name_hint=symbol, symbol=symbol)
+        fn = getattr(library, symbol)
+        fn.restype = None
+        fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+        return fn
+
+    def program(self, plan: Plan, compiled: list, order: list, roots: list, device: str):
+        pos = {id(n): i for i, n in enumerate(order)}
+        steps, kernels = [], []
+        for k, c in zip(plan.kernels, compiled):
+            lowered = c.lowered
+            kernels.append(replace(k, source=c.source))
+            steps.append(Step(
+                kernel=kernels[-1], fn=c.code, nodes=tuple(pos[id(n)] for n in k.nodes),
+                inputs=tuple(pos[id(n)] for n in k.inputs),
+                outputs=tuple(pos[id(n)] for n in k.outputs),
+                params=np.array(lowered.params if lowered else (), dtype=np.int64),
+                consts=tuple((pos[id(n)], part) for n, part in lowered.consts) if lowered else (),
+                layout=lowered.const_layout if lowered else (),
+                checks=tuple((pos[id(n)], j) for n, j in lowered.checks) if lowered else (),
+                fp=bool(lowered.kernel.fp) if lowered else False,
+                fp_outputs=lowered.kernel.fp_outputs if lowered else False,
+            ))  # fmt: skip
+        _add_frees(steps, {pos[id(r)] for r in roots})
+        return Program(replace(plan, kernels=tuple(kernels)), tuple(steps))
 
 
-def _describe(plan: Plan) -> str:
-    """The plan without kernel sources (NUMLOOM_DEBUG=2)."""
-    return str(replace(plan, kernels=tuple(replace(k, source=None) for k in plan.kernels)))
-
-
-def _compile(k):
-    from ..compiler import compile_c
-    from ..lower import Unsupported, lower
-    from ..render import render
-
-    if k.kind == "kernel":  # kernels written in Python compile per launch (cpu_kernels.py)
-        from .cpu_kernels import source
-
-        return None, source(k), None
-    try:
-        lowered = lower(k)
-    except Unsupported as why:
-        if config.DEBUG >= 2:
-            print(f"numloom: {k.name} runs through NumPy: {why}", file=sys.stderr)
-        return None, None, None
-    # The C symbol comes from the body's hash: kernels computing the same thing in different
-    # plans (each sweep of a loop) share one source text, so they compile once.
-    body = render(replace(lowered.kernel, name="KERNEL"))
-    symbol = "nl_" + hashlib.sha256(body.encode()).hexdigest()[:16]
-    source = body.replace("KERNEL", symbol)
-    if config.DEBUG >= 3:
-        print(f"numloom: kernel IR of {k.name}:\n{lowered.kernel}", file=sys.stderr)
-    library = compile_c(source, name_hint=symbol, symbol=symbol)
-    fn = getattr(library, symbol)
-    fn.restype = None
-    fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
-    return fn, source, lowered
+TARGET = _Target()
+_programs = TARGET.plans
 
 
 def _add_frees(steps: list, keep: set) -> None:
@@ -247,20 +242,13 @@ def plan(roots: list) -> Plan:
     """The plan (with kernel sources and nodes) that evaluating ``roots`` runs."""
     order = toposort(roots)
     program_for(order, roots)  # (compiled and cached as an evaluation would)
-    return _build(order, roots).plan  # (its kernels come from the compile cache)
+    return pipeline.build(order, roots, "cpu", TARGET).plan  # (kernels: from the compile cache)
 
 
 def program_for(order: list, roots: list, device: str = "cpu", signature=None) -> Program:
     """The compiled program evaluating ``roots`` (cached by the DAG's structure, without the
     DAG's nodes: ``schedule.skeleton``)."""
-    key = (_compiler_ready(), signature or structure_key(order, roots)[1])
-    program = _programs.get(key)
-    if program is None:
-        program = _build(order, roots)
-        program = _programs.put(key, program)
-    else:
-        count("plan_cache_hits")
-    return program
+    return pipeline.program(order, roots, "cpu", TARGET, signature)
 
 
 def run(roots: list, device: str = "cpu") -> dict:
@@ -368,7 +356,7 @@ def positions(order: list) -> dict:
 
 def _constants(step: Step, order: list) -> bytes:
     """The constant block: each constant's bytes at its offset (8-byte aligned block)."""
-    from ..lower import const_value
+    from ..compile.lower import const_value
 
     nodes = tuple([order[p] for p, _ in step.consts])
     memo = step.memo

@@ -12,9 +12,9 @@ import ctypes
 
 import numpy as np
 
-from ..dag import Op
-from ..realize import DataError
-from ..render import arguments
+from ..compile.render import arguments
+from ..core.dag import Op
+from ..core.realize import DataError
 from .cpu import POOL
 
 
@@ -77,7 +77,7 @@ def _writable(order, values, blocks, step, q: int, donated: bool, taken: set):
 def _compiled(spec):
     fn = spec.compiled.get("cpu")
     if fn is None:
-        from ..compiler import compile_c
+        from ..compile.compiler import compile_c
 
         symbol, text = spec.source("c")
         fn = getattr(compile_c(text, name_hint=symbol, symbol=symbol), symbol)

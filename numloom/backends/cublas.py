@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..blas import OP_N, OP_T, blas_matrix
+from ..compile.blas import OP_N, OP_T, blas_matrix
 
 _DEFAULT_MATH, _TF32_MATH = 0, 3  # cublasMath_t
 _FUNCTIONS = {"f": "sgemm_strided_batched", "d": "dgemm_strided_batched",

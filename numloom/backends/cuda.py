@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import hashlib
 import itertools
 import math
 import sys
@@ -22,13 +21,14 @@ from functools import partial
 
 import numpy as np
 
-from .. import config, fperrors
-from ..dag import Op, node, structure, structure_key, toposort
-from ..device import CudaError, OutOfMemoryError
-from ..lower import const_value
-from ..realize import Buffer, PlanCache, count
-from ..render_cuda import NARROW, has_narrow
-from ..schedule import Plan, schedule
+from ..compile import pipeline
+from ..compile.lower import const_value
+from ..compile.render_cuda import NARROW, has_narrow
+from ..compile.schedule import Plan
+from ..core import config, fperrors
+from ..core.dag import Op, node, structure, toposort
+from ..core.device import CudaError, OutOfMemoryError
+from ..core.realize import Buffer, count
 from . import cublas, reference
 from .cpu import positions
 from .cuda_graph import Launch, run_eagerly, run_segment
@@ -105,7 +105,7 @@ def _create(device: str) -> _Device:
         major, minor = dev.compute_capability
         sms = dev.properties.multiprocessor_count
         state = _devices[device] = _Device(dev, dev.create_stream(), f"sm_{major}{minor}", sms)
-        from .. import realize
+        from ..core import realize
 
         realize._devices_used.add(device)  # np.sync() waits for it, whatever ran there
         _load_pipeline(state.arch)
@@ -119,7 +119,7 @@ def _load_pipeline(arch: str) -> None:
     """Load what every first evaluation needs with the context, not inside the user's first
     call: numloom's compiler modules, the graph runner and NVRTC (which the compile cache's
     keys name)."""
-    from .. import compiler, lower, render_cuda  # noqa: F401
+    from ..compile import compiler, lower, render_cuda  # noqa: F401
     from . import cuda_graph  # noqa: F401
 
     try:
@@ -360,7 +360,7 @@ def declared_arguments(ir) -> tuple:
     """(how many sizes, which constants by offset) the rendered CUDA signature of kernel ``ir``
     declares: sizes and constants its code never reads are left out of it, so they must be
     left out of the launch's arguments too (the arguments after them would shift)."""
-    from ..render_cuda import kernel_constants, kernel_params
+    from ..compile.render_cuda import kernel_constants, kernel_params
 
     return kernel_params(ir), tuple(off for off, _ in kernel_constants(ir))
 
@@ -406,7 +406,63 @@ _tokens = itertools.count(1)
 
 
 PLAN_CACHE_SIZE = 1024  # programs kept (least recently used dropped first)
-_programs = PlanCache(lambda: PLAN_CACHE_SIZE)
+
+
+class _Target(pipeline.Target):
+    """The GPU's part of the pipeline: CUDA C++ compiled by NVRTC and loaded with cuda.core,
+    launched as CUDA graphs by ``execute``."""
+
+    name = "cuda"
+    plans = pipeline.PlanCache(lambda: PLAN_CACHE_SIZE)
+
+    def special(self, k, device: str):
+        if k.kind == "library":  # matmul: cuBLAS
+            return pipeline.Compiled()
+        if k.kind == "kernel":  # kernels written in Python compile per launch (cuda_kernels.py)
+            return pipeline.Compiled(source=k.outputs[0].arg[0].kernel.source("cuda")[1])
+        return None
+
+    def render(self, ir) -> tuple:
+        return _source(ir)
+
+    def load(self, source: str, symbol: str, device: str):
+        # no functions where CUDA is not usable: the plan is only shown
+        # (``numloom.explain(..., target="cuda")``)
+        return _load(source, symbol, device) if _usable() else None
+
+    def program(self, plan: Plan, compiled: list, order: list, roots: list, device: str):
+        pos = {id(n): i for i, n in enumerate(order)}
+        steps, kernels = [], []
+        for k, c in zip(plan.kernels, compiled):
+            lowered = c.lowered
+            kernels.append(replace(k, source=c.source))
+            steps.append(Step(
+                kernel=kernels[-1], functions=c.code or {},
+                ir=lowered.kernel if lowered else None, nodes=tuple(pos[id(n)] for n in k.nodes),
+                inputs=tuple(pos[id(n)] for n in k.inputs),
+                outputs=tuple(pos[id(n)] for n in k.outputs),
+                params=tuple(lowered.params) if lowered else (),
+                consts=tuple((pos[id(n)], part) for n, part in lowered.consts) if lowered else (),
+                layout=tuple(lowered.const_layout) if lowered else (),
+                checks=tuple((pos[id(n)], j) for n, j in lowered.checks) if lowered else (),
+                declared=declared_arguments(lowered.kernel) if lowered else (0, ()),
+                in_graph=k.kind == "kernel" and not k.outputs[0].arg[0].kernel.ir.checks,
+                fp=bool(lowered.kernel.fp) if lowered else False,
+                fp_outputs=lowered.kernel.fp_outputs if lowered else False,
+            ))  # fmt: skip
+        waits = [[] for _ in steps]
+        for i, j in plan.dependencies():
+            waits[j].append(i)
+        segments = _segments(steps)
+        frees = _frees(steps, segments, {pos[id(r)] for r in roots})
+        return Program(replace(plan, kernels=tuple(_explain_splits(kernels, steps))),
+                       tuple(steps), segments, tuple(map(tuple, waits)), frees=frees,
+                       roots=tuple(pos[id(r)] for r in roots),
+                       reuse=_reuse(steps, segments, waits, frees, order))  # fmt: skip
+
+
+TARGET = _Target()
+_programs = TARGET.plans
 
 
 def plan(roots: list, device: str = "cuda:0") -> Plan:
@@ -418,49 +474,11 @@ def plan(roots: list, device: str = "cuda:0") -> Plan:
 
 def _program(order: list, roots: list, device: str, signature=None) -> Program:
     """The program evaluating ``roots``, cached by the DAG's structure without its nodes."""
-    key = (device, signature or structure_key(order, roots)[1])
-    program = _programs.get(key)
-    if program is None:
-        program = _build(order, roots, device)
-        program = _programs.put(key, program)
-    else:
-        count("plan_cache_hits")
-    return program
+    return pipeline.program(order, roots, device, TARGET, signature)
 
 
 def _build(order: list, roots: list, device: str) -> Program:
-    plan = schedule(roots, device, order)
-    pos = {id(n): i for i, n in enumerate(order)}
-    steps, kernels = [], []
-    for k in plan.kernels:
-        functions, source, lowered = _compile(k, device)
-        kernels.append(replace(k, source=source))
-        steps.append(Step(
-            kernel=kernels[-1], functions=functions, ir=lowered.kernel if lowered else None,
-            nodes=tuple(pos[id(n)] for n in k.nodes),
-            inputs=tuple(pos[id(n)] for n in k.inputs),
-            outputs=tuple(pos[id(n)] for n in k.outputs),
-            params=tuple(lowered.params) if lowered else (),
-            consts=tuple((pos[id(n)], part) for n, part in lowered.consts) if lowered else (),
-            layout=tuple(lowered.const_layout) if lowered else (),
-            checks=tuple((pos[id(n)], j) for n, j in lowered.checks) if lowered else (),
-            declared=declared_arguments(lowered.kernel) if lowered else (0, ()),
-            in_graph=k.kind == "kernel" and not k.outputs[0].arg[0].kernel.ir.checks,
-            fp=bool(lowered.kernel.fp) if lowered else False,
-            fp_outputs=lowered.kernel.fp_outputs if lowered else False,
-        ))  # fmt: skip
-    waits = [[] for _ in steps]
-    for i, j in plan.dependencies():
-        waits[j].append(i)
-    segments = _segments(steps)
-    frees = _frees(steps, segments, {pos[id(r)] for r in roots})
-    program = Program(replace(plan, kernels=tuple(_explain_splits(kernels, steps))),
-                      tuple(steps), segments, tuple(map(tuple, waits)), frees=frees,
-                      roots=tuple(pos[id(r)] for r in roots),
-                      reuse=_reuse(steps, segments, waits, frees, order))  # fmt: skip
-    if config.DEBUG >= 2:
-        print(str(program.plan), file=sys.stderr)
-    return program
+    return pipeline.build(order, roots, device, TARGET)
 
 
 def _on_gpu(step: Step) -> bool:
@@ -500,38 +518,14 @@ def _explain_splits(kernels: list, steps: list) -> list:
     return out
 
 
-def _compile(k, device: str):
-    """(functions, CUDA source, lowered kernel) of plan kernel ``k``; no functions for a kernel
-    with no CUDA code (it runs on the host) or on a machine where CUDA is not usable (the plan
-    is only shown: ``numloom.explain(..., target="cuda")``)."""
-    from ..lower import Unsupported, lower
-
-    if k.kind == "library":
-        return {}, None, None
-    if k.kind == "kernel":  # kernels written in Python compile per launch (cuda_kernels.py)
-        return {}, k.outputs[0].arg[0].kernel.source("cuda")[1], None
-    try:
-        lowered = lower(k)
-    except Unsupported as why:
-        if config.DEBUG >= 2:
-            print(f"numloom: {k.name} runs on the host: {why}", file=sys.stderr)
-        return {}, None, None
-    source, symbol = _source(replace(lowered.kernel, name="KERNEL"))
-    if not _usable():
-        return {}, source, lowered
-    return _load(source, symbol, device), source, lowered
-
-
 @functools.lru_cache(maxsize=4096)
 def _source(ir) -> tuple:
     """(CUDA source, symbol) of kernel ``ir`` (named KERNEL; IRs are frozen, so hashable):
     rendered once per IR, so the same code over arrays of other sizes (the same IR: sizes are
     its parameters) renders nothing."""
-    from ..render_cuda import render_cuda
+    from ..compile.render_cuda import render_cuda
 
-    body = render_cuda(ir)
-    symbol = "nl_" + hashlib.sha256(body.encode()).hexdigest()[:16]
-    return body.replace("KERNEL", symbol), symbol
+    return pipeline.symbol_of(render_cuda(ir))
 
 
 def _load(source: str, symbol: str, device: str) -> dict:
@@ -540,7 +534,7 @@ def _load(source: str, symbol: str, device: str) -> dict:
     their graphs are one)."""
     from cuda.core import ObjectCode
 
-    from ..compiler import compile_cuda, cuda_code_kind
+    from ..compile.compiler import compile_cuda, cuda_code_kind
 
     state = _get(device)
     functions = state.functions.get(symbol)
@@ -1063,7 +1057,7 @@ def _gemm_recipe(step: Step, order: list) -> tuple:
 def _operand(n, order: list, step: Step):
     """A matmul operand as (cublas.Operand, the position of the array under it): a computed
     array, or a view of one (a transpose, a broadcast batch)."""
-    from ..dag import contiguous_strides
+    from ..core.dag import contiguous_strides
     from .cublas import Operand
 
     pos = {id(order[p]): p for p in step.inputs}

@@ -23,7 +23,7 @@ arguments).
 
 from __future__ import annotations
 
-from ..realize import count
+from ..core.realize import count
 
 
 class Launch:

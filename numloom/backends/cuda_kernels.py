@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dag import Op
-from ..realize import Buffer, DataError
-from ..render_cuda import user_kernel_signature
+from ..compile.render_cuda import user_kernel_signature
+from ..core.dag import Op
+from ..core.realize import Buffer, DataError
 from . import cuda as backend
 
 
@@ -115,7 +115,7 @@ def _copy_launch(old, new, device: str, deps: tuple):
     if fn is None:
         from cuda.core import ObjectCode
 
-        from ..compiler import compile_cuda, cuda_code_kind
+        from ..compile.compiler import compile_cuda, cuda_code_kind
 
         code = compile_cuda(_COPY, state.arch, name_hint="nl_copy_bytes")
         module = (ObjectCode.from_cubin(code) if cuda_code_kind(code) == "cubin"
@@ -155,7 +155,7 @@ def _function(spec, device: str):
     if fn is None:
         from cuda.core import ObjectCode
 
-        from ..compiler import compile_cuda, cuda_code_kind
+        from ..compile.compiler import compile_cuda, cuda_code_kind
 
         symbol, text = spec.source("cuda")
         code = compile_cuda(text, state.arch, name_hint=symbol)

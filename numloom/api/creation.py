@@ -1,0 +1,370 @@
+"""Array creation: host data in, constants, ranges and grids.
+
+Constants (``zeros``, ``full``) are a broadcast 0-d CONST: they take no memory until something
+is written into them or they are evaluated; ``arange`` is an IOTA node.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+
+import numpy as _np
+
+from ..core.array import (
+    _check_dtype,
+    _device_name,
+    array_result,
+    asarray,
+    from_host,
+    ndarray,
+    result,
+)
+from ..core.dag import Op, View, node
+from ..core.device import get_device
+from .ufuncs import scalar_node
+
+_NO_VALUE = _np._NoValue
+
+
+_MAX_DIM = _np.iinfo(_np.intp).max
+
+
+def _shape_arg(shape) -> tuple:
+    """``shape`` as a tuple of ints, with NumPy's errors for bad shapes."""
+    try:
+        try:
+            dims = (operator.index(shape),)
+        except TypeError:
+            dims = tuple(operator.index(s) for s in shape)
+    except TypeError:
+        dims = None
+    if dims is None or any(not 0 <= s <= _MAX_DIM for s in dims):
+        _np.empty(shape, _np.int8)  # NumPy's error (never allocates: the shape is invalid)
+    return dims
+
+
+def _dtype_arg(dtype, default=float) -> _np.dtype:
+    dtype = _np.dtype(default if dtype is None else dtype)
+    _check_dtype(dtype)
+    return dtype
+
+
+def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None) -> ndarray:
+    """A new array of ``shape`` filled with ``fill_value`` (dtype inferred as NumPy does)."""
+    shape = _shape_arg(shape)
+    if isinstance(fill_value, ndarray):
+        fill_value = fill_value.get()
+    if dtype is None:
+        dtype = _np.array(fill_value).dtype
+    dtype = _dtype_arg(dtype)
+    if _np.ndim(fill_value) != 0:
+        return from_host(_np.full(shape, fill_value, dtype), _device_name(device))
+    _np.full((), fill_value, dtype)  # NumPy's errors for values the dtype cannot hold
+    check_allocation(shape, dtype, _device_name(device) or get_device())
+    value = scalar_node(fill_value, dtype)
+    n = node(Op.VIEW, (value,), View(shape, (0,) * len(shape), 0), shape, dtype)
+    return in_order(array_result(n if shape else value, _device_name(device)), order)
+
+
+def in_order(a: ndarray, order, like=None) -> ndarray:
+    """``a``, a new C-ordered array, laid out as ``order`` asks: 'F' in Fortran order (a view
+    with Fortran strides of the values stored transposed), 'A' and 'K' as ``like`` is laid out
+    (Fortran order when it is F- but not C-contiguous)."""
+    if order is None or order in ("C", "c") or a.ndim < 2:
+        return a
+    if order in ("A", "a", "K", "k"):
+        if like is None or not like.flags.f_contiguous or like.flags.c_contiguous:
+            return a
+    elif order not in ("F", "f"):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got '{order}')")
+    from .shapes import transpose
+
+    return transpose(array_result(transpose(a)._node(), a.device))
+
+
+def zeros(shape, dtype=float, order="C", *, device=None, like=None) -> ndarray:
+    return full(shape, 0, _dtype_arg(dtype), order, device=device)
+
+
+def ones(shape, dtype=None, order="C", *, device=None, like=None) -> ndarray:
+    return full(shape, 1, _dtype_arg(dtype), order, device=device)
+
+
+def empty(shape, dtype=float, order="C", *, device=None, like=None) -> ndarray:
+    """Like NumPy's ``empty``; numloom's empty arrays hold zeros."""
+    return zeros(shape, dtype, order, device=device)
+
+
+# Arrays smaller than this are taken to fit; a larger one is tried by NumPy first.
+PROBE_BYTES = 1 << 30
+
+
+def check_allocation(shape: tuple, dtype, device: str) -> None:
+    """NumPy's error at the call for an array that cannot exist: ``ValueError`` past the
+    largest size, ``MemoryError`` (NumPy's own, with its message) where the memory cannot be
+    had. numloom allocates later, at the sync; NumPy itself tries a large allocation here
+    (reserved, never touched, so it costs no memory) and a GPU array is checked against the
+    device's memory."""
+    nbytes = math.prod(shape) * _np.dtype(dtype).itemsize
+    if nbytes < PROBE_BYTES:
+        return
+    if device == "cpu" or nbytes >= 1 << 63:
+        _np.empty(shape, dtype)  # NumPy's ValueError or MemoryError, raised at the call
+        return
+    from ..core.device import load_backend as load
+
+    backend = load("cuda")
+    total = backend.device_memory(device)
+    if total is not None and nbytes > total:
+        gib = lambda b: _np.format_float_positional(b / 2**30, 3)  # noqa: E731
+        raise backend.OutOfMemoryError(
+            f"Unable to allocate {gib(nbytes)} GiB for an array with shape {tuple(shape)} and "
+            f"data type {_np.dtype(dtype)} on {device}, which has {gib(total)} GiB"
+        )
+
+
+def _like_args(a, dtype, shape):
+    a = asarray(a)
+    return (a.shape if shape is None else shape), (a.dtype if dtype is None else dtype), a.device
+
+
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None) -> ndarray:
+    shape, dtype, dev = _like_args(a, dtype, shape)
+    return in_order(full(shape, 0, dtype, device=device or dev), order, _prototype(a))
+
+
+def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None) -> ndarray:
+    shape, dtype, dev = _like_args(a, dtype, shape)
+    return in_order(full(shape, 1, dtype, device=device or dev), order, _prototype(a))
+
+
+def empty_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None) -> ndarray:
+    shape, dtype, dev = _like_args(a, dtype, shape)
+    return in_order(full(shape, 0, dtype, device=device or dev), order, _prototype(a))
+
+
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    shape, dtype, dev = _like_args(a, dtype, shape)
+    return in_order(full(shape, fill_value, dtype, device=device or dev), order, _prototype(a))
+
+
+def _prototype(a):
+    """What a ``*_like`` function's 'K' order follows: ``a``'s layout, if it has one."""
+    return a if hasattr(a, "flags") else None
+
+
+def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
+    """A numloom array from any array-like (a new array unless ``copy`` allows sharing)."""
+    if isinstance(obj, ndarray):
+        out = _array_from_numloom(obj, dtype, copy)
+    elif isinstance(obj, (list, tuple)) and any(isinstance(x, ndarray) for x in _flat_items(obj)):
+        out = _array_of_arrays(obj)
+        out = out if dtype is None else out.astype(dtype, copy=False)
+    else:  # NumPy converts (and raises for copy=False where it would have to copy)
+        host = _np.array(obj, dtype=dtype, copy=None if copy else False, ndmin=ndmin)
+        out = asarray(host)  # always a copy of the host data
+    if out.ndim < ndmin:
+        out = out.reshape((1,) * (ndmin - out.ndim) + out.shape)
+    if order not in ("C", "c", None) and out.ndim > 1 and (copy or out is not obj):
+        out = in_order(out if out is not obj else out.copy(), order, _prototype(obj))
+    return out
+
+
+_NO_COPY = (
+    "Unable to avoid copy while creating an array as requested.\n"
+    "If using `np.array(obj, copy=False)` replace it with `np.asarray(obj)` to allow a copy "
+    "when needed (no behavior change in NumPy 1.x).\n"
+    "For more details, see https://numpy.org/devdocs/numpy_2_0_migration_guide.html"
+    "#adapting-to-changes-in-the-copy-keyword."
+)
+
+
+def _flat_items(obj):
+    for x in obj:
+        if isinstance(x, (list, tuple)):
+            yield from _flat_items(x)
+        else:
+            yield x
+
+
+def _array_from_numloom(a: ndarray, dtype, copy) -> ndarray:
+    if dtype is not None and _np.dtype(dtype) != a.dtype:
+        if copy is False:
+            raise ValueError(_NO_COPY)
+        return a.astype(dtype)
+    return a.copy() if copy else a
+
+
+def _array_of_arrays(items) -> ndarray:
+    """``array([a, b, ...])`` of numloom arrays (or nested lists of them): one lazy CONCAT."""
+    from ..core.views import reshape_array
+
+    parts = [array(x) for x in items]
+    shape = parts[0].shape
+    if any(p.shape != shape for p in parts):
+        from .fallback import to_numpy
+
+        return asarray(_np.array(to_numpy(items)))  # NumPy's error for ragged input
+    dtype = _np.result_type(*(p.dtype for p in parts))
+    srcs = tuple(reshape_array(p.astype(dtype, copy=False), (1,) + shape)._node() for p in parts)
+    n = node(Op.CONCAT, srcs, 0, (len(parts),) + shape, dtype)
+    return result(n, parts[0].device)
+
+
+def asnumpy(a, stream=None, order="C", out=None) -> _np.ndarray:
+    """``a`` as a NumPy array on the host; NumPy arrays and scalars are accepted as CuPy does."""
+    if isinstance(a, ndarray):
+        return a.get(out=out)
+    host = _np.asarray(a, order=order)
+    if out is not None:
+        out[...] = host
+        return out
+    return host
+
+
+def ascontiguousarray(a, dtype=None, *, like=None) -> ndarray:
+    a = asarray(a, dtype=dtype)
+    if a.ndim == 0:
+        return a.reshape((1,))
+    return a if a._view.is_contiguous() else a.copy()
+
+
+def copy(a, order="K", subok=False) -> ndarray:
+    """A new array with ``a``'s current values: a new storage whose first version is ``a``'s
+    value node, so later writes to either one leave the other as it is."""
+    a = asarray(a)
+    return in_order(array_result(a._node(), a.device), order, a)
+
+
+def asfortranarray(a, dtype=None, *, like=None) -> ndarray:
+    """``a`` in Fortran order (itself when it already is)."""
+    a = asarray(a, dtype=dtype)
+    if a.ndim < 2 or a.flags.f_contiguous:
+        return a if a.ndim else a.reshape((1,))
+    return in_order(array_result(a._node(), a.device), "F")
+
+
+def arange(start=_NO_VALUE, stop=None, step=None, dtype=None, *, device=None, like=None):
+    """Evenly spaced values in [start, stop), with NumPy's length, dtype and errors."""
+    if start is _NO_VALUE:  # arange(stop=5)
+        if stop is None:
+            raise TypeError("arange() requires stop to be specified.")
+        start, stop = stop, None
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    if _datetimes(start, stop, step, dtype):
+        _check_dtype(_np.dtype("M8"))  # NumPy's arange (numloom's namespace runs it)
+    _np.arange(start, start, step, dtype=dtype)  # NumPy's errors (step 0, bad types)
+    if not isinstance(stop, (int, float, complex, _np.generic)):
+        _np.arange(stop, stop, step, dtype=dtype)
+    out_dtype = _np.dtype(dtype) if dtype is not None else _arange_dtype(start, stop, step)
+    _check_dtype(out_dtype)
+    length = _arange_length(start, stop, step)
+    if out_dtype.kind == "b" and length > 2:
+        _np.arange(start, stop, step, dtype=out_dtype)  # NumPy's error: bools count to 2
+    target = _device_name(device) or get_device()
+    check_allocation((length,), out_dtype, target)
+    n = node(Op.IOTA, (), (start, stop, step), (length,), out_dtype)
+    return result(n, target)
+
+
+def _datetimes(start, stop, step, dtype) -> bool:
+    """Whether arange counts datetimes or timedeltas (which numloom arrays do not hold)."""
+    if dtype is not None and _np.dtype(dtype).kind in "mM":
+        return True
+    return any(isinstance(v, (_np.datetime64, _np.timedelta64, str)) for v in (start, stop, step))
+
+
+def _arange_dtype(start, stop, step) -> _np.dtype:
+    """NumPy's arange picks the default int, float or complex type whatever the scalar types;
+    Python ints beyond int64 make it use objects (numloom cannot hold those)."""
+    values = [v.item() if isinstance(v, _np.generic) else v for v in (start, stop, step)]
+    if any(type(v) is int and not -(2**63) <= v < 2**63 for v in values):
+        return _np.dtype(object)
+    return _np.result_type(*values)
+
+
+def _arange_length(start, stop, step) -> int:
+    """NumPy's length: ``ceil((stop - start) / step)`` in the scalars' own arithmetic; for
+    complex values the smaller of the real and imaginary parts' lengths."""
+    delta = (stop - start) / step
+    parts = (delta.real, delta.imag) if isinstance(delta, complex) else (delta,)
+    length = None
+    for part in parts:
+        if math.isnan(part):
+            raise ValueError("arange: cannot compute length")
+        if math.isinf(part) or math.ceil(part) > _MAX_DIM:
+            raise ValueError("Maximum allowed size exceeded")
+        n = builtins.max(math.ceil(part), 0)
+        if part == 0 and stop != start and not isinstance(delta, complex):
+            # a step beyond the range: [start] forwards, nothing backwards
+            n = 0 if math.copysign(1.0, part) < 0 else 1
+        length = n if length is None else builtins.min(length, n)
+    return length
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *,
+             device=None):  # fmt: skip
+    host = _np.linspace(_host(start), _host(stop), num, endpoint, retstep, dtype, axis)
+    if retstep:
+        return from_host(host[0], _device_name(device)), host[1]
+    return from_host(host, _device_name(device))
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    return from_host(_np.logspace(_host(start), _host(stop), num, endpoint, base, dtype, axis))
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    return from_host(_np.geomspace(_host(start), _host(stop), num, endpoint, dtype, axis))
+
+
+def _host(x):
+    return x.get() if isinstance(x, ndarray) else x
+
+
+def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None) -> ndarray:
+    """Ones on the k-th diagonal: ``where(j - i == k)`` over two IOTAs, NumPy's checks first."""
+    from .numpy_api import equal, subtract
+
+    M = N if M is None else M
+    blank = full(_shape_arg((N, M)), 0, _dtype_arg(dtype), device=device)
+    if k >= M:  # NumPy returns before it looks at k
+        return blank
+    k = operator.index(k)
+    rows = arange(N, device=device).reshape(N, 1)
+    cols = arange(M, device=device).reshape(1, M)
+    return equal(subtract(cols, rows), k).astype(blank.dtype)
+
+
+def identity(n, dtype=None, *, like=None) -> ndarray:
+    return eye(n, dtype=dtype)
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """Coordinate matrices from coordinate vectors, as NumPy's (broadcast views unless copy)."""
+    from .shapes import broadcast_arrays
+
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    ndim = len(xi)
+    grids = []
+    for k, x in enumerate(xi):
+        shape = [1] * ndim
+        shape[k] = -1
+        grids.append(asarray(x).reshape(shape))
+    if indexing == "xy" and ndim > 1:
+        grids[0] = grids[0].reshape((1, -1) + (1,) * (ndim - 2))
+        grids[1] = grids[1].reshape((-1, 1) + (1,) * (ndim - 2))
+    if not sparse:
+        grids = broadcast_arrays(*grids)
+    if copy:
+        grids = tuple(g.copy() for g in grids)
+    return _MESHGRID_TYPE(grids) if sparse and not copy else tuple(grids)
+
+
+# What NumPy's meshgrid(sparse=True, copy=False) returns: a list before NumPy 2.5, a tuple since.
+_MESHGRID_TYPE = type(_np.meshgrid(_np.zeros(1), sparse=True, copy=False))

@@ -1,0 +1,175 @@
+"""``ndarray.flags``: NumPy's flags object for numloom arrays (attribute and item access, and
+the writeable flag that makes an array refuse writes)."""
+
+from __future__ import annotations
+
+from ..core.dag import prod
+
+# NumPy's keys and abbreviations -> the attribute each names
+_KEYS = {
+    "C_CONTIGUOUS": "c_contiguous", "C": "c_contiguous", "CONTIGUOUS": "c_contiguous",
+    "F_CONTIGUOUS": "f_contiguous", "F": "f_contiguous", "FORTRAN": "f_contiguous",
+    "OWNDATA": "owndata", "O": "owndata", "WRITEABLE": "writeable", "W": "writeable",
+    "ALIGNED": "aligned", "A": "aligned", "WRITEBACKIFCOPY": "writebackifcopy",
+    "X": "writebackifcopy", "BEHAVED": "behaved", "B": "behaved", "CARRAY": "carray",
+    "CA": "carray", "FARRAY": "farray", "FA": "farray", "FNC": "fnc", "FORC": "forc",
+}  # fmt: skip
+_SETTABLE = {"WRITEABLE", "W", "ALIGNED", "A", "WRITEBACKIFCOPY", "X"}
+
+
+def _contiguous(view, reverse: bool) -> bool:
+    if prod(view.shape) <= 1:
+        return True
+    expected = 1
+    pairs = list(zip(view.shape, view.strides))
+    for n, s in pairs if reverse else reversed(pairs):
+        if n == 1:
+            continue
+        if s != expected:
+            return False
+        expected *= n
+    return True
+
+
+class flagsobj:
+    """The flags of one numloom array, as ``numpy.ndarray.flags`` gives them."""
+
+    __slots__ = ("_array",)
+
+    def __init__(self, array):
+        self._array = array
+
+    @property
+    def c_contiguous(self) -> bool:
+        return _contiguous(self._array._view, reverse=False)
+
+    @property
+    def f_contiguous(self) -> bool:
+        return _contiguous(self._array._view, reverse=True)
+
+    fortran = f_contiguous
+
+    @property
+    def owndata(self) -> bool:
+        return self._array._identity
+
+    @property
+    def writeable(self) -> bool:
+        return not self._array._readonly
+
+    @writeable.setter
+    def writeable(self, value) -> None:
+        self._array._readonly = not value
+
+    @property
+    def aligned(self) -> bool:
+        return True
+
+    @aligned.setter
+    def aligned(self, value) -> None:
+        if not value:
+            raise ValueError("cannot set ALIGNED flag of a numloom array to False")
+
+    @property
+    def writebackifcopy(self) -> bool:
+        return False
+
+    @writebackifcopy.setter
+    def writebackifcopy(self, value) -> None:
+        if value:
+            raise ValueError("cannot set WRITEBACKIFCOPY flag to True of this array")
+
+    @property
+    def behaved(self) -> bool:
+        return self.aligned and self.writeable
+
+    @property
+    def carray(self) -> bool:
+        return self.behaved and self.c_contiguous
+
+    @property
+    def farray(self) -> bool:
+        return self.behaved and self.f_contiguous and not self.c_contiguous
+
+    @property
+    def fnc(self) -> bool:
+        return self.f_contiguous and not self.c_contiguous
+
+    @property
+    def forc(self) -> bool:
+        return self.f_contiguous or self.c_contiguous
+
+    @property
+    def num(self) -> int:
+        bits = (self.c_contiguous, self.f_contiguous, self.owndata, False, False, False,
+                False, False, self.aligned, False, self.writeable, False, False,
+                self.writebackifcopy)  # fmt: skip
+        return sum(1 << k for k, on in enumerate(bits) if on)
+
+    def __getitem__(self, key):
+        name = _KEYS.get(key) if isinstance(key, str) else None
+        if name is None:
+            raise KeyError("Unknown flag")
+        return getattr(self, name)
+
+    def __setitem__(self, key, value) -> None:
+        if not isinstance(key, str) or key not in _SETTABLE:
+            raise KeyError("Unknown flag")
+        setattr(self, _KEYS[key], value)
+
+    def __eq__(self, other):
+        if not isinstance(other, flagsobj):
+            return NotImplemented
+        return all(self[k] == other[k] for k in ("C", "F", "O", "W", "A", "X"))
+
+    def __repr__(self) -> str:
+        return "".join(f"  {k} : {self[k]}\n" for k in (
+            "C_CONTIGUOUS", "F_CONTIGUOUS", "OWNDATA", "WRITEABLE", "ALIGNED",
+            "WRITEBACKIFCOPY"))  # fmt: skip
+
+
+class flatiter:
+    """``ndarray.flat``: the array's elements in C order, read, written and iterated as
+    NumPy's flat iterator (a write lands in the array's storage, so its views see it)."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, array):
+        self.base = array
+
+    def __len__(self) -> int:
+        return self.base.size
+
+    def __iter__(self):
+        return iter(self.base._host_view().flat)
+
+    def __getitem__(self, key):
+        from .numpy_api import ravel
+
+        a = self.base
+        if isinstance(key, tuple) and len(key) == 1:
+            key = key[0]
+        return ravel(a)[key]
+
+    def __setitem__(self, key, value) -> None:
+        import numpy
+
+        from ..core.array import ndarray
+        from .indexing import setitem
+
+        a = self.base
+        if a._readonly:
+            raise ValueError("assignment destination is read-only")
+        host = a.get()  # NumPy's flat assignment (values repeat), then the whole array back
+        host.flat[key] = numpy.asarray(value) if isinstance(value, ndarray) else value
+        setitem(a, Ellipsis, host)
+
+    def __array__(self, dtype=None, copy=None):
+        import numpy
+
+        return numpy.asarray(self.base.get().reshape(-1), dtype=dtype)
+
+    def copy(self):
+        from .numpy_api import ravel
+
+        return ravel(self.base).copy()

@@ -1,0 +1,353 @@
+"""``a[key]`` and ``a[key] = value``: basic indexing as views, advanced indexing as GATHER,
+writes as SCATTER (through a view) or SCATTER_AT (at gathered flat positions).
+
+NumPy itself checks every key, on a stand-in array that has the handle's shape and strides but
+no memory: its errors are NumPy's, and for basic indexing the stand-in's result *is* the new view
+(its shape, strides and data offset are read back).
+"""
+
+from __future__ import annotations
+
+import numpy as _np
+
+from ..core import realize
+from ..core.array import adopt_host, asarray, ndarray, operand, result
+from ..core.dag import Op, View, node, user_line
+from ..core.views import (
+    basic_view,
+    broadcast_node,
+    broadcast_shapes,
+    numpy_view,
+    transpose_view,
+    warn_if_first_write,
+)
+from . import writes
+
+
+def shape_str(shape: tuple) -> str:
+    """A shape as NumPy prints it in messages: ``(2,4)``, ``(3,)``."""
+    return "(" + ",".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _is_advanced(k) -> bool:
+    """NumPy's rule: arrays, sequences (tuples inside the key too) and booleans index by value
+    (a copy); integers, slices, None and Ellipsis index by view."""
+    return isinstance(k, (ndarray, _np.ndarray, list, tuple, range, bool, _np.bool_))
+
+
+class _BoolScalar:
+    """A boolean scalar index (``True``, a 0-d boolean array): NumPy adds a new axis of length
+    1 and picks index ``[0]`` (True) or ``[]`` (False) along it, as an advanced index."""
+
+    def __init__(self, value: bool):
+        self.value = bool(value)
+
+    def index(self) -> _np.ndarray:
+        return _np.zeros(int(self.value), _np.intp)
+
+
+def _normalize_key(key) -> tuple:
+    return key if isinstance(key, tuple) else (key,)
+
+
+def _view_key(key: tuple) -> tuple:
+    """The key with a trailing Ellipsis, so a full integer index gives a 0-d view, not a scalar."""
+    for k in key:
+        if k is Ellipsis:
+            return key
+    return key + (Ellipsis,)
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+_BASIC = (slice, int, type(None), type(Ellipsis))
+
+
+def getitem(a: ndarray, key):
+    key = key if isinstance(key, tuple) else (key,)
+    for k in key:
+        if type(k) not in _BASIC and _is_advanced(k):
+            if len(key) == 1 and a._storage.device == "cpu":
+                picked = _compact_now(a, k)
+                if picked is not None:
+                    return picked
+            return _advanced_getitem(a, key)
+    return basic_view(a, _view_key(key))
+
+
+def _compact_now(a: ndarray, mask):
+    """``a[mask]`` for a boolean array ``mask`` on the CPU, run now by NumPy on the evaluated
+    buffers: the mask's value is needed now anyway (it gives the result's shape), and NumPy's
+    compaction, adopted without a copy, is what a later gather kernel would do, less the
+    index arrays. None where that does not apply (the lazy path takes it)."""
+    if realize.TRACING:
+        return None
+    if isinstance(mask, ndarray):
+        if mask.dtype != _np.bool_ or mask._storage.device != "cpu":
+            return None
+        host_mask = mask._host_view()
+    elif type(mask) is _np.ndarray and mask.dtype == _np.bool_:
+        host_mask = mask
+    else:
+        return None
+    picked = a._host_view()[host_mask]  # NumPy's errors (a mask of the wrong shape)
+    return adopt_host(picked)
+
+
+def _host_index(k):
+    """An index entry NumPy can check: host arrays as they are, numloom arrays evaluated."""
+    if isinstance(k, ndarray):
+        return k.get() if not k._storage.pending or k.dtype == bool else None
+    return k
+
+
+def _validate(a: ndarray, key: tuple) -> tuple:
+    """Run the key on a stand-in to get NumPy's errors and result shape."""
+    entries = []
+    for k in key:
+        if isinstance(k, ndarray) and k._storage.pending and k.dtype != bool:
+            entries.append(_np.zeros(k.shape, k.dtype))  # bounds are checked when it runs
+        else:
+            entries.append(_host_index(k))
+    stand_in = _np.broadcast_to(_np.zeros((), _np.int8), a.shape)
+    return stand_in[tuple(entries)].shape
+
+
+def _expand(key: tuple, ndim: int) -> list:
+    """The key with Ellipsis replaced by full slices, bool arrays by their nonzero() and bool
+    scalars by ``_BoolScalar``."""
+    out = []
+    for k in key:
+        if isinstance(k, (list, tuple, range)):
+            k = _np.asarray(k)
+        if isinstance(k, (bool, _np.bool_)) or _is_bool_array(k) and k.ndim == 0:
+            out.append(_BoolScalar(k.get() if isinstance(k, ndarray) else k))
+        elif _is_bool_array(k):
+            host = k.get() if isinstance(k, ndarray) else k
+            out.extend(asarray(i.astype(_np.intp)) for i in _np.nonzero(host))
+        else:
+            out.append(k)
+    used = sum(1 for k in out if k is not None and k is not Ellipsis
+               and not isinstance(k, _BoolScalar))  # fmt: skip
+    ellipsis = [i for i, k in enumerate(out) if k is Ellipsis]
+    at = ellipsis[0] if ellipsis else len(out)
+    out[at : at + 1] = [slice(None)] * (ndim - used)
+    return out
+
+
+def _is_bool_array(k) -> bool:
+    return isinstance(k, (ndarray, _np.ndarray)) and k.dtype == bool
+
+
+def _split(entries: list) -> tuple:
+    """The basic key that keeps every advanced axis whole, and for each advanced index the
+    axis it has in that view, the axis of ``a`` it indexes (None for a new one) and the index."""
+    basic, advanced, axis = [], [], 0
+    for dim, k in enumerate(entries):
+        if k is None:
+            basic.append(None)
+        elif isinstance(k, _BoolScalar):
+            basic.append(None)
+            advanced.append((dim, None, k.index()))
+        elif isinstance(k, slice):
+            basic.append(k)
+            axis += 1
+        else:
+            basic.append(slice(None))
+            advanced.append((dim, axis, k))
+            axis += 1
+    return tuple(basic), advanced
+
+
+def _advanced_getitem(a: ndarray, key: tuple):
+    _validate(a, key)
+    basic, advanced = _split(_expand(key, a.ndim))
+    src = numpy_view(a, _np.ndarray.__getitem__, basic)._node()
+    dims = [d for d, _, _ in advanced]
+    where = user_line()
+    indices = [_index_node(k, a.device, axis, a.shape, where) for _, axis, k in advanced]
+    shape = broadcast_shapes(*[i.shape for i in indices])
+    if dims != list(range(dims[0], dims[0] + len(dims))):
+        order = dims + [d for d in range(src.ndim) if d not in dims]
+        src = node(Op.VIEW, (src,), transpose_view(View.contiguous(src.shape), tuple(order)),
+                   tuple(src.shape[d] for d in order), src.dtype)  # fmt: skip
+        a0 = 0
+    else:
+        a0 = dims[0]
+    out_shape = src.shape[:a0] + shape + src.shape[a0 + len(dims) :]
+    idx = tuple(broadcast_node(i, shape) for i in indices)
+    # The indices are checked now or normalized by _checked: this gather cannot fail.
+    return result(node(Op.GATHER, (src,) + idx, a0, out_shape, src.dtype), a.device)
+
+
+def _index_node(k, device, axis, shape: tuple, where):
+    """The index as an intp node; a pending one (not checked at the call) bounds-checked."""
+    if isinstance(k, ndarray):
+        n = k._node()
+    else:
+        n = asarray(_np.asarray(k), device=device)._node()
+    if n.dtype != _np.intp:
+        n = node(Op.CAST, (n,), None, n.shape, _np.intp)
+    if isinstance(k, ndarray) and k._storage.pending and axis is not None:
+        n = _checked(n, axis, shape[axis], where)
+    return n
+
+
+def _checked(n, axis: int, size: int, where):
+    """``n`` normalized to ``[0, size)`` by a GATHER from ``arange(size)`` seen as shape
+    ``(1,) * axis + (size,)``: its bounds check, when it runs, names ``axis`` of the indexed
+    array as NumPy does (the main GATHER's own axes are those of a transposed or expanded view).
+    """
+    lead = (1,) * axis
+    iota = node(Op.IOTA, (), (0, size, 1), (size,), _np.intp)
+    src = node(Op.VIEW, (iota,), View.contiguous(lead + (size,)), lead + (size,), _np.intp)
+    picked = node(Op.GATHER, (src, n), axis, lead + n.shape, _np.intp, where=where)
+    return node(Op.VIEW, (picked,), View.contiguous(n.shape), n.shape, _np.intp)
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+
+def setitem(a: ndarray, key, value) -> None:
+    if a._readonly:
+        raise ValueError("assignment destination is read-only")
+    warn_if_first_write(a)
+    key = _normalize_key(key)
+    advanced = any(_is_advanced(k) for k in key)
+    if advanced and _store_now(a, key, value):
+        return
+    if _is_element_key(a, key):
+        value = _element_value(value, a.dtype)
+    value = _value_operand(value, a.dtype, advanced)
+    if not advanced:
+        view = numpy_view(a, _np.ndarray.__getitem__, _view_key(key))._view
+        a._write(view, _value_node(value, view.shape, a.dtype, "input"))
+        return
+    full_mask = _is_full_mask(a, key)
+    if full_mask:
+        _check_mask_value_ndim(value)
+    if full_mask and _size(value) == 1:
+        mask = _mask_node(key[0])
+        kept = node(Op.MAP, (mask, _value_node(value, a.shape, a.dtype, "input"), a._node()),
+                    "where", a.shape, a.dtype)  # fmt: skip
+        a._write(a._view, kept)
+        return
+    positions = getitem(_positions(a), key)._node()
+    if full_mask and _size(value) != positions.size:
+        raise ValueError(f"NumPy boolean array indexing assignment cannot assign {_size(value)} "
+                         f"input values to the {positions.size} output values where the mask "
+                         f"is true")  # fmt: skip
+    values = _value_node(value, positions.shape, a.dtype, "indexing")
+    if positions.size:  # an empty selection writes nothing (and makes no new version)
+        a._write_at(positions, values)
+
+
+def _store_now(a: ndarray, key: tuple, value) -> bool:
+    """``a[key] = value`` with an advanced key on the CPU, run now by NumPy into a's buffer
+    (in place where a's storage alone holds it), when nothing it reads is pending: the write
+    then costs what it costs in NumPy, errors and casts included, and nothing is evaluated for
+    it. Returns False where that does not apply (the write is recorded lazily)."""
+    if realize.TRACING or a._storage.device != "cpu" or a._storage.pending:
+        return False
+    for x in key + (value,):
+        if isinstance(x, ndarray) and (x._storage.pending or x._storage.device != "cpu"):
+            return False
+        if isinstance(x, (list, tuple)) and any(isinstance(v, ndarray) for v in x):
+            return False
+    writes.run(_np.ndarray.__setitem__, (a, key, value), {}, written=(0,))
+    return True
+
+
+def _is_element_key(a: ndarray, key: tuple) -> bool:
+    """Whether ``key`` is an integer for every axis: NumPy then stores one element."""
+    if len(key) != a.ndim:
+        return False
+    for k in key:
+        if isinstance(k, (bool, _np.bool_, ndarray, _np.ndarray)) or not hasattr(k, "__index__"):
+            return False
+    return True
+
+
+def _element_value(value, dtype):
+    """The value of one element: a scalar as NumPy converts it (an array or list of any
+    dimension raises NumPy's error, whatever its size)."""
+    if isinstance(value, ndarray):
+        if value.ndim:
+            raise ValueError("setting an array element with a sequence.")
+        return value
+    holder = _np.zeros(1, dtype)
+    holder[0] = value
+    return holder[0]
+
+
+def _check_mask_value_ndim(value) -> None:
+    """NumPy's rule for ``a[mask] = value`` with a mask of a's shape: value is 0-d or 1-d."""
+    ndim = value.ndim if isinstance(value, ndarray) else 0
+    if ndim > 1:
+        raise TypeError(f"NumPy boolean array indexing assignment requires a 0 or 1-dimensional "
+                        f"input, input has {ndim} dimensions")  # fmt: skip
+
+
+def _value_operand(value, dtype, advanced: bool):
+    """The value to store, converted as NumPy does: a Python scalar, or each item of a list, is
+    checked into ``dtype`` (NaN or overflow into integers raise); a NumPy scalar too for a
+    basic key, while an advanced key casts it as an array (unsafely, as any array value)."""
+    if isinstance(value, ndarray):
+        return value
+    if isinstance(value, _np.generic) and advanced:
+        return asarray(value)
+    if isinstance(value, (bool, int, float, complex, str, bytes, _np.generic)):
+        holder = _np.zeros(1, dtype)
+        holder[0] = value  # NumPy's conversion and errors (NaN or overflow into integers)
+        return holder[0]
+    if isinstance(value, (list, tuple)):
+        return asarray(_np.asarray(value, dtype=dtype))  # NumPy converts each item the same way
+    return operand(value)
+
+
+def _size(x) -> int:
+    return x.size if isinstance(x, ndarray) else 1
+
+
+def _value_node(value, shape: tuple, dtype, what: str):
+    if isinstance(value, ndarray):
+        n = value._node()
+        vshape = n.shape
+        while len(vshape) > len(shape) and vshape[0] == 1:  # NumPy drops leading 1s
+            vshape = vshape[1:]
+        if broadcast_shapes(vshape, shape) != tuple(shape):
+            if what == "input":  # NumPy names the value's shape without its leading 1s
+                raise ValueError(f"could not broadcast input array from shape "
+                                 f"{shape_str(vshape)} into shape {shape_str(shape)}")  # fmt: skip
+            raise ValueError(f"shape mismatch: value array of shape {shape_str(n.shape)} could "
+                             f"not be broadcast to indexing result of shape {shape_str(shape)}")  # fmt: skip
+        if vshape != n.shape:
+            n = node(Op.VIEW, (n,), View.contiguous(vshape), vshape, n.dtype)
+        if n.dtype != dtype:
+            n = node(Op.CAST, (n,), None, n.shape, dtype)
+    else:
+        n = node(Op.CONST, (), _np.asarray(value, dtype)[()], (), dtype)
+    return broadcast_node(n, tuple(shape))
+
+
+def _is_full_mask(a: ndarray, key: tuple) -> bool:
+    """NumPy's single boolean index: one mask of a's shape (a list of bools is one too)."""
+    (k,) = key if len(key) == 1 else (None,)
+    if isinstance(k, list):
+        k = _np.asarray(k)
+    return _is_bool_array(k) and k.ndim > 0 and k.shape == a.shape
+
+
+def _mask_node(k):
+    return k._node() if isinstance(k, ndarray) else asarray(_np.asarray(k))._node()
+
+
+def _positions(a: ndarray) -> ndarray:
+    """An intp array shaped like ``a`` holding each element's flat index in a's storage (in
+    elements of a's dtype)."""
+    from ..core.views import view_node
+
+    size = a._base().size  # elements of a's dtype in its storage
+    iota = node(Op.IOTA, (), (0, size, 1), (size,), _np.intp)
+    return result(view_node(iota, a._view), a.device)

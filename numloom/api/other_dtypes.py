@@ -1,0 +1,241 @@
+"""numloom's functions on data of dtypes numloom arrays do not hold: NumPy's own.
+
+Arrays of datetimes, timedeltas, strings, bytes, structured records and objects stay NumPy
+arrays. A numloom function handed one (or asked for one: ``zeros(3, dtype="U5")``) meets it
+where it converts its arguments (``asarray`` raises ``OtherDtype``) and runs NumPy's function
+of the same name instead, on the host: neither counted nor warned about as a fallback, since
+nothing numloom could do is lost. The numloom namespace holds these versions; numloom's own
+code calls the plain ones.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as _np
+
+from ..core.array import OtherDtype
+from . import numpy_api as _api
+from .fallback import call_numpy_quietly
+
+
+def _passing(fn, numpy_fn):
+    """``fn``, which runs ``numpy_fn`` where it meets data of another dtype."""
+
+    @functools.wraps(fn)
+    def passing(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except OtherDtype:
+            return call_numpy_quietly(numpy_fn, args, kwargs)
+
+    return passing
+
+
+all = _passing(_api.all, _np.all)
+allclose = _passing(_api.allclose, _np.allclose)
+amax = _passing(_api.amax, _np.amax)
+amin = _passing(_api.amin, _np.amin)
+angle = _passing(_api.angle, _np.angle)
+any = _passing(_api.any, _np.any)
+append = _passing(_api.append, _np.append)
+arange = _passing(_api.arange, _np.arange)
+argmax = _passing(_api.argmax, _np.argmax)
+argmin = _passing(_api.argmin, _np.argmin)
+argwhere = _passing(_api.argwhere, _np.argwhere)
+around = _passing(_api.around, _np.around)
+array = _passing(_api.array, _np.array)
+array_equal = _passing(_api.array_equal, _np.array_equal)
+array_split = _passing(_api.array_split, _np.array_split)
+asarray = _passing(_api.asarray, _np.asarray)
+ascontiguousarray = _passing(_api.ascontiguousarray, _np.ascontiguousarray)
+astype = _passing(_api.astype, _np.astype)
+atleast_1d = _passing(_api.atleast_1d, _np.atleast_1d)
+atleast_2d = _passing(_api.atleast_2d, _np.atleast_2d)
+atleast_3d = _passing(_api.atleast_3d, _np.atleast_3d)
+average = _passing(_api.average, _np.average)
+broadcast_arrays = _passing(_api.broadcast_arrays, _np.broadcast_arrays)
+broadcast_to = _passing(_api.broadcast_to, _np.broadcast_to)
+clip = _passing(_api.clip, _np.clip)
+column_stack = _passing(_api.column_stack, _np.column_stack)
+concatenate = _passing(_api.concatenate, _np.concatenate)
+copy = _passing(_api.copy, _np.copy)
+count_nonzero = _passing(_api.count_nonzero, _np.count_nonzero)
+cumprod = _passing(_api.cumprod, _np.cumprod)
+cumsum = _passing(_api.cumsum, _np.cumsum)
+cumulative_prod = _passing(_api.cumulative_prod, _np.cumulative_prod)
+cumulative_sum = _passing(_api.cumulative_sum, _np.cumulative_sum)
+diagonal = _passing(_api.diagonal, _np.diagonal)
+diff = _passing(_api.diff, _np.diff)
+dot = _passing(_api.dot, _np.dot)
+dsplit = _passing(_api.dsplit, _np.dsplit)
+dstack = _passing(_api.dstack, _np.dstack)
+empty = _passing(_api.empty, _np.empty)
+empty_like = _passing(_api.empty_like, _np.empty_like)
+expand_dims = _passing(_api.expand_dims, _np.expand_dims)
+eye = _passing(_api.eye, _np.eye)
+fix = _passing(_api.fix, _np.fix)
+flatnonzero = _passing(_api.flatnonzero, _np.flatnonzero)
+flip = _passing(_api.flip, _np.flip)
+fliplr = _passing(_api.fliplr, _np.fliplr)
+flipud = _passing(_api.flipud, _np.flipud)
+full = _passing(_api.full, _np.full)
+full_like = _passing(_api.full_like, _np.full_like)
+geomspace = _passing(_api.geomspace, _np.geomspace)
+hsplit = _passing(_api.hsplit, _np.hsplit)
+hstack = _passing(_api.hstack, _np.hstack)
+identity = _passing(_api.identity, _np.identity)
+imag = _passing(_api.imag, _np.imag)
+inner = _passing(_api.inner, _np.inner)
+isclose = _passing(_api.isclose, _np.isclose)
+linspace = _passing(_api.linspace, _np.linspace)
+logspace = _passing(_api.logspace, _np.logspace)
+matmul = _passing(_api.matmul, _np.matmul)
+matrix_transpose = _passing(_api.matrix_transpose, _np.matrix_transpose)
+max = _passing(_api.max, _np.max)
+mean = _passing(_api.mean, _np.mean)
+meshgrid = _passing(_api.meshgrid, _np.meshgrid)
+min = _passing(_api.min, _np.min)
+moveaxis = _passing(_api.moveaxis, _np.moveaxis)
+nan_to_num = _passing(_api.nan_to_num, _np.nan_to_num)
+nonzero = _passing(_api.nonzero, _np.nonzero)
+ones = _passing(_api.ones, _np.ones)
+ones_like = _passing(_api.ones_like, _np.ones_like)
+outer = _passing(_api.outer, _np.outer)
+pad = _passing(_api.pad, _np.pad)
+permute_dims = _passing(_api.permute_dims, _np.permute_dims)
+prod = _passing(_api.prod, _np.prod)
+ptp = _passing(_api.ptp, _np.ptp)
+ravel = _passing(_api.ravel, _np.ravel)
+real = _passing(_api.real, _np.real)
+repeat = _passing(_api.repeat, _np.repeat)
+reshape = _passing(_api.reshape, _np.reshape)
+roll = _passing(_api.roll, _np.roll)
+rot90 = _passing(_api.rot90, _np.rot90)
+round = _passing(_api.round, _np.round)
+sinc = _passing(_api.sinc, _np.sinc)
+split = _passing(_api.split, _np.split)
+squeeze = _passing(_api.squeeze, _np.squeeze)
+stack = _passing(_api.stack, _np.stack)
+std = _passing(_api.std, _np.std)
+sum = _passing(_api.sum, _np.sum)
+swapaxes = _passing(_api.swapaxes, _np.swapaxes)
+take = _passing(_api.take, _np.take)
+tensordot = _passing(_api.tensordot, _np.tensordot)
+tile = _passing(_api.tile, _np.tile)
+trace = _passing(_api.trace, _np.trace)
+transpose = _passing(_api.transpose, _np.transpose)
+tril = _passing(_api.tril, _np.tril)
+triu = _passing(_api.triu, _np.triu)
+var = _passing(_api.var, _np.var)
+vdot = _passing(_api.vdot, _np.vdot)
+vsplit = _passing(_api.vsplit, _np.vsplit)
+vstack = _passing(_api.vstack, _np.vstack)
+where = _passing(_api.where, _np.where)
+zeros = _passing(_api.zeros, _np.zeros)
+zeros_like = _passing(_api.zeros_like, _np.zeros_like)
+
+__all__ = [
+    "all",
+    "allclose",
+    "amax",
+    "amin",
+    "angle",
+    "any",
+    "append",
+    "arange",
+    "argmax",
+    "argmin",
+    "argwhere",
+    "around",
+    "array",
+    "array_equal",
+    "array_split",
+    "asarray",
+    "ascontiguousarray",
+    "astype",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "average",
+    "broadcast_arrays",
+    "broadcast_to",
+    "clip",
+    "column_stack",
+    "concatenate",
+    "copy",
+    "count_nonzero",
+    "cumprod",
+    "cumsum",
+    "cumulative_prod",
+    "cumulative_sum",
+    "diagonal",
+    "diff",
+    "dot",
+    "dsplit",
+    "dstack",
+    "empty",
+    "empty_like",
+    "expand_dims",
+    "eye",
+    "fix",
+    "flatnonzero",
+    "flip",
+    "fliplr",
+    "flipud",
+    "full",
+    "full_like",
+    "geomspace",
+    "hsplit",
+    "hstack",
+    "identity",
+    "imag",
+    "inner",
+    "isclose",
+    "linspace",
+    "logspace",
+    "matmul",
+    "matrix_transpose",
+    "max",
+    "mean",
+    "meshgrid",
+    "min",
+    "moveaxis",
+    "nan_to_num",
+    "nonzero",
+    "ones",
+    "ones_like",
+    "outer",
+    "pad",
+    "permute_dims",
+    "prod",
+    "ptp",
+    "ravel",
+    "real",
+    "repeat",
+    "reshape",
+    "roll",
+    "rot90",
+    "round",
+    "sinc",
+    "split",
+    "squeeze",
+    "stack",
+    "std",
+    "sum",
+    "swapaxes",
+    "take",
+    "tensordot",
+    "tile",
+    "trace",
+    "transpose",
+    "tril",
+    "triu",
+    "var",
+    "vdot",
+    "vsplit",
+    "vstack",
+    "where",
+    "zeros",
+    "zeros_like",
+]

@@ -1,0 +1,173 @@
+"""Shape functions that return views: reshape, transpose, squeeze, broadcast_to, diagonal...
+
+Each runs NumPy's own function on a memoryless stand-in (``views.numpy_view``), so shapes,
+axis handling and errors are NumPy's; the result shares the input's storage.
+"""
+
+from __future__ import annotations
+
+import numpy as _np
+from numpy.lib.array_utils import normalize_axis_tuple
+
+from ..core.array import asarray, share
+from ..core.dag import View
+from ..core.views import (
+    broadcast_shapes,
+    broadcast_view,
+    numpy_view,
+    reshape_array,
+    warn_on_first_write,
+)
+
+
+def _contiguous_stand_in(shape: tuple):
+    return _np.lib.stride_tricks.as_strided(_np.zeros(1, _np.int8), shape, (0,) * len(shape))
+
+
+def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
+    """``a`` with a new shape: a view where NumPy gives one, else a copy."""
+    a = asarray(a)
+    shape = newshape if shape is None else shape
+    # NumPy resolves -1 and raises its errors; a zero-stride stand-in never copies.
+    new_shape = _np.reshape(_contiguous_stand_in(a.shape), shape, order=order).shape
+    if _fortran_order(a, order):
+        # F order is C order on reversed axes: NumPy's own identity (its reshape does this).
+        out = transpose(reshape_array(transpose(a), new_shape[::-1]))
+    else:
+        out = reshape_array(a, new_shape)
+    if copy is False and out._storage is not a._storage:
+        raise ValueError("Unable to avoid creating a copy while reshaping.")
+    return out.copy() if copy else out
+
+
+def _fortran_order(a, order) -> bool:
+    """Whether ``order`` reads ``a`` in Fortran order ('A': when a is F- but not C-contiguous)."""
+    if order in ("F", "f"):
+        return True
+    if order in ("A", "a"):
+        return not a._view.is_contiguous() and transpose(a)._view.is_contiguous()
+    return False
+
+
+def ravel(a, order="C"):
+    """NumPy's ravel: a view when ``a`` is contiguous in the order asked for, else a copy
+    (even where reshape could make a strided view, as NumPy's PyArray_Ravel)."""
+    a = asarray(a)
+    _np.ravel(_contiguous_stand_in(a.shape), order=order)  # NumPy's error for a bad order
+    if order in ("K", "k"):
+        a = transpose(a, _memory_axes(a._view))
+    elif _fortran_order(a, order):
+        a = transpose(a)
+    flat = reshape_array(a, (a.size,))
+    if a._view.is_contiguous() or flat._storage is not a._storage:
+        return flat
+    return flat.copy()
+
+
+def _memory_axes(view) -> tuple:
+    """The axes in the order memory runs (larger absolute stride first), as NumPy's 'K' order
+    reads them; axes of length 1 or stride 0 keep their places (they say nothing of memory)."""
+    axes = list(range(len(view.shape)))
+    placed = [k for k in axes if view.shape[k] != 1 and view.strides[k] != 0]
+    ordered = sorted(placed, key=lambda k: -abs(view.strides[k]))
+    for at, k in zip(placed, ordered):
+        axes[at] = k
+    return tuple(axes)
+
+
+def transpose(a, axes=None):
+    return numpy_view(asarray(a), _np.transpose, axes)
+
+
+def permute_dims(a, axes=None):
+    return transpose(a, axes)
+
+
+def matrix_transpose(x, /):
+    x = asarray(x)
+    if x.ndim < 2:
+        raise ValueError("Input array must be at least 2-dimensional")
+    return swapaxes(x, -1, -2)
+
+
+def swapaxes(a, axis1, axis2):
+    return numpy_view(asarray(a), _np.swapaxes, axis1, axis2)
+
+
+def moveaxis(a, source, destination):
+    return numpy_view(asarray(a), _np.moveaxis, source, destination)
+
+
+def squeeze(a, axis=None):
+    return numpy_view(asarray(a), _np.squeeze, axis)
+
+
+def expand_dims(a, axis):
+    a = asarray(a)
+    axes = normalize_axis_tuple(axis, a.ndim + (len(axis) if isinstance(axis, tuple) else 1))
+    shape = list(a.shape)
+    for ax in sorted(axes):
+        shape.insert(ax, 1)
+    return reshape_array(a, tuple(shape))
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    return numpy_view(asarray(a), _np.diagonal, offset, axis1, axis2)
+
+
+def broadcast_to(array, shape, subok=False):
+    """A read-only view of ``array`` broadcast to ``shape`` (NumPy's errors)."""
+    a = asarray(array)
+    shape = _np.broadcast_to(_contiguous_stand_in(a.shape), shape).shape  # NumPy's errors; ints
+    return share(a, broadcast_view(a._view, shape), readonly=True)
+
+
+def broadcast_arrays(*args, subok=False):
+    """NumPy 2's broadcast_arrays: writeable views that warn on their first write (NumPy says
+    they will become read-only); the arrays themselves when all shapes already agree."""
+    arrays = [asarray(a) for a in args]
+    shape = broadcast_shapes(*[a.shape for a in arrays])
+    if shape is None:
+        _np.broadcast_arrays(*[_contiguous_stand_in(a.shape) for a in arrays])
+    if all(a.shape == shape for a in arrays):
+        return tuple(arrays)
+    views = tuple(share(a, broadcast_view(a._view, shape)) for a in arrays)
+    for v in views:
+        warn_on_first_write(v)
+    return views
+
+
+def view(a, dtype=None):
+    """``a``'s memory seen as elements of ``dtype`` (NumPy's ``a.view(dtype)``): a view of its
+    storage's bytes, with NumPy's shape, strides and errors."""
+    from ..core.array import _check_dtype
+
+    a = asarray(a)
+    if dtype is None or _np.dtype(dtype) == a.dtype:
+        return share(a, a._view)
+    dtype = _np.dtype(dtype)
+    _check_dtype(dtype)
+    v, item = a._view, a.dtype.itemsize
+    stand_in = _np.lib.stride_tricks.as_strided(
+        _np.zeros(1, a.dtype), v.shape, tuple(s * item for s in v.strides)
+    )
+    picked = stand_in.view(dtype)  # NumPy's errors, shape and byte strides
+    start = v.offset * item
+    new_view = View(picked.shape, tuple(s // dtype.itemsize for s in picked.strides),
+                    start // dtype.itemsize)  # fmt: skip
+    storage_bytes = a._storage.version.size * a._storage.version.dtype.itemsize
+    if any(b % dtype.itemsize for b in picked.strides + (start, storage_bytes)):
+        raise NotImplementedError(
+            f"numloom views memory as {dtype} only where its storage is whole elements of "
+            f"{dtype.itemsize} bytes and each element of the view one of them; copy the array "
+            f"first (a.copy().view(...))"
+        )
+    return share(a, new_view, dtype=dtype)
+
+
+def complex_part(a, part: int):
+    """The real (``part`` 0) or imaginary (1) parts of complex ``a``, as NumPy's ``z.real`` and
+    ``z.imag``: a view of its storage as pairs of floats (offset*2 + part, strides*2)."""
+    v = a._view
+    parts = View(v.shape, tuple(2 * s for s in v.strides), 2 * v.offset + part)
+    return share(a, parts, dtype=_np.dtype(f"f{a.dtype.itemsize // 2}"))

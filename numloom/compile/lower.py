@@ -1,0 +1,901 @@
+"""Lower a scheduled kernel (a group of fused nodes) to the kernel IR.
+
+``lower(kernel) -> Lowered`` walks the group from its outputs, emitting one ``Let`` per
+(node, index) pair, so shared subexpressions are computed once and code grows with the number of
+nodes, not paths. Indices are coordinate tuples of C expressions (``i0, i1`` for mapped axes,
+``r0`` for reduced ones) or, when every access is contiguous, one flat index ``i``. Sizes,
+strides and offsets become arguments (``P[k]``) and constants come from the constant block
+(``K``), so the source text depends only on the structure of the computation.
+
+The C expression of each op is one row of ``SNIPPETS``; NumPy-exact helpers live in
+``include/numloom.h``.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..core import config, fperrors
+from ..core.dag import Node, Op, contiguous_strides
+from . import kir
+from .schedule import Kernel, broadcast_dims, trailing_axes
+from .ufunc_table import USER_UFUNCS
+
+
+class Unsupported(Exception):
+    """This kernel has a node the code generator does not handle; it runs node by node."""
+
+
+# --- types -------------------------------------------------------------------------------------
+
+STORAGE_TYPE = {
+    "b": "bool", "i1": "int8_t", "i2": "int16_t", "i4": "int32_t", "i8": "int64_t",
+    "u1": "uint8_t", "u2": "uint16_t", "u4": "uint32_t", "u8": "uint64_t",
+    "f2": "nl_half", "f4": "float", "f8": "double", "c8": "nl_complex64", "c16": "nl_complex128",
+}  # fmt: skip
+
+
+def storage_type(dtype) -> str:
+    dtype = np.dtype(dtype)
+    key = "b" if dtype.kind == "b" else f"{dtype.kind}{dtype.itemsize}"
+    if key not in STORAGE_TYPE:
+        raise Unsupported(f"dtype {dtype}")
+    return STORAGE_TYPE[key]
+
+
+def compute_type(dtype) -> str:
+    """The C type values of ``dtype`` are computed in (float16 computes in float)."""
+    ctype = storage_type(dtype)
+    return "float" if ctype == "nl_half" else ctype
+
+
+def converted(ctype: str, expr: str) -> str:
+    """``expr`` converted to ``ctype``: a C cast, but none for complex values (structs, which
+    are converted by ``cast`` only)."""
+    return expr if ctype.startswith("nl_complex") else f"({ctype})({expr})"
+
+
+def _loaded(ctype: str, j: int, flat: str) -> str:
+    """Element ``flat`` of input ``j`` in the compute type (the backends' renderers find loads
+    by this spelling)."""
+    return f"in{j}[{flat}]" if ctype.startswith("nl_complex") else f"({ctype})in{j}[{flat}]"
+
+
+def _suffix(dtype) -> str:
+    """libm's suffix for the compute type: sinf for float (and float16), sin for double."""
+    return "" if np.dtype(dtype) == np.float64 else "f"
+
+
+# --- op snippets: one row per op -----------------------------------------------------------------
+
+
+def _libm(fn):
+    return lambda a, dt: f"{fn}{_suffix(dt)}({', '.join(a)})"
+
+
+def _typed(fn_float, fn_int):
+    """A NumPy-exact helper: nl_<fn>_f / nl_<fn>_ for floats, nl_<fn>_<ctype> for integers."""
+
+    def snippet(a, dt):
+        if np.dtype(dt).kind == "f":
+            return f"nl_{fn_float}_{_suffix(dt)}({', '.join(a)})"
+        if fn_int is None:
+            raise Unsupported(f"{fn_float} on {dt}")
+        return f"nl_{fn_int}_{compute_type(dt)}({', '.join(a)})"
+
+    return snippet
+
+
+def _kind_is(dt, kinds):
+    return np.dtype(dt).kind in kinds
+
+
+def _wrap(expr):
+    return lambda a, dt: f"(({compute_type(dt)})({expr.format(*a)}))"
+
+
+SNIPPETS = {
+    "add": lambda a, dt: f"({a[0]} || {a[1]})" if _kind_is(dt, "b") else _wrap("{} + {}")(a, dt),
+    "subtract": _wrap("{} - {}"),
+    "multiply": lambda a, dt: f"({a[0]} && {a[1]})" if _kind_is(dt, "b")
+    else _wrap("{} * {}")(a, dt),
+    "divide": lambda a, dt: f"({a[0]} / {a[1]})",
+    "floor_divide": _typed("floor_divide", "floor_divide"),
+    "remainder": _typed("remainder", "remainder"),
+    "divmod.0": _typed("floor_divide", "floor_divide"),
+    "divmod.1": _typed("remainder", "remainder"),
+    "fmod": lambda a, dt: _libm("fmod")(a, dt) if _kind_is(dt, "f")
+    else f"nl_fmod_{compute_type(dt)}({a[0]}, {a[1]})",
+    "power": lambda a, dt: _libm("pow")(a, dt) if _kind_is(dt, "f") else _integer_power(a, dt),
+    "float_power": _libm("pow"),
+    "negative": _wrap("-{}"),
+    "positive": lambda a, dt: a[0],
+    "absolute": lambda a, dt: _libm("fabs")(a, dt) if _kind_is(dt, "f")
+    else (a[0] if _kind_is(dt, "b") else f"nl_abs_{compute_type(dt)}({a[0]})"),
+    "fabs": _libm("fabs"),
+    "sign": _typed("sign", "sign"),
+    "reciprocal": lambda a, dt: f"(({compute_type(dt)})1 / {a[0]})" if _kind_is(dt, "f")
+    else _unsupported("reciprocal of integers"),
+    "square": _wrap("{0} * {0}"),
+    "sqrt": _libm("sqrt"), "cbrt": _libm("cbrt"), "exp": _libm("exp"), "exp2": _libm("exp2"),
+    "expm1": _libm("expm1"), "log": _libm("log"), "log2": _libm("log2"),
+    "log10": _libm("log10"), "log1p": _libm("log1p"), "sin": _libm("sin"), "cos": _libm("cos"),
+    "tan": _libm("tan"), "arcsin": _libm("asin"), "arccos": _libm("acos"),
+    "arctan": _libm("atan"), "arctan2": _libm("atan2"), "hypot": _libm("nl_hypot"),
+    "sinh": _libm("sinh"), "cosh": _libm("cosh"), "tanh": _libm("tanh"),
+    "arcsinh": _libm("asinh"), "arccosh": _libm("acosh"), "arctanh": _libm("atanh"),
+    "logaddexp": _typed("logaddexp", None), "logaddexp2": _typed("logaddexp2", None),
+    "deg2rad": lambda a, dt: _angle(a[0], dt, "M_PI", "180"),
+    "radians": lambda a, dt: _angle(a[0], dt, "M_PI", "180"),
+    "rad2deg": lambda a, dt: _angle(a[0], dt, "180", "M_PI"),
+    "degrees": lambda a, dt: _angle(a[0], dt, "180", "M_PI"),
+    "equal": lambda a, dt: f"({a[0]} == {a[1]})",
+    "not_equal": lambda a, dt: f"({a[0]} != {a[1]})",
+    "less": lambda a, dt: f"({a[0]} < {a[1]})",
+    "less_equal": lambda a, dt: f"({a[0]} <= {a[1]})",
+    "greater": lambda a, dt: f"({a[0]} > {a[1]})",
+    "greater_equal": lambda a, dt: f"({a[0]} >= {a[1]})",
+    "logical_and": lambda a, dt: f"(({a[0]} != 0) && ({a[1]} != 0))",
+    "logical_or": lambda a, dt: f"(({a[0]} != 0) || ({a[1]} != 0))",
+    "logical_xor": lambda a, dt: f"(({a[0]} != 0) != ({a[1]} != 0))",
+    "logical_not": lambda a, dt: f"({a[0]} == 0)",
+    "maximum": lambda a, dt: f"nl_max_{_suffix(dt)}({a[0]}, {a[1]})" if _kind_is(dt, "f")
+    else f"NL_IMAX({a[0]}, {a[1]})",
+    "minimum": lambda a, dt: f"nl_min_{_suffix(dt)}({a[0]}, {a[1]})" if _kind_is(dt, "f")
+    else f"NL_IMIN({a[0]}, {a[1]})",
+    "fmax": lambda a, dt: _libm("fmax")(a, dt) if _kind_is(dt, "f") else f"NL_IMAX({a[0]}, {a[1]})",
+    "fmin": lambda a, dt: _libm("fmin")(a, dt) if _kind_is(dt, "f") else f"NL_IMIN({a[0]}, {a[1]})",
+    "bitwise_and": _wrap("{} & {}"), "bitwise_or": _wrap("{} | {}"),
+    "bitwise_xor": _wrap("{} ^ {}"),
+    "invert": lambda a, dt: f"(!{a[0]})" if _kind_is(dt, "b") else _wrap("~{}")(a, dt),
+    "left_shift": lambda a, dt: f"nl_lshift_{compute_type(dt)}({a[0]}, {a[1]})",
+    "right_shift": lambda a, dt: f"nl_rshift_{compute_type(dt)}({a[0]}, {a[1]})",
+    "isnan": lambda a, dt: f"({a[0]} != {a[0]})" if _kind_is(dt, "f") else "false",
+    "isinf": lambda a, dt: f"(isinf({a[0]}) != 0)" if _kind_is(dt, "f") else "false",
+    "isfinite": lambda a, dt: f"(isfinite({a[0]}) != 0)" if _kind_is(dt, "f") else "true",
+    "signbit": lambda a, dt: f"(signbit({a[0]}) != 0)",
+    "copysign": _libm("copysign"),
+    "nextafter": lambda a, dt: _unsupported("nextafter on float16") if np.dtype(dt) == np.float16
+    else _libm("nextafter")(a, dt),
+    "heaviside": _typed("heaviside", None),
+    "floor": lambda a, dt: _libm("floor")(a, dt) if _kind_is(dt, "f") else a[0],
+    "ceil": lambda a, dt: _libm("ceil")(a, dt) if _kind_is(dt, "f") else a[0],
+    "trunc": lambda a, dt: _libm("trunc")(a, dt) if _kind_is(dt, "f") else a[0],
+    "rint": lambda a, dt: _libm("rint")(a, dt) if _kind_is(dt, "f") else a[0],
+    "where": lambda a, dt: f"({a[0]} ? {a[1]} : {a[2]})",
+    "clip": lambda a, dt: (f"nl_min_{_suffix(dt)}(nl_max_{_suffix(dt)}({a[0]}, {a[1]}), {a[2]})"
+                           if _kind_is(dt, "f") else f"NL_IMIN(NL_IMAX({a[0]}, {a[1]}), {a[2]})"),
+}  # fmt: skip
+
+
+# Ops whose NumPy loops raise for some data (a signed integer to a negative power): for the
+# loops that can, the snippet gets an error slot to flag it (the backend raises NumPy's error).
+FLAGS_DATA = {"power": lambda loop: np.dtype(loop).kind == "i"}
+
+
+def _integer_power(a: list, dt) -> str:
+    """An integer power; given an error slot (``a[2]``), one that flags negative exponents."""
+    checked = "_checked" if len(a) == 3 else ""
+    return f"nl_power{checked}_{compute_type(dt)}({', '.join(a)})"
+
+
+def _angle(x: str, dt, num: str, den: str) -> str:
+    """NumPy's degrees/radians: the factor computed in the loop's type (float for float32)."""
+    t = compute_type(dt)
+    return f"({x} * (({t}){num} / ({t}){den}))"
+
+
+_COMPARE = {"equal": "==", "not_equal": "!=", "less": "<", "less_equal": "<=", "greater": ">",
+            "greater_equal": ">="}  # fmt: skip
+
+
+def _mixed_comparison(n: Node, args: list):
+    """A comparison of a signed with an unsigned integer: exact (C would convert the signed one
+    to unsigned, so -1 > 2**64 - 1), as NumPy's mixed comparison loops are."""
+    op = _COMPARE.get(n.arg)
+    if op is None:
+        return None
+    kinds = [s.dtype.kind for s in n.srcs]
+    if kinds == ["i", "u"]:
+        return f"(nl_cmp_su((int64_t){args[0]}, (uint64_t){args[1]}) {op} 0)"
+    if kinds == ["u", "i"]:
+        return f"(0 {op} nl_cmp_su((int64_t){args[1]}, (uint64_t){args[0]}))"
+    return None
+
+
+def _unsupported(what):
+    raise Unsupported(what)
+
+
+# Complex loops (``c``: the loop's C type, nl_complex64 or nl_complex128): NumPy's arithmetic
+# (numloom.h spells out its formulas). Their other ufuncs run through NumPy.
+COMPLEX_SNIPPETS = {
+    "add": lambda a, c: f"{c}_add({a[0]}, {a[1]})",
+    "subtract": lambda a, c: f"{c}_sub({a[0]}, {a[1]})",
+    "multiply": lambda a, c: f"{c}_mul({a[0]}, {a[1]})",
+    "divide": lambda a, c: f"{c}_div({a[0]}, {a[1]})",
+    "negative": lambda a, c: f"{c}_neg({a[0]})",
+    "positive": lambda a, c: a[0],
+    "conjugate": lambda a, c: f"{c}_conj({a[0]})",
+    "square": lambda a, c: f"{c}_square({a[0]})",
+    "absolute": lambda a, c: f"{c}_abs({a[0]})",
+    "equal": lambda a, c: f"{c}_eq({a[0]}, {a[1]})",
+    "not_equal": lambda a, c: f"(!{c}_eq({a[0]}, {a[1]}))",
+    "isnan": lambda a, c: f"(({a[0]}).re != ({a[0]}).re || ({a[0]}).im != ({a[0]}).im)",
+    "isinf": lambda a, c: f"(isinf(({a[0]}).re) || isinf(({a[0]}).im))",
+    "isfinite": lambda a, c: f"(isfinite(({a[0]}).re) && isfinite(({a[0]}).im))",
+    "where": lambda a, c: f"({a[0]} ? {a[1]} : {a[2]})",
+}  # fmt: skip
+
+
+def _is_complex(dtype) -> bool:
+    return np.dtype(dtype).kind == "c"
+
+
+# --- casts ---------------------------------------------------------------------------------------
+
+
+def cast(expr: str, src, dst) -> str:
+    """``expr`` (in src's compute type) converted to dst as NumPy's astype does."""
+    src, dst = np.dtype(src), np.dtype(dst)
+    if dst.kind == "c":
+        part = "float" if dst == np.complex64 else "double"
+        if src.kind == "c":
+            return f"{compute_type(dst)}_make(({part})({expr}).re, ({part})({expr}).im)"
+        return f"{compute_type(dst)}_make(({part})({expr}), ({part})0)"
+    if src.kind == "c":  # NumPy's astype keeps the real part (it warns at the call)
+        if dst.kind == "b":
+            return f"(({expr}).re != 0 || ({expr}).im != 0)"
+        return cast(f"({expr}).re", np.float32 if src == np.complex64 else np.float64, dst)
+    if dst.kind == "b":
+        return f"({expr} != 0)"
+    if dst == np.float16:
+        return f"((float)(nl_half)({expr}))"
+    if src.kind == "f" and dst.kind in "iu":
+        # NaN and out-of-range values convert as on x86, where NumPy runs: through int32 for
+        # small types (the header spells it out for every device)
+        return f"nl_f2{compute_type(dst).replace('_t', '')}({expr})"
+    return f"(({compute_type(dst)})({expr}))"
+
+
+# --- lowering ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Lowered:
+    """The kernel IR plus how to bind it: which plan nodes feed each argument."""
+
+    kernel: kir.Kernel
+    params: tuple  # values of P[0], P[1], ... (sizes, strides, offsets)
+    consts: tuple  # (node, part) pairs whose values fill the constant block, in order
+    const_layout: tuple  # (offset, dtype) of each entry of the constant block
+    checks: tuple = ()  # (node, k) that flags each error slot of the ``err`` buffer
+
+
+class _Lowerer:
+    def __init__(self, kernel: Kernel):
+        self.k = kernel
+        self.members = {id(n) for n in kernel.nodes}
+        self.outputs = {id(n): j for j, n in enumerate(kernel.outputs)}
+        self.inputs = {id(n): j for j, n in enumerate(kernel.inputs)}
+        self.params: list = []
+        self.param_keys: dict = {}
+        self.consts: list = []
+        self.const_layout: list = []
+        self.const_offset = 0
+        self.prologue: list = []
+        self.body: list = []
+        self.memo: dict = {}
+        self.row_locals: dict = {}  # a row kernel's reductions computed so far: node id -> name
+        self.checks: list = []  # (node, k) flagging bad data in each error slot
+        self.locals = 0
+        self.functions: list = []  # definitions compiled vectorize functions need
+        self.fp: list = []  # (accumulator type, C expression): fperrors.py's checks
+        self.fp_raising = False  # an operation of the kernel can set an error flag
+
+    def user_function(self, name: str):
+        """The snippet of a compiled ``numloom.vectorize`` function (its definitions are
+        added to the kernel)."""
+        user = USER_UFUNCS.get(name)
+        if user is None:
+            return None
+        for item in user.definitions:
+            if item not in self.functions:
+                self.functions.append(item)
+        return user.snippet
+
+    # -- arguments and locals --
+
+    def param(self, key, value: int) -> str:
+        if key not in self.param_keys:
+            self.param_keys[key] = f"P[{len(self.params)}]"
+            self.params.append(int(value))
+        return self.param_keys[key]
+
+    def let(self, ctype: str, expr: str, invariant: bool = False) -> str:
+        # Names come from a counter: a kernel's passes start new bodies, names never repeat.
+        self.locals += 1
+        name = f"{'c' if invariant else 't'}{self.locals}"
+        (self.prologue if invariant else self.body).append(kir.Let(name, ctype, expr))
+        return name
+
+    def const(self, n: Node, dtype, part: str = "value") -> str:
+        """A local holding a constant from the constant block: a CONST's value, or an IOTA's
+        start or step (``part``); the block is refilled from each evaluation's nodes."""
+        key = ("const", id(n), part)
+        if key not in self.memo:
+            size = np.dtype(dtype).itemsize
+            self.const_offset = -(-self.const_offset // size) * size
+            self.consts.append((n, part))
+            self.const_layout.append((self.const_offset, np.dtype(dtype)))
+            read = f"*(const {storage_type(dtype)} *)(K + {self.const_offset})"
+            self.const_offset += size
+            ctype = compute_type(dtype)
+            self.memo[key] = self.let(ctype, converted(ctype, read), True)
+        return self.memo[key]
+
+    def error_slot(self, n: Node, k: int) -> str:
+        """A new slot of the ``err`` buffer (a flag and a value) where the code computing node
+        ``n`` flags bad data (``k``: which of its checks; a gather has one per index array)."""
+        self.checks.append((n, k))
+        return f"err + {2 * (len(self.checks) - 1)}"
+
+    # -- indices --
+
+    def linear(self, coords: tuple, shape: tuple, key) -> str:
+        """C-order flat index of ``coords`` in ``shape`` (strides as arguments)."""
+        strides = contiguous_strides(shape)
+        terms = [self.term(c, s, (key, "cs", k), n) for k, (c, s, n)
+                 in enumerate(zip(coords, strides, shape))]  # fmt: skip
+        return " + ".join(t for t in terms if t) or "0"
+
+    def term(self, coord: str, stride: int, key, size: int = 2) -> str:
+        if stride == 0 or size == 1:
+            return ""
+        if stride == 1:
+            return coord
+        return f"{coord} * {self.param(key, stride)}"
+
+    def unravel(self, flat: str, shape: tuple, key) -> tuple:
+        strides = contiguous_strides(shape)
+        coords = []
+        for k, (n, s) in enumerate(zip(shape, strides)):
+            if n == 1:
+                coords.append("0")
+                continue
+            q = flat if s == 1 else f"({flat}) / {self.param((key, 'us', k), s)}"
+            coords.append(self.let("int64_t", q if k == 0 else
+                                   f"({q}) % {self.param((key, 'un', k), n)}"))  # fmt: skip
+        return tuple(coords)
+
+    # -- values --
+
+    def value(self, n: Node, idx) -> str:
+        """The local holding node ``n`` at index ``idx`` (("flat", e) or ("coords", tuple))."""
+        if n.op is Op.CONST:
+            return self.const(n, n.dtype)
+        key = (id(n), idx)
+        if key not in self.memo:
+            self.memo[key] = self._value(n, idx)
+        return self.memo[key]
+
+    def _value(self, n: Node, idx) -> str:
+        if id(n) in self.inputs or n.op is Op.BUFFER:
+            return self.load(n, idx)
+        if id(n) not in self.members:
+            raise Unsupported(f"{n} is neither an input nor part of the kernel")
+        op = n.op
+        if op is Op.REDUCE and id(n) in self.row_locals:
+            return self.row_locals[id(n)]
+        if op is Op.MAP:
+            loop = n.srcs[0].dtype if n.arg not in ("where",) else n.srcs[1].dtype
+            if _is_complex(loop):
+                return self.complex_map(n, loop, idx)
+            snippet = SNIPPETS.get(n.arg) or self.user_function(n.arg)
+            if snippet is None:
+                raise Unsupported(f"no C snippet for {n.arg}")
+            args = [self.value(s, idx) for s in n.srcs]
+            if n.arg in FLAGS_DATA and FLAGS_DATA[n.arg](loop):
+                args.append(self.error_slot(n, 0))
+            expr = _mixed_comparison(n, args) or snippet(args, loop)
+            if n.dtype == np.float16:
+                expr = f"nl_round_half({expr})"
+            value = self.let(compute_type(n.dtype), expr)
+            if fperrors.raising(n.arg, loop):
+                self.fp_raising = True
+                if np.dtype(loop).kind in "iu":  # an integer division by zero
+                    self.fp.append(("int", f"({args[1]} == 0)"))
+            if n.arg in fperrors.HIDING:  # a select or comparison of a quotient or logarithm
+                for a, src in zip(args, n.srcs):  # (np.where(x != 0, 1 / x, 0))
+                    if src.op is Op.MAP and src.arg in fperrors.DIVIDING and src.dtype.kind == "f":
+                        self.fp.append((compute_type(src.dtype), f"({a} - {a})"))
+            return value
+        if op is Op.CAST:
+            src = n.srcs[0]
+            return self.let(compute_type(n.dtype), cast(self.value(src, idx), src.dtype, n.dtype))
+        if op is Op.VIEW:
+            return self.view(n, idx)
+        if op is Op.IOTA:
+            return self.iota(n, idx)
+        if op is Op.CONCAT:
+            return self.concat(n, idx)
+        if op is Op.GATHER:
+            return self.gather(n, idx)
+        raise Unsupported(f"{op.name} inside a compiled kernel")
+
+    def complex_map(self, n: Node, loop, idx) -> str:
+        snippet = COMPLEX_SNIPPETS.get(n.arg)
+        if snippet is None or any(_is_complex(s.dtype) != _is_complex(loop) for s in n.srcs
+                                  if not (n.arg == "where" and s is n.srcs[0])):  # fmt: skip
+            raise Unsupported(f"{n.arg} on {np.dtype(loop)}")
+        args = [self.value(s, idx) for s in n.srcs]
+        return self.let(compute_type(n.dtype), snippet(args, compute_type(loop)))
+
+    def coords(self, idx, shape: tuple, key) -> tuple:
+        return idx[1] if idx[0] == "coords" else self.unravel(idx[1], shape, key)
+
+    def load(self, n: Node, idx) -> str:
+        j = self.inputs[id(n)]
+        flat = idx[1] if idx[0] == "flat" else self.linear(idx[1], n.shape, ("in", j))
+        return self.let(compute_type(n.dtype), _loaded(compute_type(n.dtype), j, flat))
+
+    def view(self, n: Node, idx) -> str:
+        v, src = n.arg, n.srcs[0]
+        if src.op is Op.CONST:
+            return self.value(src, idx)
+        if id(src) in self.inputs or src.op is Op.BUFFER:
+            j = self.inputs[id(src)]
+            if idx[0] == "flat" and v.is_contiguous():
+                off = self.param(("view", id(n), "off"), v.offset) if v.offset else ""
+                flat = f"{idx[1]} + {off}" if off else idx[1]
+            else:
+                coords = self.coords(idx, v.shape, ("view", id(n)))
+                terms = [
+                    self.term(c, s, ("view", id(n), "s", k), size)
+                    for k, (c, s, size) in enumerate(zip(coords, v.strides, v.shape))
+                ]
+                if v.offset:
+                    terms.append(self.param(("view", id(n), "off"), v.offset))
+                flat = " + ".join(t for t in terms if t) or "0"
+            return self.let(compute_type(n.dtype), _loaded(compute_type(n.dtype), j, flat))
+        mapping = broadcast_dims(v, src.shape)
+        if mapping is None:
+            raise Unsupported("a strided view of a computed value")
+        coords = self.coords(idx, v.shape, ("view", id(n)))
+        return self.value(src, ("coords", tuple("0" if k is None else coords[k] for k in mapping)))
+
+    def concat(self, n: Node, idx) -> str:
+        """A select between the pieces along the joined axis; each piece is read at coordinates
+        clamped into its own extent, so every load stays in bounds."""
+        axis = n.arg
+        coords = self.coords(idx, n.shape, ("concat", id(n)))
+        c = coords[axis]
+        values, bounds, offset = [], [], 0
+        for k, src in enumerate(n.srcs):
+            start = self.param(("concat", id(n), k, "start"), offset)
+            last = self.param(("concat", id(n), k, "last"), src.shape[axis] - 1)
+            local = self.let("int64_t", f"NL_IMIN(NL_IMAX({c} - {start}, (int64_t)0), {last})")
+            piece = coords[:axis] + (local,) + coords[axis + 1 :]
+            values.append(self.value(src, ("coords", piece)))
+            offset += src.shape[axis]
+            bounds.append(self.param(("concat", id(n), k, "end"), offset))
+        expr = values[-1]
+        for value, end in zip(reversed(values[:-1]), reversed(bounds[:-1])):
+            expr = f"({c} < {end} ? {value} : {expr})"
+        return self.let(compute_type(n.dtype), expr)
+
+    def gather(self, n: Node, idx) -> str:
+        """An indirect load: the index arrays, computed at the output's coordinates, pick the
+        source's coordinates. Negative indices wrap; an index out of bounds is recorded in the
+        kernel's error slots (the backend raises NumPy's IndexError) and reads element 0."""
+        a0, src, indices = n.arg, n.srcs[0], n.srcs[1:]
+        coords = self.coords(idx, n.shape, ("gather", id(n)))
+        picked = coords[a0 : a0 + indices[0].ndim]
+        src_coords = list(coords[:a0])
+        for j, ind in enumerate(indices):
+            value = self.value(ind, ("coords", picked))
+            size = self.param(("gather", id(n), j), src.shape[a0 + j])
+            slot = self.error_slot(n, j)
+            src_coords.append(self.let("int64_t", f"nl_index({value}, {size}, {slot})"))
+        src_coords += coords[a0 + indices[0].ndim :]
+        return self.value(src, ("coords", tuple(src_coords)))
+
+    def iota(self, n: Node, idx) -> str:
+        """``start + i * delta`` as NumPy's arange fills (delta = (start + step) - start)."""
+        if _is_complex(n.dtype):
+            raise Unsupported(f"arange of {n.dtype}")
+        first = self.const(n, n.dtype, "start")
+        delta = self.const(n, n.dtype, "delta")
+        i = idx[1] if idx[0] == "flat" else idx[1][0]
+        value = f"({compute_type(n.dtype)})({first} + {i} * {delta})"
+        return self.let(compute_type(n.dtype), f"({i} == 0 ? {first} : {value})")
+
+
+def const_value(n: Node, part: str):
+    """The value a constant-block entry holds for node ``n``."""
+    if part == "value":
+        return n.arg
+    start, _, step = n.arg
+    values = np.array([start, start + step], dtype=n.dtype)
+    if n.dtype == np.bool_:  # bool arange: at most [False, True]
+        return values[0] if part == "start" else np.bool_(values[1] != values[0])
+    return values[0] if part == "start" else values[1] - values[0]
+
+
+def lower(kernel: Kernel) -> Lowered:
+    """The kernel IR of a map or map-reduce kernel; raises Unsupported for the rest.
+
+    Lowering recurses along the DAG, whose depth the automatic flush bounds: the recursion
+    limit is raised for the call only, and the program's own limit put back after it."""
+    limit, needed = sys.getrecursionlimit(), 8 * config.FLUSH_DEPTH + 2000
+    if limit >= needed:
+        return _lower(kernel)
+    sys.setrecursionlimit(needed)
+    try:
+        return _lower(kernel)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _lower(kernel: Kernel) -> Lowered:
+    low = _Lowerer(kernel)
+    reduces = [n for n in kernel.nodes if n.op is Op.REDUCE]
+    if kernel.kind != "map" or reduces or kernel.outputs[-1].op in (Op.SCATTER, Op.SCAN):
+        if any(_is_complex(n.dtype) for n in (*kernel.nodes, *kernel.inputs)):
+            raise Unsupported("complex values outside elementwise kernels")
+    if kernel.outputs[-1].op is Op.SCATTER:
+        ir = _lower_scatter(low, kernel)
+    elif kernel.outputs[-1].op is Op.SCAN and len(kernel.outputs) == 1:
+        ir = _lower_scan(low, kernel)
+    elif kernel.kind == "reduce" and reduces == list(kernel.outputs):
+        ir = _lower_reduce(low, kernel)
+    elif reduces:
+        ir = _lower_row(low, kernel)
+    elif kernel.kind == "map":
+        ir = _lower_map(low, kernel)
+    else:
+        raise Unsupported(f"{kernel.kind} kernels")
+    if low.checks:  # error slots for bad data (indices, powers): one more output buffer
+        ir = replace(ir, buffers=ir.buffers + (kir.Buffer("err", "int64_t", True),))
+    if low.functions:
+        ir = replace(ir, functions=tuple(low.functions))
+    if low.fp_raising and ir.kind == "reduce":
+        ir = replace(ir, fp_outputs=True)
+    generated.setdefault(str(replace(ir, name="")), ir)
+    return Lowered(
+        ir, tuple(low.params), tuple(low.consts), tuple(low.const_layout), tuple(low.checks)
+    )
+
+
+# Every kernel IR lowered in this process (keyed by its text, names aside): the compile-only
+# CUDA tests render each of them for the GPU.
+generated: dict = {}
+
+
+def _buffers(kernel: Kernel) -> tuple:
+    ins = [kir.Buffer(f"in{j}", storage_type(n.dtype), False) for j, n in enumerate(kernel.inputs)]
+    outs = [kir.Buffer(f"out{j}", storage_type(n.dtype), True)
+            for j, n in enumerate(kernel.outputs)]  # fmt: skip
+    return tuple(ins + outs)
+
+
+def _all_contiguous(kernel: Kernel, shape: tuple) -> bool:
+    """Every read is at the output's own flat index: the loops can run as one flat loop."""
+    for n in kernel.nodes:
+        if n.op is Op.VIEW and not (n.arg.is_contiguous() and n.arg.shape == shape):
+            if n.srcs[0].op is not Op.CONST:
+                return False
+        if n.op in (Op.SCATTER, Op.IOTA) and len(shape) > 1:
+            return False
+        if (
+            n.shape != shape
+            and n.op is not Op.CONST
+            and not (n.op is Op.VIEW and n.srcs[0].op is Op.CONST)
+        ):
+            return False
+    return all(s.shape == shape for s in kernel.inputs)
+
+
+def _lower_map(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
+    shape = kernel.outputs[-1].shape
+    if any(o.shape != shape for o in kernel.outputs):
+        raise Unsupported("outputs of different shapes")
+    flat = _all_contiguous(kernel, shape)
+    if flat:
+        total = low.param(("size",), math.prod(shape))
+        idx, out_index, outer = ("flat", "i"), "i", (total,)
+    else:
+        outer = tuple(low.param(("shape", k), n) for k, n in enumerate(shape))
+        coords = tuple(f"i{k}" for k in range(len(shape)))
+        idx, out_index = ("coords", coords), low.linear(coords, shape, "out")
+    stores = []
+    for j, out in enumerate(kernel.outputs):
+        stores.append(kir.Store(f"out{j}", out_index, low.value(out, idx)))
+        if out.dtype.kind == "f":  # (v - v: 0 for a number, NaN for an inf or a NaN)
+            v = stores[-1].value
+            low.fp.append((compute_type(out.dtype), f"({v} - {v})"))
+    fp = tuple(dict.fromkeys(low.fp)) if low.fp_raising else ()
+    return kir.Kernel(name=kernel.name, kind="map", buffers=_buffers(kernel), outer=outer,
+                      prologue=tuple(low.prologue), body=tuple(low.body), stores=tuple(stores),
+                      flat=flat, fp=fp)  # fmt: skip
+
+
+def _acc_type(kind: str, dtype) -> str:
+    if kind in ("any", "all"):
+        return "bool"
+    if kind in ("sum", "prod") and np.dtype(dtype).kind == "f":
+        return "double"
+    return compute_type(dtype)
+
+
+def numpy_sum_order(src: Node, axes: tuple, kind: str) -> tuple | None:
+    """How NumPy orders ``np.add.reduce(src, axes)`` of floats: ``(run, type)`` for
+    ``kir.Reduction.numpy_order``, or None where numloom does not follow it (complex sums,
+    reversed or broadcast data, orders numloom's loops cannot take).
+
+    NumPy reduces a computed value as a C-ordered temporary, a stored array as its memory
+    lies. Its iterator drops axes of length 1, visits the others in memory order and merges
+    the innermost reduced axes that are contiguous into one run, which it sums pairwise (8
+    partial sums over blocks of at most 128 elements, halves combined); the other reduced
+    axes add those runs in turn."""
+    if kind != "sum" or src.dtype.kind != "f" or list(axes) != sorted(axes):
+        return None
+    shape, strides = src.shape, _memory_strides(src)
+    if strides is None:
+        return None
+    dims = sorted((d for d in range(len(shape)) if shape[d] > 1), key=lambda d: -strides[d])
+    reduced = [d for d in dims if d in axes]
+    run = []
+    if dims and dims[-1] in axes:
+        run = [dims[-1]]
+        for before, after in zip(reversed(dims[:-1]), reversed(dims[1:])):
+            if before not in axes or strides[before] != strides[after] * shape[after]:
+                break
+            run.insert(0, before)
+    rest = [d for d in reduced if d not in run]
+    # numloom's loops run the reduced axes in their order, the run's last (flat position,
+    # last axis fastest): NumPy's memory order must be that order
+    if run != sorted(run) or rest != sorted(rest) or (run and rest and rest[-1] > run[0]):
+        return None
+    return (sum(1 for a in axes if run and a >= run[0]), compute_type(src.dtype))
+
+
+def _memory_strides(src: Node) -> tuple | None:
+    """The element strides NumPy iterates ``src`` by (C order for a computed value), or None
+    for reversed or broadcast data and computations over transposed data."""
+    if src.op is Op.VIEW and src.srcs[0].op is Op.BUFFER and src.srcs[0].dtype == src.dtype:
+        strides = src.arg.strides
+    elif src.op is Op.VIEW or src.op is Op.BITCAST or not _c_ordered_inputs(src):
+        return None
+    else:
+        strides = contiguous_strides(src.shape)
+    if any(s <= 0 for s, n in zip(strides, src.shape) if n > 1):
+        return None
+    return strides
+
+
+def _c_ordered_inputs(root: Node) -> bool:
+    """Whether every stored array ``root`` reads is read in C order (NumPy's temporaries of
+    a computation keep the layout of their inputs: transposed inputs make transposed ones)."""
+    seen, stack = set(), [root]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if n.op is Op.VIEW and n.srcs[0].op is Op.BUFFER:
+            big = [s for s, k in zip(n.arg.strides, n.shape) if k > 1 and s != 0]
+            if any(s < 0 for s in big) or big != sorted(big, reverse=True):
+                return False
+            continue
+        stack.extend(n.srcs)
+    return True
+
+
+def _lower_reduce(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
+    root = kernel.outputs[0]
+    kind, axes = root.arg
+    src = root.srcs[0]
+    kept = [d for d in range(src.ndim) if d not in axes]
+    outer = tuple(low.param(("shape", d), src.shape[d]) for d in kept)
+    inner = tuple(low.param(("rshape", d), src.shape[d]) for d in axes)
+    coords = []
+    for d in range(src.ndim):
+        coords.append(f"i{kept.index(d)}" if d in kept else f"r{axes.index(d)}")
+    value = low.value(src, ("coords", tuple(coords)))
+    out_coords = tuple(f"i{k}" for k in range(len(kept)))
+    out_index = low.linear(out_coords, root.shape, "out") if kept else "0"
+    index = "r0" if kind in ("argmax", "argmin") else "0"
+    reduction = kir.Reduction(kind, _acc_type(kind, src.dtype), value, index,
+                              kir.Store("out0", out_index, "acc"),
+                              numpy_sum_order(src, axes, kind))  # fmt: skip
+    return kir.Kernel(name=kernel.name, kind="reduce", buffers=_buffers(kernel), outer=outer,
+                      inner=inner, prologue=tuple(low.prologue), body=tuple(low.body),
+                      reduction=reduction)  # fmt: skip
+
+
+def _lower_row(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
+    """A kernel that works one row at a time: per row, one pass per fused reduction (each
+    folding into a row-local value), then one pass computing the elementwise outputs.
+    Per-row outputs (a row's mean) are stored after the passes."""
+    reduces = [n for n in kernel.nodes if n.op is Op.REDUCE]
+    src_shape = reduces[0].srcs[0].shape
+    n_inner = len(reduces[0].arg[1])
+    rows = src_shape[: len(src_shape) - n_inner]
+    if any(r.srcs[0].shape != src_shape or len(r.arg[1]) != n_inner or not trailing_axes(r)
+           for r in reduces):  # fmt: skip
+        raise Unsupported("reductions over different rows")
+    outer = tuple(low.param(("shape", d), n) for d, n in enumerate(rows))
+    inner = tuple(low.param(("rshape", d), n) for d, n in enumerate(src_shape[len(rows) :]))
+    row_coords = tuple(f"i{k}" for k in range(len(rows)))
+    point = ("coords", row_coords + tuple(f"r{k}" for k in range(n_inner)))
+    row_flat = low.linear(row_coords, rows, "rows") if rows else "0"
+    phases = []
+    for k, r in enumerate(reduces):
+        low.body, low.memo = [], _const_memo(low.memo)
+        kind = r.arg[0]
+        value = low.value(r.srcs[0], point)
+        name = f"row{k}"
+        out = kir.Store(name, row_flat, "acc")
+        index = "r0" if kind in ("argmax", "argmin") else "0"
+        order = numpy_sum_order(r.srcs[0], r.arg[1], kind)
+        phases.append(kir.Phase(tuple(low.body), kir.Reduction(kind, _acc_type(kind, r.srcs[0].dtype),
+                                                              value, index, out, order)))  # fmt: skip
+        low.row_locals[id(r)] = f"(({compute_type(r.dtype)}){name})"
+    low.body, low.memo = [], _const_memo(low.memo)
+    stores = [kir.Store(f"out{j}", low.linear(point[1], src_shape, "out"), low.value(o, point))
+              for j, o in enumerate(kernel.outputs) if o.shape == src_shape]  # fmt: skip
+    phases.append(kir.Phase(tuple(low.body), None, tuple(stores)))
+    low.body, low.memo = [], _const_memo(low.memo)
+    row_stores = [kir.Store(f"out{j}", row_flat, low.value(o, ("flat", row_flat)))
+                  for j, o in enumerate(kernel.outputs) if o.shape != src_shape]  # fmt: skip
+    if any(o.size != _size(rows) for o in kernel.outputs if o.shape != src_shape):
+        raise Unsupported("an output of a row kernel that is neither per row nor per element")
+    return kir.Kernel(name=kernel.name, kind="row", buffers=_buffers(kernel), outer=outer,
+                      inner=inner, prologue=tuple(low.prologue), phases=tuple(phases),
+                      body=tuple(low.body), row_stores=tuple(row_stores))  # fmt: skip
+
+
+def _const_memo(memo: dict) -> dict:
+    """Only constants (declared before the loops) stay visible from one pass to the next."""
+    return {k: v for k, v in memo.items() if k[0] == "const"}
+
+
+def _size(shape) -> int:
+    return math.prod(shape)
+
+
+def _lower_scatter(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
+    """A write through a view into a fresh buffer: copy the old version (one flat pass), then
+    compute the new values over the view's index space and store them through the view. The
+    new values read the old version's buffer, never the one being written, so a stencil such
+    as Jacobi's ``center[:] = 0.2 * (center + north + ...)`` sees only old values."""
+    (root,) = kernel.outputs
+    old, value = root.srcs
+    v = root.arg
+    low.body, low.memo = [], _const_memo(low.memo)
+    box = _box(v, root.shape)
+    view_coords = ()
+    if not box:  # copy everything (a 0-d storage: its one element), then overwrite the view
+        outer = (low.param(("size",), root.size),)
+        kept = low.value(old, ("flat", "i"))
+        copy = kir.Phase(tuple(low.body), None, (kir.Store("out0", "i", kept),))
+    else:  # copy only what the view does not cover
+        outer = tuple(low.param(("shape", k), n) for k, n in enumerate(root.shape))
+        coords = tuple(f"i{k}" for k in range(root.ndim))
+        start, step, count = box[-1]
+        skip = None
+        if step == 1 and root.ndim:  # rows copy around the span the view covers
+            skip = (low.param(("box", root.ndim - 1, "start"), start),
+                    low.param(("box", root.ndim - 1, "count"), count))  # fmt: skip
+            tests = [_outside(low, c, a, box[a]) for a, c in enumerate(coords[:-1])]
+        else:
+            tests = [_outside(low, c, a, box[a]) for a, c in enumerate(coords)]
+        kept = low.value(old, ("coords", coords))
+        index = low.linear(coords, root.shape, "out")
+        store = kir.Store("out0", index, kept, " || ".join(tests) or "0")
+        copy = kir.Phase(tuple(low.body), None, (store,), skip)
+        view_coords = _view_coords(low, v, root.shape, box)
+    low.body, low.memo = [], _const_memo(low.memo)
+    coords = tuple(f"r{k}" for k in range(len(v.shape)))
+    new = low.value(value, ("coords", coords))
+    terms = [low.term(c, s, ("target", k), n) for k, (c, s, n)
+             in enumerate(zip(coords, v.strides, v.shape))]  # fmt: skip
+    if v.offset:
+        terms.append(low.param(("target", "off"), v.offset))
+    target = " + ".join(t for t in terms if t) or "0"
+    write = kir.Phase(tuple(low.body), None, (kir.Store("out0", target, new),))
+    inner = tuple(low.param(("vshape", k), n) for k, n in enumerate(v.shape))
+    return kir.Kernel(name=kernel.name, kind="scatter", buffers=_buffers(kernel), outer=outer,
+                      inner=inner, prologue=tuple(low.prologue), phases=(copy, write),
+                      view_coords=view_coords)  # fmt: skip
+
+
+def _view_coords(low: _Lowerer, v, base_shape: tuple, box: tuple) -> tuple:
+    """C expressions of the view's coordinates (r0, r1, ...) at storage element (i0, i1, ...)
+    inside a box view: what a single pass over the storage needs to compute the new values."""
+    coords = []
+    for axis in _view_axes(v, base_shape):
+        if axis is None:
+            coords.append("0")
+            continue
+        start, step, _ = box[axis]
+        s = low.param(("box", axis, "start"), start)
+        if step == 1:
+            coords.append(f"(i{axis} - {s})")
+        else:
+            coords.append(f"(i{axis} - {s}) / {low.param(('box', axis, 'step'), step)}")
+    return tuple(coords)
+
+
+def _box(v, base_shape: tuple):
+    """For a view made of slices with positive steps and integer indices: per storage axis,
+    (start, step, count) of the elements it covers. None for any other view."""
+    strides = contiguous_strides(base_shape)
+    starts, rest = [], v.offset
+    for s, n in zip(strides, base_shape):
+        starts.append(rest // s if n > 1 else 0)
+        rest = rest % s if n > 1 else rest
+    box = [(start, 1, 1) for start in starts]
+    used = {}  # storage axis -> the view axis that walks it
+    for k, (n, st) in enumerate(zip(v.shape, v.strides)):
+        if n == 1:
+            continue
+        axis = next((a for a, s in enumerate(strides) if base_shape[a] > 1 and st > 0
+                     and st % s == 0 and a not in used), None)  # fmt: skip
+        if axis is None:
+            return None
+        step = st // strides[axis]
+        if starts[axis] + (n - 1) * step >= base_shape[axis]:
+            return None
+        used[axis] = k
+        box[axis] = (starts[axis], step, n)
+    return tuple(box)
+
+
+def _view_axes(v, base_shape: tuple) -> tuple:
+    """For a box view (see ``_box``): the storage axis each view axis walks (None for the view's
+    axes of length 1)."""
+    strides = contiguous_strides(base_shape)
+    axes, used = [], set()
+    for n, st in zip(v.shape, v.strides):
+        axis = None if n == 1 else next(a for a, s in enumerate(strides) if base_shape[a] > 1
+                                        and st > 0 and st % s == 0 and a not in used)  # fmt: skip
+        used.add(axis)
+        axes.append(axis)
+    return tuple(axes)
+
+
+def _outside(low: _Lowerer, c: str, axis: int, span: tuple) -> str:
+    """C test that coordinate ``c`` of storage axis ``axis`` lies outside the box's span."""
+    start, step, count = span
+    s = low.param(("box", axis, "start"), start)
+    n = low.param(("box", axis, "count"), count)
+    if step == 1:
+        return f"({c} < {s} || {c} >= {s} + {n})"
+    st = low.param(("box", axis, "step"), step)
+    return f"({c} < {s} || {c} >= {s} + {n} * {st} || ({c} - {s}) % {st} != 0)"
+
+
+def _lower_scan(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
+    """A cumulative sum or product fused with its producers: each line along the scanned axis
+    is one sequential loop (in the output's dtype, as NumPy accumulates), lines in parallel."""
+    (root,) = kernel.outputs
+    kind, axis = root.arg
+    src = root.srcs[0]
+    kept = [d for d in range(src.ndim) if d != axis]
+    outer = tuple(low.param(("shape", d), src.shape[d]) for d in kept)
+    inner = (low.param(("rshape", axis), src.shape[axis]),)
+    coords = tuple("r0" if d == axis else f"i{kept.index(d)}" for d in range(src.ndim))
+    value = low.value(src, ("coords", coords))
+    index = low.linear(coords, root.shape, "out")
+    fold = "sum" if kind == "cumsum" else "prod"
+    reduction = kir.Reduction(fold, compute_type(root.dtype), value, "0",
+                              kir.Store("out0", index, "acc"))  # fmt: skip
+    return kir.Kernel(name=kernel.name, kind="scan", buffers=_buffers(kernel), outer=outer,
+                      inner=inner, prologue=tuple(low.prologue), body=tuple(low.body),
+                      reduction=reduction)  # fmt: skip

@@ -1,0 +1,161 @@
+"""The one pipeline every device shares: pending work -> plan -> kernels -> program.
+
+``program(order, roots, device, target)`` is what a backend's ``run`` asks for. It looks the
+DAG's structure up in the target's plan cache and, on a miss, builds::
+
+    schedule(roots)                      the plan: kernels, their nodes, why each split
+    for each kernel:
+        target.special(kernel)           a matmul for BLAS, a kernel written in Python
+        lower(kernel)                    kernel IR (or Unsupported: it runs through NumPy)
+        target.render(ir)                source text in the target's dialect, and its symbol
+        target.load(source, symbol)      compiled through the compile cache and loaded
+    target.program(plan, compiled)       the backend's launch steps over those kernels
+
+A backend (``backends/cpu.py``, ``backends/cuda.py``) supplies a ``Target``: its dialect
+(``render``), its compiler (``load``) and its launcher (``program``, then ``run``). Up to the
+launch, the CPU and CUDA paths are this code.
+
+Cached programs hold no node (``schedule.skeleton``), so no user data: structure only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from dataclasses import dataclass, replace
+
+from ..core import config
+from ..core.dag import structure_key
+from ..core.realize import count, register_plan_cache
+from .lower import Lowered, Unsupported, lower
+from .schedule import Kernel, Plan, schedule, skeleton, skeleton_kernel
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """One plan kernel through the pipeline: what the target loaded for it (None: it runs
+    through NumPy, node by node), its source text and its lowered form."""
+
+    code: object = None
+    source: str | None = None
+    lowered: Lowered | None = None
+
+
+class Target:
+    """What a backend gives the pipeline. ``name`` is its device kind; ``plans`` its plan
+    cache. Subclasses override ``render``, ``load`` and ``program``; ``special`` and
+    ``variant`` where they need to."""
+
+    name = ""
+    plans: PlanCache
+
+    def variant(self) -> object:
+        """What else, beside the DAG's structure, decides the program (a C compiler found or
+        not); part of the plan cache's key."""
+        return None
+
+    def special(self, k: Kernel, device: str) -> Compiled | None:
+        """A kernel the target runs its own way (a library call, a kernel written in Python),
+        or None to lower, render and compile it."""
+        return None
+
+    def render(self, ir) -> tuple:
+        """(source, symbol) of kernel IR ``ir`` in the target's dialect."""
+        raise NotImplementedError
+
+    def load(self, source: str, symbol: str, device: str):
+        """The compiled, loaded kernel (through the compile cache), or None where the target
+        cannot load code on this machine (the plan is only shown)."""
+        raise NotImplementedError
+
+    def program(self, plan: Plan, compiled: list, order: list, roots: list, device: str):
+        """The target's program: launch steps over ``plan``'s kernels, compiled as
+        ``compiled`` says."""
+        raise NotImplementedError
+
+
+def symbol_of(body: str) -> tuple:
+    """(source, symbol) of a rendered kernel named ``KERNEL``: the symbol is the body's hash,
+    so kernels that compute the same thing in different plans (each sweep of a loop) share
+    one source text and compile once."""
+    symbol = "nl_" + hashlib.sha256(body.encode()).hexdigest()[:16]
+    return body.replace("KERNEL", symbol), symbol
+
+
+def compile_kernel(k: Kernel, target: Target, device: str) -> Compiled:
+    """One plan kernel: lowered, rendered in the target's dialect, compiled and loaded."""
+    special = target.special(k, device)
+    if special is not None:
+        return special
+    try:
+        lowered = lower(k)
+    except Unsupported as why:
+        if config.DEBUG >= 2:
+            print(f"numloom: {k.name} runs through NumPy on the host: {why}", file=sys.stderr)
+        return Compiled()
+    if config.DEBUG >= 3:
+        print(f"numloom: kernel IR of {k.name}:\n{lowered.kernel}", file=sys.stderr)
+    source, symbol = target.render(replace(lowered.kernel, name="KERNEL"))
+    return Compiled(target.load(source, symbol, device), source, lowered)
+
+
+def build(order: list, roots: list, device: str, target: Target):
+    """The target's program evaluating ``roots`` (uncached)."""
+    plan = schedule(roots, device, order)
+    compiled = [compile_kernel(k, target, device) for k in plan.kernels]
+    program = target.program(plan, compiled, order, roots, device)
+    if config.DEBUG >= 2:
+        print(_describe(program.plan), file=sys.stderr)
+    return program
+
+
+def program(order: list, roots: list, device: str, target: Target, signature=None):
+    """The target's program evaluating ``roots``, cached by the DAG's structure (``signature``:
+    that structure's key, when the caller has it)."""
+    key = (device, target.variant(), signature or structure_key(order, roots)[1])
+    cached = target.plans.get(key)
+    if cached is not None:
+        count("plan_cache_hits")
+        return cached
+    return target.plans.put(key, build(order, roots, device, target))
+
+
+def _describe(plan: Plan) -> str:
+    """The plan without kernel sources (NUMLOOM_DEBUG=2)."""
+    return str(replace(plan, kernels=tuple(replace(k, source=None) for k in plan.kernels)))
+
+
+class PlanCache:
+    """Programs by structure key, least recently used first, at most ``size()`` of them (the
+    least recently used is dropped): what ``plans_cached`` and ``plan_cache_evictions`` count.
+    A cached program holds no node (``schedule.skeleton``), so no user data."""
+
+    def __init__(self, size):
+        self.size = size  # a function: the bound (a module constant a test may change)
+        self.entries: dict = {}
+        register_plan_cache(self)
+
+    def get(self, key):
+        program = self.entries.pop(key, None)
+        if program is not None:
+            self.entries[key] = program  # most recently used last
+        return program
+
+    def put(self, key, program):
+        """Keep ``program`` without its DAG's nodes (its plan's and steps' kernels as
+        ``schedule.skeleton`` leaves them); returns what is kept."""
+        program = replace(program, plan=skeleton(program.plan),
+                          steps=tuple(replace(s, kernel=skeleton_kernel(s.kernel))
+                                      for s in program.steps))  # fmt: skip
+        self.entries[key] = program
+        while len(self.entries) > max(self.size(), 1):
+            self.entries.pop(next(iter(self.entries)))
+            count("plan_cache_evictions")
+        return program
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def values(self):
+        return list(self.entries.values())
+

@@ -1,0 +1,962 @@
+"""``numloom.ndarray``: a lazy handle on a view of a storage.
+
+An array is a ``Storage`` (whose current version is a DAG node) seen through a ``View``. Views
+share the storage, so a write through any of them (a new version of the storage) is seen by all.
+A handle's dtype may differ from its storage's (``z.real`` of a complex ``z``, ``a.view(dtype)``):
+its view then counts elements of its own dtype in the storage's bytes (a ``BITCAST``).
+Reading an array builds a VIEW of the storage's current version; nothing is computed until a
+sync point (conversion to host, ``repr``, ``numloom.sync()``...).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import pickle as _pickle
+import weakref
+from sys import getrefcount as _getrefcount
+
+import numpy as _np
+
+from . import realize
+from .dag import Node, Op, View, node, prod
+from .device import get_device
+from .realize import Storage, buffer_node
+from .views import (
+    _WARN_ON_WRITE,
+    _warns_on_write,
+    bitcast_node,
+    view_node,
+    warn_on_first_write,
+)
+
+
+class ndarray:
+    """An N-dimensional array whose operations are recorded lazily and run fused."""
+
+    __slots__ = ("_storage", "_view", "_dtype", "_identity", "_readonly", "_host", "__weakref__")
+    __array_priority__ = 100.0
+
+    def __init__(self, *args, **kwargs):
+        if getattr(self, "_storage", None) is not None:
+            return  # a subclass's __new__ made it (``asarray(x).view(cls)``): NumPy's does nothing
+        _construct(self, *args, **kwargs)
+
+    def __array_finalize__(self, obj, /) -> None:
+        """Called on a new view as a subclass (``a.view(cls)``); subclasses override it."""
+
+    # --- what the array is -------------------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple:
+        return self._view.shape
+
+    @shape.setter
+    def shape(self, value) -> None:
+        from .views import reshape_view
+
+        stand_in = _namespace.shapes._contiguous_stand_in(self.shape)
+        new_shape = _np.reshape(stand_in, value).shape  # NumPy's errors
+        view = reshape_view(self._view, new_shape)
+        if view is None:
+            raise AttributeError(
+                "Incompatible shape for in-place modification. Use `.reshape()` to make a copy "
+                "with the desired shape."
+            )
+        self._view, self._identity = view, _is_identity(self._storage, view, self._dtype)
+        self._host = None
+
+    @property
+    def dtype(self) -> _np.dtype:
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._view.shape)
+
+    @property
+    def size(self) -> int:
+        return prod(self._view.shape)
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def strides(self) -> tuple:
+        if self.size == 0:  # NumPy 2 gives empty arrays zero strides
+            return (0,) * self.ndim
+        return tuple(s * self.dtype.itemsize for s in self._view.strides)
+
+    @property
+    def device(self) -> str:
+        return self._storage.device
+
+    @property
+    def flags(self):
+        """NumPy's flags object: ``a.flags.writeable = False`` makes writes raise."""
+        return _namespace.flags.flagsobj(self)
+
+    @property
+    def flat(self):
+        """NumPy's flat iterator: ``a.flat[k]``, ``a.flat[::2] = 0``, ``for v in a.flat``."""
+        return _namespace.flags.flatiter(self)
+
+    @flat.setter
+    def flat(self, value) -> None:
+        self.flat[...] = value
+
+    @property
+    def base(self):
+        return None
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    # --- the node of the current value --------------------------------------------------------
+
+    def _node(self) -> Node:
+        storage = self._storage
+        if storage.error is not None:
+            raise storage.error
+        if self._identity:
+            return storage.version
+        return view_node(self._base(), self._view)
+
+    def _base(self) -> Node:
+        """The storage's current version as elements of this handle's dtype: when the dtypes
+        differ, a flat run of them (the view's strides and offset count those elements)."""
+        version = self._storage.version
+        return version if version.dtype == self._dtype else bitcast_node(version, self._dtype)
+
+    def _new_version(self, new: Node) -> None:
+        """Make ``new`` (elements of this handle's dtype) the storage's current version."""
+        storage = self._storage
+        old = storage.version
+        storage.version = bitcast_node(new, old.dtype, old.shape)
+        if storage.version.op is not Op.BUFFER:
+            realize.register(storage)
+
+    def _write(self, view: View, value: Node) -> None:
+        """Replace the elements ``view`` selects in this storage with ``value`` (same dtype)."""
+        if self._readonly:
+            raise ValueError("assignment destination is read-only")
+        if self._storage.error is not None:
+            raise self._storage.error
+        old = self._base()
+        # A value that can fail at the sync stays a SCATTER over the old version, so a failed
+        # write leaves the old version in place (realize._quarantine).
+        if view.is_identity(old.shape) and value.shape == old.shape and not value.fallible:
+            self._new_version(value)
+        else:
+            self._new_version(node(Op.SCATTER, (old, value), view, old.shape, old.dtype))
+        realize.written(self._storage, view.size * self._dtype.itemsize)
+
+    def _write_at(self, positions: Node, value: Node) -> None:
+        """Replace the elements at flat ``positions`` of this storage with ``value``."""
+        if self._readonly:
+            raise ValueError("assignment destination is read-only")
+        old = self._base()
+        self._new_version(node(Op.SCATTER_AT, (old, value, positions), None, old.shape, old.dtype))
+
+    def _assign(self, value: Node) -> None:
+        """``self[...] = value`` for a node already of self's shape (cast unsafely as needed)."""
+        if value.dtype != self.dtype:
+            value = node(Op.CAST, (value,), None, value.shape, self.dtype)
+        self._write(self._view, value)
+
+    # --- to the host ----------------------------------------------------------------------------
+
+    def get(self, stream=None, out=None, order="C", blocking=True) -> _np.ndarray:
+        """The value as a new NumPy array on the host (evaluating what is pending)."""
+        storage = self._storage
+        realize.ensure(storage)
+        if storage.error is not None:
+            raise storage.error
+        data = storage.version.arg.data
+        if storage.device != "cpu":
+            data = realize.to_host(storage.version.arg)
+        from .dag import strided
+
+        host = _np.array(strided(data.reshape(-1).view(self._dtype), self._view), copy=True)
+        if out is not None:
+            out[...] = host
+            return out
+        return host
+
+    def copy_to_host(self, ary=None, stream=0) -> _np.ndarray:
+        """numba.cuda's name for ``get()``: the data as a NumPy array (into ``ary`` if given)."""
+        return self.get(out=ary)
+
+    def copy_to_device(self, ary, stream=0) -> None:
+        """numba.cuda's in-place copy of host (or device) data into this array."""
+        _api.setitem(self, Ellipsis, ary)
+
+    def __array__(self, dtype=None, copy=None):
+        """NumPy's view of the value. On the CPU, without ``copy=True``, it is the computed
+        data itself, read-only (numloom's buffers never change once made), as JAX returns:
+        ``numpy.asarray(x)`` costs nothing. ``copy=True`` and GPU arrays give a new array."""
+        if copy or self._storage.device != "cpu":
+            if copy is False:
+                raise ValueError("Unable to avoid copy while creating an array as requested.\n"
+                                 "A numloom array on a GPU has no host memory to share: "
+                                 "use copy=None (numpy.asarray) to copy it to the host.")  # fmt: skip
+            host = self.get()
+            return host if dtype is None else host.astype(dtype, copy=False)
+        storage = self._storage
+        realize.ensure(storage)
+        if storage.error is not None:
+            raise storage.error
+        host = storage.version.arg.export(self._dtype, self._view)
+        if dtype is None or _np.dtype(dtype) == host.dtype:
+            return host
+        if copy is False:
+            raise ValueError("Unable to avoid copy while creating an array as requested.")
+        return host.astype(dtype)
+
+    def _host_view(self) -> _np.ndarray:
+        """The value as a read-only NumPy array, kept while the storage keeps its version:
+        element reads, iteration and ``tolist`` read it. On the CPU it is the computed buffer
+        itself; on a GPU, a view of the storage's host mirror (copied once per version)."""
+        h = self._host
+        storage = self._storage
+        if h is not None and h[0]() is storage.version:
+            if realize.TRACING:
+                realize.value_read()
+            return h[1]
+        realize.ensure(storage)
+        if storage.error is not None:
+            raise storage.error
+        version = storage.version
+        # Not an export (``__array__``): this view is read only while the version is current.
+        data = version.arg.data if storage.device == "cpu" else realize.host_mirror(storage)
+        host = _strided(data.reshape(-1).view(self._dtype), self._view)
+        host.flags.writeable = False
+        realize.value_read()
+        self._host = (weakref.ref(version), host, None)
+        return host
+
+    def _set_element(self, key, value) -> bool:
+        """``self[key] = value`` for a full integer ``key`` and a scalar ``value``, written
+        into the CPU buffer in place when nothing but this storage's version holds it (after
+        a copy of the buffer when something does): the fast path of element writes in a
+        Python loop. The first write into pending work traces as usual (it fuses with it);
+        the second evaluates. False where it does not apply."""
+        storage = self._storage
+        if self._readonly or _TRACING or storage.error is not None:
+            return False
+        if _WARN_ON_WRITE and _warns_on_write(self):
+            return False
+        if storage.pending:
+            version = storage.version
+            if version.op is not Op.SCATTER or version.arg.size != 1 or version.fallible:
+                return False  # one element written into pending work fuses with it
+            realize.ensure(storage)  # the second: a loop writing elements
+            if storage.error is not None:
+                raise storage.error
+        version = storage.version
+        if storage.device != "cpu":
+            return realize.owns_buffer(storage, version) and self._set_device_element(key, value)
+        if not realize.owns_buffer(storage, version):
+            version = realize.own_buffer(storage)
+        h = self._host
+        if h is None or h[2] is None or h[0]() is not version:
+            writable = version.arg.writable(self._dtype, self._view)
+            host = writable.view()
+            host.flags.writeable = False
+            h = self._host = (weakref.ref(version), host, writable)
+        h[2][key] = value
+        return True
+
+    def _set_device_element(self, key, value) -> bool:
+        """An element write into a computed GPU array that nothing else holds: into its host
+        mirror (NumPy's casts and errors), then those bytes to the device, in stream order."""
+        storage = self._storage
+        mirror = realize.host_mirror(storage)
+        mirror.flags.writeable = True
+        try:
+            _strided(mirror.reshape(-1).view(self._dtype), self._view)[key] = value
+        finally:
+            mirror.flags.writeable = False
+        view = self._view
+        offset = view.offset
+        for i, n, stride in zip((key,) if type(key) is int else key, view.shape, view.strides):
+            offset += (i + n if i < 0 else i) * stride
+        realize.write_through(storage, offset * self._dtype.itemsize, self._dtype.itemsize)
+        return True
+
+    def tolist(self):
+        return self._host_view().tolist()
+
+    def item(self, *args):
+        return self._host_view().item(*args)
+
+    def __float__(self) -> float:
+        return float(self._scalar("float"))
+
+    def __int__(self) -> int:
+        return int(self._scalar("int"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu" or self.ndim != 0:
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return int(self.get())
+
+    def __bool__(self) -> bool:
+        if self.size == 1:
+            return bool(self._host_view().reshape(()))
+        if self.size > 1:
+            raise ValueError(
+                "The truth value of an array with more than one element is ambiguous. "
+                "Use a.any() or a.all()"
+            )
+        raise ValueError(
+            "The truth value of an empty array is ambiguous. Use `array.size > 0` to check "
+            "that an array is not empty."
+        )
+
+    def _scalar(self, kind: str):
+        if self.ndim != 0:
+            raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
+        return self._host_view().item()
+
+    def __repr__(self) -> str:
+        return repr(self.get())
+
+    def __str__(self) -> str:
+        return str(self.get())
+
+    def __format__(self, spec: str) -> str:
+        host = self.get()
+        return format(host[()] if host.ndim == 0 else host, spec)
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        if self.ndim == 1:
+            return _elements(self)
+        return _rows(self)
+
+    def __contains__(self, value) -> bool:
+        if isinstance(value, ndarray):
+            value = value._host_view()
+        return value in self._host_view()
+
+    def __reduce__(self):
+        return (asarray, (self.get(),))
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    __hash__ = None
+
+    # --- NumPy interoperability -----------------------------------------------------------------
+
+    def __array_ufunc__(self, np_ufunc, method, *inputs, **kwargs):
+        ours = _api.UFUNCS_BY_NAME.get(np_ufunc.__name__)
+        if ours is None:
+            return _namespace.fallback.call_numpy_ufunc(np_ufunc, method, inputs, kwargs)
+        if method == "__call__":
+            return ours(*inputs, **kwargs)
+        return getattr(ours, method)(*inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return _namespace.fallback.dispatch_array_function(func, args, kwargs)
+
+    def __array_namespace__(self, *, api_version=None):
+        """The array API namespace of numloom arrays: numloom itself."""
+        if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
+            raise ValueError(f"Version \"{api_version}\" of the Array API Standard is not "
+                             "supported.")  # fmt: skip
+        return sys.modules[__name__.split(".")[0]]  # (the package: numloom)
+
+    def __dlpack_device__(self) -> tuple:
+        return _namespace.interop.dlpack_device(self)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule viewing this array's memory (evaluated first), ordered after
+        numloom's work on the consumer's ``stream``."""
+        return _namespace.interop.dlpack(self, stream, max_version, dl_device, copy)
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """Version 3 of the CUDA array interface, for arrays on a CUDA device (evaluated first;
+        the ``stream`` entry is numloom's stream, which consumers wait for)."""
+        return _namespace.interop.cuda_array_interface(self)
+
+    # fmt: off
+    # --- operators -------------------------------------------------------------------------------
+
+    def __add__(self, o): return _binary(_api.add, self, o)
+    def __radd__(self, o): return _binary(_api.add, o, self)
+    def __iadd__(self, o): return _api.add(self, o, out=self)
+    def __sub__(self, o): return _binary(_api.subtract, self, o)
+    def __rsub__(self, o): return _binary(_api.subtract, o, self)
+    def __isub__(self, o): return _api.subtract(self, o, out=self)
+    def __mul__(self, o): return _binary(_api.multiply, self, o)
+    def __rmul__(self, o): return _binary(_api.multiply, o, self)
+    def __imul__(self, o): return _api.multiply(self, o, out=self)
+    def __truediv__(self, o): return _binary(_api.divide, self, o)
+    def __rtruediv__(self, o): return _binary(_api.divide, o, self)
+    def __itruediv__(self, o): return _api.divide(self, o, out=self)
+    def __floordiv__(self, o): return _binary(_api.floor_divide, self, o)
+    def __rfloordiv__(self, o): return _binary(_api.floor_divide, o, self)
+    def __ifloordiv__(self, o): return _api.floor_divide(self, o, out=self)
+    def __mod__(self, o): return _binary(_api.remainder, self, o)
+    def __rmod__(self, o): return _binary(_api.remainder, o, self)
+    def __imod__(self, o): return _api.remainder(self, o, out=self)
+    def __divmod__(self, o): return _api.divmod(self, o)
+    def __rdivmod__(self, o): return _api.divmod(o, self)
+    def __pow__(self, o, mod=None): return _api.power_operator(self, o)
+    def __rpow__(self, o): return _api.power(o, self)
+    def __ipow__(self, o): return _api.power_operator(self, o, out=self)
+    def __matmul__(self, o): return _api.matmul(self, o)
+    def __rmatmul__(self, o): return _api.matmul(o, self)
+    def __imatmul__(self, o): return _api.matmul(self, o, out=self)
+    def __and__(self, o): return _binary(_api.bitwise_and, self, o)
+    def __rand__(self, o): return _binary(_api.bitwise_and, o, self)
+    def __iand__(self, o): return _api.bitwise_and(self, o, out=self)
+    def __or__(self, o): return _binary(_api.bitwise_or, self, o)
+    def __ror__(self, o): return _binary(_api.bitwise_or, o, self)
+    def __ior__(self, o): return _api.bitwise_or(self, o, out=self)
+    def __xor__(self, o): return _binary(_api.bitwise_xor, self, o)
+    def __rxor__(self, o): return _binary(_api.bitwise_xor, o, self)
+    def __ixor__(self, o): return _api.bitwise_xor(self, o, out=self)
+    def __lshift__(self, o): return _binary(_api.left_shift, self, o)
+    def __rlshift__(self, o): return _binary(_api.left_shift, o, self)
+    def __ilshift__(self, o): return _api.left_shift(self, o, out=self)
+    def __rshift__(self, o): return _binary(_api.right_shift, self, o)
+    def __rrshift__(self, o): return _binary(_api.right_shift, o, self)
+    def __irshift__(self, o): return _api.right_shift(self, o, out=self)
+    def __neg__(self): return _api.negative(self)
+    def __pos__(self): return _api.positive(self)
+    def __abs__(self): return _api.absolute(self)
+    def __invert__(self): return _api.invert(self)
+    def __lt__(self, o): return _api.compare(_api.less, self, o)
+    def __le__(self, o): return _api.compare(_api.less_equal, self, o)
+    def __gt__(self, o): return _api.compare(_api.greater, self, o)
+    def __ge__(self, o): return _api.compare(_api.greater_equal, self, o)
+    def __eq__(self, o): return _api.compare(_api.equal, self, o)
+    def __ne__(self, o): return _api.compare(_api.not_equal, self, o)
+
+    # --- indexing ---------------------------------------------------------------------------
+
+    def __getitem__(self, key):
+        t = type(key)
+        if t is int or t is tuple:  # a full integer index gives NumPy's scalar, read on the host
+            h = self._host
+            if h is not None and not _TRACING and h[0]() is self._storage.version:
+                host = h[1]
+                if t is int:
+                    if host.ndim == 1:
+                        return host[key]
+                elif len(key) == host.ndim:
+                    for k in key:
+                        if type(k) is not int and type(k) not in _INTEGERS:
+                            break
+                    else:
+                        return host[key]
+            elif t is int:
+                if len(self._view.shape) == 1:
+                    return self._host_view()[key]
+            elif not (key and type(key[0]) is slice) and _full_integer(key, len(self._view.shape)):
+                return self._host_view()[key]  # (a slice first: the common view, no scan)
+            if t is int:
+                return _row(self, key)
+        elif isinstance(key, _np.integer) and len(self._view.shape) == 1:
+            return self._host_view()[key]
+        if type(self) not in _RESULT_TYPES:  # a subclass's views are of its class, as NumPy's
+            return _as_subclass(_api.getitem(self, key), self)
+        return _api.getitem(self, key)
+
+    def __setitem__(self, key, value):
+        if type(value) in _SCALARS:
+            t = type(key)
+            if t is int or t is tuple:
+                h = self._host
+                if h is not None and h[2] is not None:  # written in place before: again
+                    host = h[2]
+                    version = h[0]()
+                    if (
+                        version is self._storage.version
+                        and _getrefcount(version) <= 3
+                        and _getrefcount(version.arg) <= 2
+                        and not version.arg.exports
+                        and not _TRACING
+                        and not self._readonly
+                        and ((t is int and host.ndim == 1) or
+                             (t is tuple and _full_integer(key, host.ndim)))
+                    ):  # fmt: skip
+                        host[key] = value
+                        return
+                ndim = len(self._view.shape)
+                if ((t is int and ndim == 1) or (t is tuple and _full_integer(key, ndim))) and (
+                    self._set_element(key, value)
+                ):
+                    return
+        _api.setitem(self, key, value)
+
+    # --- methods (NumPy's signatures; the functions of the same name do the work) ------------
+
+    @property
+    def T(self): return _api.transpose(self)
+    @property
+    def mT(self): return _api.matrix_transpose(self)
+    @property
+    def real(self): return _api.real(self)
+    @real.setter
+    def real(self, value): _api.setitem(_api.real(self), Ellipsis, value)
+    @property
+    def imag(self): return _api.imag(self)
+    @imag.setter
+    def imag(self, value):
+        if self.dtype.kind != "c":
+            raise TypeError(_NO_IMAGINARY_PART)
+        _api.setitem(_api.imag(self), Ellipsis, value)
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        try:
+            return _api.astype(self, dtype, casting=casting, copy=copy)
+        except OtherDtype:  # strings, datetimes, objects: NumPy's array
+            return _np.asarray(self).astype(dtype, order, casting, subok, copy)
+    def copy(self, order="C"): return _api.copy(self, order)
+    def fill(self, value): _api.setitem(self, Ellipsis, value)
+    def reshape(self, *shape, order="C", copy=None):
+        return _api.reshape(self, shape[0] if len(shape) == 1 else shape, order=order, copy=copy)
+    def ravel(self, order="C"): return _api.ravel(self, order)
+    def flatten(self, order="C"): return _api.ravel(self, order).copy()
+    def transpose(self, *axes):
+        return _api.transpose(self, axes[0] if len(axes) == 1 else (axes or None))
+    def swapaxes(self, axis1, axis2): return _api.swapaxes(self, axis1, axis2)
+    def squeeze(self, axis=None): return _api.squeeze(self, axis)
+    def view(self, dtype=None, type=None): return _view(self, dtype, type)
+    def conj(self): return _api.conjugate(self) if self.dtype.kind == "c" else self
+    def conjugate(self): return _api.conjugate(self) if self.dtype.kind == "c" else self
+    def clip(self, min=None, max=None, out=None, **kw): return _api.clip(self, min, max, out, **kw)
+    def round(self, decimals=0, out=None): return _api.round(self, decimals, out)
+    def nonzero(self): return _api.nonzero(self)
+    def take(self, indices, axis=None, out=None, mode="raise"):
+        return _api.take(self, indices, axis, out, mode)
+    def repeat(self, repeats, axis=None): return _api.repeat(self, repeats, axis)
+    def diagonal(self, offset=0, axis1=0, axis2=1): return _api.diagonal(self, offset, axis1, axis2)
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        return _api.trace(self, offset, axis1, axis2, dtype, out)
+    def dot(self, b, out=None): return _api.dot(self, b, out)
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return _api.sum(self, axis, dtype, out, keepdims, **kw)
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return _api.prod(self, axis, dtype, out, keepdims, **kw)
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        return _api.mean(self, axis, dtype, out, keepdims, **kw)
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return _api.var(self, axis, dtype, out, ddof, keepdims, **kw)
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        return _api.std(self, axis, dtype, out, ddof, keepdims, **kw)
+    def max(self, axis=None, out=None, keepdims=False, **kw):
+        return _api.max(self, axis, out, keepdims, **kw)
+    def min(self, axis=None, out=None, keepdims=False, **kw):
+        return _api.min(self, axis, out, keepdims, **kw)
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        return _api.argmax(self, axis, out, keepdims=keepdims)
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        return _api.argmin(self, axis, out, keepdims=keepdims)
+    def any(self, axis=None, out=None, keepdims=False, **kw):
+        return _api.any(self, axis, out, keepdims, **kw)
+    def all(self, axis=None, out=None, keepdims=False, **kw):
+        return _api.all(self, axis, out, keepdims, **kw)
+    def cumsum(self, axis=None, dtype=None, out=None): return _api.cumsum(self, axis, dtype, out)
+    def cumprod(self, axis=None, dtype=None, out=None): return _api.cumprod(self, axis, dtype, out)
+    def sort(self, axis=-1, kind=None, order=None): _api.sort_inplace(self, axis, kind)
+    def argsort(self, axis=-1, kind=None, order=None): return _api.argsort(self, axis, kind)
+    # NumPy's methods, run through NumPy (what they write is written into this array)
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        _call_method(self, "partition", kth, axis, kind, order)
+    def argpartition(self, kth, axis=-1, kind="introselect", order=None):
+        return _call_method(self, "argpartition", kth, axis, kind, order)
+    def put(self, indices, values, mode="raise"):
+        _call_method(self, "put", indices, values, mode)
+    def searchsorted(self, v, side="left", sorter=None):
+        return _call_method(self, "searchsorted", v, side, sorter)
+    def compress(self, condition, axis=None, out=None):
+        return _call_method(self, "compress", condition, axis, out=out)
+    def choose(self, choices, out=None, mode="raise"):
+        return _call_method(self, "choose", choices, out=out, mode=mode)
+    def byteswap(self, inplace=False):
+        if not inplace:
+            return _api.asarray(_np.asarray(self).byteswap(), device=self.device)
+        return _call_method(self, "byteswap", True)
+    def setfield(self, val, dtype, offset=0): _call_method(self, "setfield", val, dtype, offset)
+    def getfield(self, dtype, offset=0):
+        return _api.asarray(_np.asarray(self).getfield(dtype, offset), device=self.device)
+    def resize(self, *new_shape, refcheck=True): _resize(self, new_shape, refcheck)
+    def setflags(self, write=None, align=None, uic=None):
+        if write is not None:
+            self.flags.writeable = write
+    def to_device(self, device, /, *, stream=None): return _api.asarray(self, device=device)
+    def tobytes(self, order="C"): return _np.asarray(self).tobytes(order)
+    def tofile(self, fid, sep="", format="%s"): _np.asarray(self).tofile(fid, sep, format)
+    def dumps(self): return _pickle.dumps(self)
+    def dump(self, file): _np.asarray(self).dump(file)
+
+
+_TRACING = realize.TRACING  # (the list itself: numloom.jit appends while it traces)
+
+
+def _construct(a: ndarray, shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
+    """``numloom.ndarray(shape, dtype)``: a new array (of zeros)."""
+    if buffer is not None or strides is not None or offset:
+        raise NotImplementedError("numloom.ndarray(buffer=...) is not supported; use asarray")
+    made = _api.empty(shape, dtype)
+    _adopt(a, made._storage, made._view)
+
+
+def _call_method(a: ndarray, name: str, *args, **kwargs):
+    return _namespace.fallback.call_method(a, name, *args, **kwargs)
+
+
+def _view(a: ndarray, dtype, cls):
+    """NumPy's ``a.view(dtype, type)``: ``dtype`` may be the type, as in NumPy. A numloom
+    subclass shares a's storage (its ``__array_finalize__`` called with ``a``); a NumPy
+    subclass views a's host memory (read-only: numloom's buffers are never written)."""
+    if cls is None and isinstance(dtype, type) and issubclass(dtype, (ndarray, _np.ndarray)):
+        dtype, cls = None, dtype
+    if cls is not None and not (isinstance(cls, type) and issubclass(cls, (ndarray, _np.ndarray))):
+        raise ValueError(_NOT_SUBTYPE)
+    if cls is not None and issubclass(cls, _np.ndarray):
+        host = _read_only_host(a)
+        return host.view(cls) if dtype is None else host.view(dtype, cls)
+    try:
+        out = _api.view(a, dtype)
+    except OtherDtype:  # a view as strings or datetimes: of the host memory, read-only
+        return _read_only_host(a).view(dtype)
+    if cls is None or cls is ndarray:
+        return out
+    return _as_subclass(out, a, cls)
+
+
+# The ndarray subclasses a program has made instances of (ufunc results keep their class).
+SUBCLASSES: set = set()
+
+
+def _as_subclass(out, a: ndarray, cls=None):
+    """``out`` (a numloom array made from ``a``) as an instance of ``cls`` (a's class) on the
+    same storage, its ``__array_finalize__`` called with ``a`` as NumPy calls it."""
+    if not isinstance(out, ndarray):
+        return out
+    cls = type(a) if cls is None else cls
+    SUBCLASSES.add(cls)
+    made = _adopt(ndarray.__new__(cls), out._storage, out._view, out._readonly, out._dtype)
+    if cls.__array_finalize__ is not ndarray.__array_finalize__:
+        made.__array_finalize__(a)
+    return made
+
+
+def _read_only_host(a: ndarray) -> _np.ndarray:
+    """a's value as a read-only NumPy array (on the CPU its buffer itself; on a GPU a copy,
+    read-only too, so that a write into it raises instead of being lost)."""
+    host = _np.asarray(a)
+    host.flags.writeable = False
+    return host
+
+
+def _resize(a: ndarray, new_shape: tuple, refcheck: bool) -> None:
+    """NumPy's in-place ``a.resize(new_shape)``: a's data in C order, cut or padded with zeros,
+    in a new storage of the new shape (views of the old one keep the old data)."""
+    if len(new_shape) == 1 and not isinstance(new_shape[0], (int, _np.integer)):
+        new_shape = new_shape[0]
+    if not a._view.is_contiguous():
+        raise ValueError("resize only works on single-segment arrays")
+    if not a._identity:
+        raise ValueError("cannot resize this array: it does not own its data")
+    host = a.get()
+    host.resize(new_shape, refcheck=False)  # NumPy's shape errors
+    made = from_host(host, a.device)
+    _adopt(a, made._storage, made._view, a._readonly)
+
+
+def _strided(flat, view):
+    global _strided
+    from .dag import strided as _strided
+
+    return _strided(flat, view)
+
+
+# Python and NumPy scalar types an element write takes on its fast path.
+_SCALARS = frozenset({int, float, complex, bool, _np.float64, _np.float32, _np.float16,
+                      _np.int64, _np.int32, _np.int16, _np.int8, _np.uint64, _np.uint32,
+                      _np.uint16, _np.uint8, _np.bool_, _np.complex128, _np.complex64})  # fmt: skip
+
+
+# Python's and NumPy's integer types: a key made of these alone is a full integer index.
+_INTEGERS = frozenset([int] + [_np.dtype(c).type for c in _np.typecodes["AllInteger"]])
+
+
+def _full_integer(key: tuple, ndim: int) -> bool:
+    """Whether ``key`` is one integer per axis (``x[i, j]`` of a 2-d array)."""
+    return len(key) == ndim and _INTEGERS.issuperset(map(type, key))
+
+
+_new_view = tuple.__new__  # View's fields without NamedTuple's checks
+
+
+def _row(a: ndarray, i: int) -> ndarray:
+    """``a[i]`` of an array of two or more axes: the view of row ``i`` (a loop over rows)."""
+    view = a._view
+    n = view.shape[0]
+    if not -n <= i < n:
+        raise IndexError(f"index {i} is out of bounds for axis 0 with size {n}")
+    if i < 0:
+        i += n
+    return next(_rows(a, i, i + 1))
+
+
+def _rows(a: ndarray, start: int = 0, stop: int | None = None):
+    """The views of rows ``start`` to ``stop`` of an array of two or more axes, in turn
+    (iteration, and ``a[i]`` through ``_row``)."""
+    view, storage, readonly, dtype = a._view, a._storage, a._readonly, a._dtype
+    shape, strides, step = view.shape[1:], view.strides[1:], view.strides[0]
+    n = view.shape[0]
+    # (a row is the whole storage only when it is the only row)
+    identity = n == 1 and _is_identity(storage, _new_view(View, (shape, strides, view.offset)),
+                                       dtype)  # fmt: skip
+    warns = bool(_WARN_ON_WRITE) and _warns_on_write(a)
+    new = ndarray.__new__
+    for i in range(start, n if stop is None else stop):
+        out = new(ndarray)
+        out._storage, out._readonly, out._dtype, out._host = storage, readonly, dtype, None
+        out._view = _new_view(View, (shape, strides, view.offset + i * step))
+        out._identity = identity
+        if warns:
+            warn_on_first_write(out)
+        yield out
+
+
+def _elements(a: ndarray):
+    """Iteration over a 1-d array: NumPy scalars read from its host view, read again when a
+    write in the loop's body makes a new version."""
+    storage = a._storage
+    host = a._host_view()
+    version = storage.version
+    for i in range(len(host)):
+        if storage.version is not version:
+            host = a._host_view()
+            version = storage.version
+        yield host[i]
+
+
+class _Scalar(ndarray):
+    """A 0-d result where NumPy gives a scalar (a reduction, a ufunc of scalars): lazy like any
+    array, but it prints, hashes and rounds as NumPy's scalar does, and in-place operators
+    make a new value (``m = x.max(); m += 1`` leaves other names of the maximum alone)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return repr(self._host_view()[()])
+
+    def __hash__(self) -> int:
+        return hash(self._host_view()[()])
+
+    def __round__(self, ndigits=None):
+        return round(self._host_view()[()], ndigits)
+
+    def copy(self, order="C"):
+        return result(self._node(), self.device)
+
+    # fmt: off
+    def __iadd__(self, o): return self + o
+    def __isub__(self, o): return self - o
+    def __imul__(self, o): return self * o
+    def __itruediv__(self, o): return self / o
+    def __ifloordiv__(self, o): return self // o
+    def __imod__(self, o): return self % o
+    def __ipow__(self, o): return self**o
+    def __imatmul__(self, o): return self @ o
+    def __iand__(self, o): return self & o
+    def __ior__(self, o): return self | o
+    def __ixor__(self, o): return self ^ o
+    def __ilshift__(self, o): return self << o
+    def __irshift__(self, o): return self >> o
+    # fmt: on
+
+
+_Scalar.__name__ = _Scalar.__qualname__ = "ndarray"  # (in messages, as every numloom array)
+_RESULT_TYPES = (_Scalar, ndarray)  # by the result's rank: 0-d results are scalars' stand-ins
+
+
+def _adopt(a: ndarray, storage: Storage, view: View, readonly: bool = False,
+           dtype=None) -> ndarray:  # fmt: skip
+    """Make ``a`` a handle on ``storage`` through ``view``, its elements of ``dtype`` (by
+    default the storage's)."""
+    a._storage, a._view, a._readonly, a._host = storage, view, readonly, None
+    a._dtype = storage.version.dtype if dtype is None else _np.dtype(dtype)
+    a._identity = _is_identity(storage, view, a._dtype)
+    return a
+
+
+def _is_identity(storage: Storage, view: View, dtype) -> bool:
+    """Whether a handle sees its whole storage as it is (its value is the storage's version)."""
+    version = storage.version
+    return dtype == version.dtype and view.is_identity(version.shape)
+
+
+def result(n: Node, device: str | None = None) -> ndarray:
+    """A new array (with its own storage) whose value is node ``n``: the whole of it, so the
+    handle is its storage's identity (every traced operation makes one: kept short)."""
+    a = ndarray.__new__(_RESULT_TYPES[len(n.shape) > 0])
+    a._storage = Storage(n, device or get_device())
+    a._view, a._readonly, a._dtype, a._identity = _whole(n.shape), False, n.dtype, True
+    a._host = None
+    return a
+
+
+def array_result(n: Node, device: str | None = None) -> ndarray:
+    """``result`` as an array also when 0-d (``np.zeros(())``, a copy): what NumPy gives as a
+    0-d array, not as a scalar."""
+    a = result(n, device)
+    a.__class__ = ndarray
+    return a
+
+
+@functools.lru_cache(maxsize=4096)
+def _whole(shape: tuple) -> View:
+    return View.contiguous(shape)
+
+
+def share(a: ndarray, view: View, readonly: bool | None = None, dtype=None) -> ndarray:
+    """A new handle on ``a``'s storage through ``view``: what NumPy calls a view of ``a``;
+    with ``dtype``, a view of a's bytes as other elements (``view`` then counts those)."""
+    ro = a._readonly if readonly is None else readonly
+    return _adopt(ndarray.__new__(ndarray), a._storage, view, ro, dtype or a._dtype)
+
+
+def from_host(data, device: str | None = None) -> ndarray:
+    """A new array holding a copy of host data (a NumPy array of a numloom dtype)."""
+    device = device or get_device()
+    data = _np.array(data, copy=True, order="C")
+    if device == "cpu":
+        n = buffer_node(data)
+    else:
+        n = realize.to_device(data, device)
+    return _adopt(ndarray.__new__(ndarray), Storage(n, device), View.contiguous(data.shape))
+
+
+def adopt_host(data: _np.ndarray) -> ndarray:
+    """A new CPU array whose memory is ``data`` itself, without a copy: a fresh C-contiguous
+    NumPy array that nothing else holds (a result NumPy just made)."""
+    n = buffer_node(data)
+    return _adopt(ndarray.__new__(ndarray), Storage(n, "cpu"), View.contiguous(data.shape))
+
+
+def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None) -> ndarray:
+    """``a`` as a numloom array: numloom arrays are returned as they are (or cast)."""
+    if isinstance(a, ndarray):
+        target = _device_name(device)
+        if target is not None and target != a.device:  # a move between devices copies
+            if copy is False:
+                raise ValueError(
+                    f"asarray(copy=False) cannot move an array from {a.device!r} to {target!r}; "
+                    "pass copy=None or copy=True"
+                )
+            return from_host(_np.asarray(a, dtype=dtype), target)
+        if dtype is not None and _np.dtype(dtype) != a.dtype:
+            if copy is False:
+                raise ValueError(_namespace.creation._NO_COPY)
+            return a.astype(dtype)
+        return a.copy() if copy else a
+    target = _device_name(device) or get_device()
+    if target != "cpu" and hasattr(a, "__cuda_array_interface__"):
+        imported = _namespace.interop.from_cuda_array_interface(a, target)  # no copy: the memory is shared
+        return imported if dtype is None else asarray(imported, dtype, copy=copy)
+    host = _np.asarray(a, dtype=dtype)
+    _check_dtype(host.dtype)
+    return from_host(host, target)
+
+
+def _device_name(device) -> str | None:
+    if device is None:
+        return None
+    from .device import _normalize
+
+    return _normalize(device)
+
+
+_SUPPORTED_KINDS = frozenset("biufc")
+
+
+class OtherDtype(TypeError):
+    """Data of a dtype numloom arrays do not hold (strings, datetimes, structured, objects):
+    the public function that meets it runs NumPy instead (``other_dtypes.py``)."""
+
+
+def _check_dtype(dtype) -> None:
+    if dtype.kind not in _SUPPORTED_KINDS:
+        raise OtherDtype(
+            f"numloom arrays hold bool, integer, float and complex data, not {dtype}; "
+            f"keep {dtype} data in a NumPy array"
+        )
+
+
+def operand(x, for_output: bool = False):
+    """An argument of an array function: numloom arrays and Python scalars pass through;
+    NumPy arrays, NumPy scalars of 0-d and nested sequences become numloom arrays."""
+    if isinstance(x, ndarray):
+        return x
+    if type(x) in (bool, int, float, complex):
+        return x
+    if isinstance(x, _np.generic) and not for_output:
+        return x
+    if for_output and isinstance(x, _np.ndarray):
+        return asarray(x)  # written back by the caller
+    return asarray(x)
+
+
+def _normalize_shape(shape, size: int | None = None) -> tuple:
+    if isinstance(shape, (int, _np.integer)) or hasattr(shape, "__index__"):
+        shape = (shape,)
+    shape = tuple(int(s) for s in shape)
+    return shape
+
+
+# The NumPy namespace the methods and operators call (numloom.api). api/ builds on core/, so it
+# binds itself here as it loads (``bind_namespace``); core/ never imports it.
+_namespace = None  # the numloom.api package: its modules (flags, fallback, interop, ...)
+_api = None  # numloom.api.numpy_api: the namespace's functions
+_plain_call = None  # numloom.api.ufuncs._plain_call: a ufunc call's fast path
+
+
+def bind_namespace(api) -> None:
+    """Give the ndarray methods the NumPy namespace (the ``numloom.api`` package)."""
+    global _namespace, _api, _plain_call
+    _namespace, _api, _plain_call = api, api.numpy_api, api.ufuncs._plain_call
+
+
+def _binary(uf, a, b):
+    """``uf(a, b)`` for an operator: the plain call first (most operators are one), else the
+    ufunc's whole call (``uf._call``), without going through ``uf.__call__``."""
+    made = _plain_call(uf, (a, b))
+    return made if made is not None else uf._call(a, b)
+
+
+def _numpy_message(fn) -> str:
+    """The message of the error NumPy raises for ``fn()`` (it changes between versions)."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 (only the text is wanted)
+        return str(e)
+    return ""
+
+
+_NO_IMAGINARY_PART = _numpy_message(lambda: setattr(_np.zeros(1), "imag", 1))
+_NOT_SUBTYPE = _numpy_message(lambda: _np.zeros(1).view(type=int))

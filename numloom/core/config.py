@@ -1,0 +1,65 @@
+"""Settings read from ``NUMLOOM_*`` environment variables, in one place.
+
+Every variable numloom reads is listed in ``VARIABLES`` so that ``np.show_config()`` can print
+them all with their current values.
+"""
+
+from __future__ import annotations
+
+import os
+
+VERSION = "0.1.0"  # numloom.__version__ (and pyproject.toml's)
+
+VARIABLES = {
+    "NUMLOOM_DEVICE": "default device: cpu, cuda or cuda:N (default: cuda when usable, else cpu)",
+    "NUMLOOM_DEBUG": "1 launches and timings, 2 plans and kernel splits, 3 kernel IR, "
+    "4 generated source, 5 PTX/assembly",
+    "NUMLOOM_CACHE_DIR": "compile cache directory (default: $XDG_CACHE_HOME/numloom)",
+    "NUMLOOM_CACHE_MAX_BYTES": "the compile cache's size limit; least recently used entries go "
+    "first (default 1073741824)",
+    "NUMLOOM_FLUSH_DEPTH": "evaluate pending work when a graph grows deeper than this (default 768)",
+    "NUMLOOM_FLUSH_WIDTH": "evaluate pending work when more arrays than this are pending "
+    "(default 4096)",
+    "NUMLOOM_BACKEND": "cpu executor: 'compiled' (C + OpenMP) or 'numpy' (node by node)",
+    "NUMLOOM_CC": "C compiler for CPU kernels (default: $CC, else cc)",
+    "NUMLOOM_COMPILE_TIMEOUT": "seconds a C compile may take before it is stopped and raises "
+    "CompileError (default 120; 0: no limit)",
+    "NUMLOOM_BOUNDSCHECK": "1 checks every array index in kernels",
+    "NUMLOOM_GRAPHS": "0 launches CUDA kernels one by one instead of as CUDA graphs (default 1)",
+    "NUMLOOM_ALLOW_TF32": "1 lets cuBLAS use TF32 tensor cores for float32 matmul (default 0)",
+    "NUMLOOM_START_BYTES": "on a GPU, writes replacing most of their arrays start evaluating once "
+    "they add up to this many bytes (default 268435456; 0: at the sync)",
+    "NUMLOOM_INDEX32": "0 keeps CUDA kernels on 64-bit indices even where 32 bits fit (default 1)",
+}
+
+
+def _int(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+DEBUG = _int("NUMLOOM_DEBUG", 0)
+FLUSH_DEPTH = _int("NUMLOOM_FLUSH_DEPTH", 768)
+FLUSH_WIDTH = _int("NUMLOOM_FLUSH_WIDTH", 4096)
+COMPILE_TIMEOUT = _int("NUMLOOM_COMPILE_TIMEOUT", 120)
+GRAPHS = _int("NUMLOOM_GRAPHS", 1) != 0
+INDEX32 = _int("NUMLOOM_INDEX32", 1) != 0
+START_BYTES = _int("NUMLOOM_START_BYTES", 256 << 20)
+
+
+def show_config() -> None:
+    """Print numloom's version, its environment variables and the devices it sees."""
+    import numpy
+
+    from .device import describe_devices
+
+    print(f"numloom {VERSION} (numpy {numpy.__version__})")
+    print("environment:")
+    for name, what in VARIABLES.items():
+        value = os.environ.get(name)
+        print(f"  {name}={value if value is not None else ''}  # {what}")
+    print("devices:")
+    for line in describe_devices():
+        print(f"  {line}")
