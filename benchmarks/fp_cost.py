@@ -80,8 +80,9 @@ def main() -> None:
         numpy.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-5)
         jitted = numloom.jit(lambda *a, fn=fn: fn(numloom, *a))
         figures = {}
-        for how, call in (("unchanged", lambda: fn(numloom, *arrays)),
-                          ("jit", lambda: jitted(*arrays))):  # fmt: skip
+        calls = (("unchanged", lambda fn=fn, a=arrays: fn(numloom, *a)),
+                 ("jit", lambda f=jitted, a=arrays: f(*a)))  # fmt: skip
+        for how, call in calls:
             for state in ("warn", "ignore", "warn", "ignore"):  # alternated
                 with numpy.errstate(all=state):
                     sync(call())  # (compiled and traced under this state)

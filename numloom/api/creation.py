@@ -113,13 +113,13 @@ def check_allocation(shape: tuple, dtype, device: str) -> None:
     if device == "cpu" or nbytes >= 1 << 63:
         _np.empty(shape, dtype)  # NumPy's ValueError or MemoryError, raised at the call
         return
-    from ..core.device import load_backend as load
+    from ..core.device import OutOfMemoryError, load_backend
 
-    backend = load("cuda")
+    backend = load_backend("cuda")
     total = backend.device_memory(device)
     if total is not None and nbytes > total:
         gib = lambda b: _np.format_float_positional(b / 2**30, 3)  # noqa: E731
-        raise backend.OutOfMemoryError(
+        raise OutOfMemoryError(
             f"Unable to allocate {gib(nbytes)} GiB for an array with shape {tuple(shape)} and "
             f"data type {_np.dtype(dtype)} on {device}, which has {gib(total)} GiB"
         )

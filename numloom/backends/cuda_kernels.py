@@ -12,8 +12,10 @@ import numpy as np
 
 from ..compile.render_cuda import user_kernel_signature
 from ..core.dag import Op
+from ..core.device import CudaError
 from ..core.realize import Buffer, DataError
-from . import cuda as backend
+from .cuda_device import _check, _get
+from .cuda_memory import DeviceArray, to_device, to_host
 
 
 def run(step, order: list, values: dict, pos: dict, device: str, program, roots: list) -> None:
@@ -25,10 +27,10 @@ def run(step, order: list, values: dict, pos: dict, device: str, program, roots:
     for i, old in copies:
         buffers[i] = _copy(old, device)
     scalars, dims = _scalars_and_dims(first, launch)
-    err = backend.to_device(np.zeros(4, np.int64), device).arg.data if spec.ir.checks else None
+    err = to_device(np.zeros(4, np.int64), device).arg.data if spec.ir.checks else None
     _launch(spec, launch, buffers, scalars, dims, err, device)
     if err is not None:
-        slots = backend.to_host(Buffer(err, device))
+        slots = to_host(Buffer(err, device))
         if slots[0]:
             from .cpu_kernels import index_error
 
@@ -50,7 +52,7 @@ def graph_launches(step, order: list, values: dict, pos: dict, device: str, prog
     buffers, copies = _buffers(step, order, values, pos, program, set(program.roots))
     after = list(deps)
     for i, old in copies:
-        new = backend.DeviceArray(old.shape, old.dtype, device)
+        new = DeviceArray(old.shape, old.dtype, device)
         buffers[i] = new
         if new.nbytes:
             launches.append(_copy_launch(old, new, device, deps))
@@ -110,7 +112,7 @@ def _copy_launch(old, new, device: str, deps: tuple):
     """A graph launch copying device array ``old`` into ``new`` (same size)."""
     from .cuda_graph import Launch
 
-    state = backend._get(device)
+    state = _get(device)
     fn = _copy_kernels.get(state.arch)
     if fn is None:
         from cuda.core import ObjectCode
@@ -140,16 +142,16 @@ def _last_reader(program, step, q: int) -> bool:
 def _copy(array, device: str):
     from cuda.bindings import driver
 
-    out = backend.DeviceArray(array.shape, array.dtype, device)
+    out = DeviceArray(array.shape, array.dtype, device)
     if out.nbytes:
-        stream = backend._get(device).stream
-        backend._check(driver.cuMemcpyDtoDAsync(out.ptr, array.ptr, out.nbytes, stream.handle),
+        stream = _get(device).stream
+        _check(driver.cuMemcpyDtoDAsync(out.ptr, array.ptr, out.nbytes, stream.handle),
                        "cuMemcpyDtoDAsync")  # fmt: skip
     return out
 
 
 def _function(spec, device: str):
-    state = backend._get(device)
+    state = _get(device)
     key = ("cuda", state.arch)
     fn = spec.compiled.get(key)
     if fn is None:
@@ -175,11 +177,11 @@ def _launch(spec, launch, buffers: list, scalars: tuple, dims: list, err, device
     args = [_argument(source, spec, launch, buffers, scalars, dims, err)
             for _, source in signature]  # fmt: skip
     config = LaunchConfig(grid=tuple(dims[0:3]), block=tuple(dims[3:6]), shmem_size=dims[6])
-    stream = backend._get(device).stream
+    stream = _get(device).stream
     try:
         cuda_launch(stream, config, _function(spec, device), *args)
     except Exception as e:  # noqa: BLE001 (re-raised with the kernel's name)
-        raise backend.CudaError(f"launching kernel {spec.name} failed: {e}") from e
+        raise CudaError(f"launching kernel {spec.name} failed: {e}") from e
 
 
 def _argument(source: tuple, spec, launch, buffers, scalars, dims, err):

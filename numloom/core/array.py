@@ -11,8 +11,8 @@ sync point (conversion to host, ``repr``, ``numloom.sync()``...).
 from __future__ import annotations
 
 import functools
-import sys
 import pickle as _pickle
+import sys
 import weakref
 from sys import getrefcount as _getrefcount
 

@@ -14,7 +14,7 @@ import numloom as nl
 from numloom.backends.cublas import Operand, emulate, plan_gemm
 from numloom.compile.blas import blas_readable
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
 import workloads as W  # noqa: E402
 
 RNG = numpy.random.default_rng(7)
@@ -235,19 +235,19 @@ def test_rows_of_every_width_and_offset_are_copied_on_chip_exactly(width, offset
 
 @gpu
 def test_independent_chains_run_as_parallel_branches_of_one_graph():
-    from numloom.backends import cuda as backend
+    from numloom.backends import cuda_device
 
     with _on_cuda():
         a = nl.asarray(RNG.random((256, 256)))
         b = nl.asarray(RNG.random(4096))
         nl.sync()
-        backend._get("cuda:0").graphs.clear()
+        cuda_device._get("cuda:0").graphs.clear()
         left = nl.exp((a * 2).sum(axis=0)) + 1
         right = nl.sqrt(nl.cumsum(b * 3)) * 2
         before = nl.stats()
         nl.evaluate(left, right)
         assert nl.stats()["graphs_launched"] - before["graphs_launched"] == 1
-        (graph,) = backend._get("cuda:0").graphs.values()
+        (graph,) = cuda_device._get("cuda:0").graphs.values()
         edges = graph.edges()
         reach = {k: set() for k in range(len(graph.nodes))}
         for i, j in sorted(edges):
@@ -262,13 +262,13 @@ def test_independent_chains_run_as_parallel_branches_of_one_graph():
 
 @gpu
 def test_the_same_code_over_other_sizes_updates_its_graph_in_place():
-    from numloom.backends import cuda as backend
+    from numloom.backends import cuda_device
 
     def program(xp, a, b):
         return xp.exp(-(a * a)) * 0.5 + xp.sqrt(b) - a[::-1] * b
 
     with _on_cuda():
-        backend._get("cuda:0").graphs.clear()
+        cuda_device._get("cuda:0").graphs.clear()
         hosts = {n: (RNG.random(n), RNG.random(n)) for n in (1000, 30_000, 7)}
         got_once = False
         for n in (1000, 30_000, 7, 1000):
@@ -283,7 +283,7 @@ def test_the_same_code_over_other_sizes_updates_its_graph_in_place():
             if n != 1000:  # a new size: the same graph, its nodes updated in place
                 assert after["graph_updates"] > before["graph_updates"]
                 assert after["kernels_compiled"] == before["kernels_compiled"]
-        assert len(backend._get("cuda:0").graphs) == 1
+        assert len(cuda_device._get("cuda:0").graphs) == 1
 
 
 @gpu
@@ -318,7 +318,7 @@ def test_cublas_matmul_with_folded_transposes(dtype):
 def test_the_same_code_over_another_size_renders_no_cuda_source(monkeypatch):
     """Sizes are kernel parameters: a program over arrays of a new size has the kernels
     (the same sources) of the last one, rendered once."""
-    from numloom.backends import cuda as backend
+    from numloom.backends import cuda_programs
     from numloom.compile import render_cuda
     from numloom.core.dag import toposort
 
@@ -326,7 +326,7 @@ def test_the_same_code_over_another_size_renders_no_cuda_source(monkeypatch):
         x = nl.asarray(RNG.random((n, 7)).astype(numpy.float32))
         y = W.softmax(nl, x) + x.sum(axis=0)
         roots = [y._node()]
-        return backend._program(toposort(roots), roots, "cuda:0")
+        return cuda_programs._program(toposort(roots), roots, "cuda:0")
 
     first = programs(5)
     rendered = []
@@ -451,14 +451,14 @@ def test_importing_numloom_leaves_cuda_alone():
 
 def test_a_failed_cuda_call_raises_cuda_error_naming_the_call_and_the_kernel():
     driver = pytest.importorskip("cuda.bindings.driver")
-    from numloom.backends import cuda
+    from numloom.backends import cuda_device
 
     bad = (driver.CUresult.CUDA_ERROR_INVALID_VALUE,)
     with pytest.raises(nl.CudaError, match=r"cuMemsetD8Async failed with "
                        r"CUDA_ERROR_INVALID_VALUE \(kernel k3_add\)"):  # fmt: skip
-        cuda._check(bad, "cuMemsetD8Async", "k3_add")
+        cuda_device._check(bad, "cuMemsetD8Async", "k3_add")
     ok = (driver.CUresult.CUDA_SUCCESS, 5)
-    assert cuda._check(ok, "cuMemGetInfo") is ok
+    assert cuda_device._check(ok, "cuMemGetInfo") is ok
 
 
 @pytest.mark.parametrize(("allow", "mode"), [(None, 0), ("0", 0), ("1", 3)])
@@ -604,22 +604,22 @@ def test_cuda_launch_arguments_match_the_rendered_signatures(make):
     (planned for CUDA on any machine: nothing is compiled or launched)."""
     import re
 
-    from numloom.backends import cuda
+    from numloom.backends import cuda_launch, cuda_programs
     from numloom.core.dag import toposort
 
     y = make(nl.asarray(numpy.arange(12.0).reshape(3, 4)))
     roots = [y._storage.version]
     order = toposort(roots)
-    program = cuda._build(order, roots, "cuda:0")
+    program = cuda_programs._build(order, roots, "cuda:0")
     for step in program.steps:
         if step.ir is None:
             continue
-        recipe = cuda._recipe(step, order, sms=132)
+        recipe = cuda_launch._recipe(step, order, sms=132)
         assert recipe.narrow == (step.ir.kind != "map" or not step.ir.flat)
         size_type = "int32_t" if recipe.narrow else "int64_t"
         assert {type(v) for v in recipe.sizes} <= {getattr(numpy, size_type[:-2])}
         pattern = r"__global__ void __launch_bounds__\(\d+\) (\w+)\(([^)]*)\)"
-        launched = {cuda._narrow_name(name, "32") if recipe.narrow else name
+        launched = {cuda_launch._narrow_name(name, "32") if recipe.narrow else name
                     for name, _, _ in recipe.launches + recipe.aligned}  # fmt: skip
         symbol = re.search(r"nl_[0-9a-f]{16}", step.kernel.source)[0]
         heads = dict(re.findall(pattern, step.kernel.source))
@@ -715,14 +715,14 @@ def _check_reuse(program, order) -> None:
 def test_a_chain_of_sweeps_in_one_graph_cycles_through_two_blocks():
     """Ten Jacobi sweeps planned as one graph (planned only: nothing is launched): each sweep
     writes over the grid two sweeps back, not a new block per sweep."""
-    from numloom.backends import cuda
+    from numloom.backends import cuda_programs
     from numloom.core.dag import toposort
 
     grid = nl.asarray(RNG.random((40, 40)))
     W.jacobi(nl, grid, 10)
     roots = [grid._storage.version]
     order = toposort(roots)
-    program = cuda._build(order, roots, "cuda:0")
+    program = cuda_programs._build(order, roots, "cuda:0")
     assert len(program.steps) == 10 and len(program.segments) == 1
     assert len(_blocks_of(program, order)) == 2
     _check_reuse(program, order)
@@ -748,13 +748,13 @@ def test_a_chain_of_sweeps_in_one_graph_cycles_through_two_blocks():
     ],
 )
 def test_blocks_are_taken_over_only_once_their_readers_are_done(make, takes):
-    from numloom.backends import cuda
+    from numloom.backends import cuda_programs
     from numloom.core.dag import toposort
 
     out = make(nl.asarray(RNG.random((24, 24))))
     roots = [y._storage.version for y in (out if isinstance(out, list) else [out])]
     order = toposort(roots)
-    program = cuda._build(order, roots, "cuda:0")
+    program = cuda_programs._build(order, roots, "cuda:0")
     _check_reuse(program, order)
     if takes is not None:
         assert bool(program.reuse) == takes
@@ -764,18 +764,18 @@ def test_blocks_are_taken_over_only_once_their_readers_are_done(make, takes):
 def test_cuda_kernels_take_32_bit_indices_only_where_every_index_fits(rows, narrow):
     """A strided kernel launches its 32-bit index variant while every size, stride, offset
     and buffer length stays far under 2**31, and its 64-bit one past that (planned only)."""
-    from numloom.backends import cuda
+    from numloom.backends import cuda_launch, cuda_programs
     from numloom.core.dag import toposort
 
     x = nl.zeros((rows, 2**14), numpy.float32)  # nothing is allocated: the plan is only made
     y = x.T[::-1] * 2
     roots = [y._storage.version]
     order = toposort(roots)
-    program = cuda._build(order, roots, "cuda:0")
+    program = cuda_programs._build(order, roots, "cuda:0")
     steps = [s for s in program.steps if s.ir is not None and not s.ir.flat]  # strided
     assert steps
     for step in steps:
-        assert cuda._recipe(step, order, sms=132).narrow == narrow, step.kernel.name
+        assert cuda_launch._recipe(step, order, sms=132).narrow == narrow, step.kernel.name
 
 
 def test_a_row_kernel_reads_its_input_once_and_keeps_it_on_chip():
@@ -805,33 +805,33 @@ def test_a_large_box_write_keeps_32_bit_indices():
     """A Jacobi sweep over a 4096x4096 grid loops over the grid once (each element old or
     new), not over the grid times the written box: its indices fit in 32 bits (planned
     only)."""
-    from numloom.backends import cuda
+    from numloom.backends import cuda_launch, cuda_programs
     from numloom.core.dag import toposort
 
     grid = nl.zeros((4096, 4096), numpy.float32)  # nothing is allocated: only planned
     W.jacobi(nl, grid, 1)
     roots = [grid._storage.version]
     order = toposort(roots)
-    program = cuda._build(order, roots, "cuda:0")
+    program = cuda_programs._build(order, roots, "cuda:0")
     (step,) = [s for s in program.steps if s.ir is not None and s.ir.kind == "scatter"]
-    assert cuda._recipe(step, order, sms=132).narrow
+    assert cuda_launch._recipe(step, order, sms=132).narrow
 
 
 def test_a_kernel_looping_past_2_to_the_31_over_small_arrays_keeps_64_bit_indices():
     """An outer product summed loops over every pair: 2.5e9 iterations over two arrays of
     50000 elements, which no 32-bit loop counter holds."""
-    from numloom.backends import cuda
+    from numloom.backends import cuda_launch, cuda_programs
     from numloom.core.dag import toposort
 
     x = nl.zeros(50_000, numpy.float32)
     y = (x[:, None] * x[None, :]).sum()
     roots = [y._storage.version]
     order = toposort(roots)
-    program = cuda._build(order, roots, "cuda:0")
+    program = cuda_programs._build(order, roots, "cuda:0")
     reduction = [s for s in program.steps if s.ir is not None and s.ir.kind == "reduce"]
     assert reduction
     for step in reduction:
-        assert not cuda._recipe(step, order, sms=132).narrow
+        assert not cuda_launch._recipe(step, order, sms=132).narrow
 
 
 @gpu
@@ -839,7 +839,7 @@ def test_a_kernel_looping_past_2_to_the_31_over_small_arrays_keeps_64_bit_indice
 def test_strided_kernels_give_numpys_results_with_either_index_width(index32, monkeypatch):
     """The suite runs CUDA kernels on their 32-bit index variants (its arrays are small); the
     64-bit ones, which large arrays take, give the same results."""
-    from numloom.backends import cuda
+    from numloom.backends import cuda, cuda_programs
     from numloom.compile import pipeline
     from numloom.core import config
 
@@ -863,43 +863,43 @@ def test_strided_kernels_give_numpys_results_with_either_index_width(index32, mo
         W.jacobi(nl, grid, 3)
         numpy.testing.assert_allclose(grid.get(), W.jacobi(numpy, host.copy(), 3), rtol=1e-12)
         recipes = [r for p in cuda.TARGET.plans.values() for r in p.recipes.values()
-                   if isinstance(r, cuda.Recipe)]  # fmt: skip
+                   if isinstance(r, cuda_programs.Recipe)]  # fmt: skip
         assert any(r.narrow for r in recipes) == index32
 
 
 def test_device_blocks_of_dead_arrays_are_kept_per_size_within_limits(monkeypatch):
     """The reuse of dead arrays' device memory (its bookkeeping runs here on stand-in blocks):
     last freed first, at most FREE_PER_SIZE blocks a size, FREE_LIMIT bytes in all."""
-    from numloom.backends import cuda
+    from numloom.backends import cuda_memory as memory
 
     class Block:
         def __init__(self, nbytes):
             self.handle = id(self)
 
     allocated = []
-    monkeypatch.setattr(cuda, "_allocate", lambda state, n: allocated.append(n) or Block(n))
-    monkeypatch.setattr(cuda, "_get", lambda device: None)
-    saved_free, saved_kept = dict(cuda._free), dict(cuda._kept)
-    saved_memory = dict(cuda._memory)
-    cuda._free.clear()
-    cuda._kept["bytes"] = 0
+    monkeypatch.setattr(memory, "_allocate", lambda state, n: allocated.append(n) or Block(n))
+    monkeypatch.setattr(memory, "_get", lambda device: None)
+    saved_free, saved_kept = dict(memory._free), dict(memory._kept)
+    saved_memory = dict(memory._memory)
+    memory._free.clear()
+    memory._kept["bytes"] = 0
     try:
-        a = cuda.DeviceArray((1000,), numpy.float64, "cuda:99")
+        a = memory.DeviceArray((1000,), numpy.float64, "cuda:99")
         first = a.ptr
         del a
-        b = cuda.DeviceArray((1000,), numpy.float64, "cuda:99")
+        b = memory.DeviceArray((1000,), numpy.float64, "cuda:99")
         assert b.ptr == first and allocated == [8000]  # reused, nothing allocated
-        many = [cuda.DeviceArray((10,), numpy.int32, "cuda:99") for _ in range(6)]
+        many = [memory.DeviceArray((10,), numpy.int32, "cuda:99") for _ in range(6)]
         del many
-        assert len(cuda._free[("cuda:99", 40)]) == cuda.FREE_PER_SIZE
-        huge = cuda.DeviceArray((cuda.FREE_LIMIT + 1,), numpy.uint8, "cuda:99")
+        assert len(memory._free[("cuda:99", 40)]) == memory.FREE_PER_SIZE
+        huge = memory.DeviceArray((memory.FREE_LIMIT + 1,), numpy.uint8, "cuda:99")
         del huge
-        assert ("cuda:99", cuda.FREE_LIMIT + 1) not in cuda._free or not cuda._free[
-            ("cuda:99", cuda.FREE_LIMIT + 1)]  # fmt: skip
-        assert cuda._kept["bytes"] == cuda.FREE_PER_SIZE * 40
+        assert ("cuda:99", memory.FREE_LIMIT + 1) not in memory._free or not memory._free[
+            ("cuda:99", memory.FREE_LIMIT + 1)]  # fmt: skip
+        assert memory._kept["bytes"] == memory.FREE_PER_SIZE * 40
         del b
     finally:
-        cuda._free.clear()
-        cuda._free.update(saved_free)
-        cuda._kept.update(saved_kept)
-        cuda._memory.update(saved_memory)
+        memory._free.clear()
+        memory._free.update(saved_free)
+        memory._kept.update(saved_kept)
+        memory._memory.update(saved_memory)

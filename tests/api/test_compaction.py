@@ -13,7 +13,7 @@ from conftest import assert_same
 import numloom as nl
 
 _spec = importlib.util.spec_from_file_location(
-    "compaction", pathlib.Path(__file__).parent.parent / "benchmarks" / "compaction.py"
+    "compaction", pathlib.Path(__file__).parents[2] / "benchmarks" / "compaction.py"
 )
 compaction = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(compaction)

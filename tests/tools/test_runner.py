@@ -17,7 +17,7 @@ import pytest
 
 from numloom.tools.runner import NumpyRedirect
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def python(*args: str, cwd: Path, pythonpath: tuple = ()) -> subprocess.CompletedProcess:

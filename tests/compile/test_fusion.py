@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import numloom as nl
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
 import workloads as W  # noqa: E402
 
 RNG = numpy.random.default_rng(0)
@@ -172,7 +172,7 @@ print(nl.stats()["kernels_compiled"], nl.stats()["compile_cache_hits"])
 
 def test_second_run_compiles_nothing_in_a_new_process(tmp_path):
     env = dict(os.environ, NUMLOOM_CACHE_DIR=str(tmp_path / "cache"))
-    bench = os.path.join(os.path.dirname(__file__), "..", "benchmarks")
+    bench = os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks")
     script = SCRIPT.format(bench=os.path.abspath(bench))
     first = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                            text=True, check=True)  # fmt: skip

@@ -15,7 +15,7 @@ import pytest
 import numloom as nl
 from numloom.api import fallback
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
 import workloads as W  # noqa: E402
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import numloom as nl
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
 import workloads as W  # noqa: E402
 
 RNG = numpy.random.default_rng(3)

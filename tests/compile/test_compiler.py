@@ -18,7 +18,7 @@ import numloom
 from numloom.compile import cache, compiler
 from numloom.core import config
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 ADD = """\
 void add(long n, const double* a, double* out) {

@@ -82,17 +82,18 @@ def test_thousands_of_distinct_shapes_keep_memory_flat():
 
 def test_the_plan_cache_is_bounded_and_counted(monkeypatch):
     backend = realize._backend(nl.get_device())  # (the CPU's or the GPU's programs)
-    monkeypatch.setattr(backend, "PLAN_CACHE_SIZE", 16)
+    monkeypatch.setattr(backend.TARGET.plans, "size", lambda: 16)
     before = nl.stats()["plan_cache_evictions"]
     for k in range(40):  # 40 structures: k + 1 chained additions
         x = nl.arange(5.0)
         for _ in range(k + 1):
             x = x + 1
         x.get()
-    assert len(backend._programs) <= 16
+    plans = backend.TARGET.plans
+    assert len(plans) <= 16
     stats = nl.stats()
-    others = sum(len(c) for c in list(realize._plan_caches) if c is not backend._programs)
-    assert stats["plans_cached"] == len(backend._programs) + others
+    others = sum(len(c) for c in list(realize._plan_caches) if c is not plans)
+    assert stats["plans_cached"] == len(plans) + others
     assert stats["plan_cache_evictions"] - before >= 24
 
 
@@ -248,7 +249,7 @@ def test_device_memory_of_deleted_arrays_is_released():
     """On a GPU: no cached plan or CUDA graph keeps a deleted array's device memory in use."""
     if nl.get_device() == "cpu":
         pytest.skip("a GPU's memory")
-    from numloom.backends import cuda
+    from numloom.backends import cuda_memory
 
     def step(i):
         a = nl.asarray(numpy.ones(2_000_000 + i))
@@ -260,12 +261,12 @@ def test_device_memory_of_deleted_arrays_is_released():
         step(i)
     gc.collect()
     nl.sync()
-    before = cuda._memory["in_use"]
+    before = cuda_memory._memory["in_use"]
     for i in range(3, 23):
         assert step(i) == 2.0 * (2_000_000 + i)
     gc.collect()
     nl.sync()
-    assert cuda._memory["in_use"] - before < 2 * 16 * 2**20
+    assert cuda_memory._memory["in_use"] - before < 2 * 16 * 2**20
 
 
 def test_a_jit_trace_holds_none_of_its_first_calls_arguments():

@@ -1,0 +1,450 @@
+"""The CUDA backend's launches: a program run over a DAG's buffers, each segment of kernels as
+one CUDA graph on the device's stream (``cuda_graph.py``), the launch arguments and grids
+(``Recipe``), floating-point error flags, matmul in cuBLAS and the steps that run on the host."""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import sys
+import time
+from dataclasses import replace
+from functools import partial
+
+import numpy as np
+
+from ..compile.lower import const_value
+from ..compile.render_cuda import NARROW, has_narrow
+from ..core import config, fperrors
+from ..core.dag import Op, node, structure
+from ..core.device import CudaError
+from ..core.realize import Buffer, count
+from . import cublas, reference
+from .cpu import positions
+from .cuda_device import SHORT_REDUCTION, THREADS, _check, _Device, _get
+from .cuda_graph import Launch, run_eagerly, run_segment
+from .cuda_memory import DeviceArray, _zero, to_device, to_host
+from .cuda_programs import Program, Recipe, Step, _on_gpu, _program, _tokens
+
+
+def run(roots: list, device: str = "cuda:0") -> dict:
+    """Evaluate ``roots`` on the device; returns ``{id(root): BUFFER node}``."""
+    order, pos, signature = structure(roots)
+    return execute(_program(order, roots, device, signature), order, roots, device, pos=pos)
+
+
+def execute(program: Program, order: list, roots: list, device: str, leaves=None,
+            pos=None) -> dict:  # fmt: skip
+    """Run ``program`` over the DAG ``order``, some BUFFER positions replaced by ``leaves``;
+    ``pos`` is ``{id(node): position}`` when the caller has it (made here once if needed)."""
+    buffers = program.buffers
+    if buffers is None:
+        buffers = program.buffers = tuple(i for i, n in enumerate(order) if n.op is Op.BUFFER)
+    values = {i: order[i].arg.data for i in buffers}
+    if leaves:
+        values.update(leaves)
+    for index, segment in enumerate(program.segments):
+        start = time.perf_counter() if config.DEBUG >= 1 else 0.0
+        first = program.steps[segment[0]]
+        if _on_gpu(first):
+            _run_kernels(program, segment, order, values, device, pos)
+        elif first.kernel.kind == "library" and _matmul_library() is not None:
+            _matmul(program, segment[0], order, values, device)
+        else:
+            pos = pos if pos is not None else positions(order)
+            if first.kernel.kind == "kernel":  # a bounds-checked kernel written in Python
+                from . import cuda_kernels
+
+                cuda_kernels.run(first, order, values, pos, device, program, roots)
+            else:
+                _on_host(first, order, values, pos, device)
+        for p in program.frees[index]:  # freed in stream order, after the segment
+            values.pop(p, None)
+        if config.DEBUG >= 1:
+            _debug_segment(program, segment, device, start)
+    count("kernels_launched", len(program.steps))
+    results = {}
+    for r, p in zip(roots, program.roots):
+        if r.op is Op.BUFFER:
+            results[id(r)] = r
+        else:
+            results[id(r)] = node(Op.BUFFER, (), Buffer(values[p], device), r.shape, r.dtype)
+    return results
+
+
+def _debug_segment(program: Program, segment: tuple, device: str, start: float) -> None:
+    _get(device).stream.sync()
+    took = (time.perf_counter() - start) * 1e3
+    names = ", ".join(program.steps[i].kernel.name for i in segment)
+    how = "as a CUDA graph" if _on_gpu(program.steps[segment[0]]) else "on the host or in cuBLAS"
+    print(f"numloom: {names} {how} {took:.3f} ms", file=sys.stderr)
+
+
+def _run_kernels(program: Program, segment: tuple, order: list, values: dict,
+                 device: str, pos: dict | None) -> None:  # fmt: skip
+    """Allocate the segment's outputs and launch its kernels (one graph, or one by one)."""
+    state = _get(device)
+    launches, last, checks, held = [], {}, [], []  # last: step -> its last launch's index
+    reporting = False  # a kernel's floating-point flag is read after the segment
+    reductions = []  # reductions whose results are checked after it (fperrors.py)
+    for i in segment:
+        step = program.steps[i]
+        deps = tuple(sorted(last[j] for j in program.waits[i] if j in last))
+        if step.in_graph:  # a kernel written in Python
+            from . import cuda_kernels
+
+            pos = pos if pos is not None else positions(order)
+            cuda_kernels.graph_launches(step, order, values, pos, device, program, deps,
+                                        launches)  # fmt: skip
+            last[i] = len(launches) - 1
+            continue
+        recipe = program.recipes.get(i)
+        if recipe is None:
+            recipe = program.recipes[i] = _recipe(step, order, state.sms)
+        flag = None
+        if step.fp_outputs and fperrors.may_report(order[p] for p in step.nodes):
+            reporting = True
+            reductions.append(step)
+        if step.fp:
+            reports = fperrors.may_report(order[p] for p in step.nodes)
+            reporting = reporting or reports
+            flag = _fp_words(state)[0 if reports else 1][1]
+        errors = _step_launches(step, recipe, order, values, device, deps, launches, held,
+                                program.reuse.get(i), flag)  # fmt: skip
+        last[i] = len(launches) - 1
+        if errors is not None:
+            checks.append((step, errors))
+    try:
+        if config.GRAPHS:
+            run_segment(state.graphs, launches, state.stream)
+        else:
+            run_eagerly(launches, state.stream)
+    except Exception as e:  # noqa: BLE001 (a CUDA failure, named with the kernels involved)
+        names = ", ".join(launch.name for launch in launches)
+        how = "building or launching the CUDA graph of" if config.GRAPHS else "launching"
+        raise CudaError(f"{how} {names} failed: {e}") from e
+    for step, errors in checks:  # a kernel flagged bad data: NumPy's rules name the error
+        if to_host(Buffer(errors, device)).any():
+            from .cpu import raise_data_error
+
+            raise_data_error(step, partial(_on_host, step, order, values, positions(order),
+                                           device))  # fmt: skip
+    if reporting:
+        state.stream.sync()
+        word = ctypes.c_int64.from_address(_fp_words(state)[0][0])
+        bad = any(not fperrors.finite([to_host(Buffer(values[p], device))])
+                  for step in reductions for p in step.outputs)  # fmt: skip
+        if word.value or bad:
+            word.value = 0
+            count("fp_reruns")
+            _report_fp(program, segment, order, values, device)
+
+
+def _fp_words(state: _Device) -> tuple:
+    """The device's two floating-point flag words (see ``_Device.fp_words``), made once:
+    page-locked host memory mapped into the device's address space, zero until a kernel finds
+    a value that is not finite."""
+    if not state.fp_words:
+        from cuda.bindings import driver
+
+        words = []
+        for _ in range(2):
+            err, host = driver.cuMemHostAlloc(8, driver.CU_MEMHOSTALLOC_DEVICEMAP)
+            _check(err, "cuMemHostAlloc")
+            ctypes.c_int64.from_address(host).value = 0
+            err, dev = driver.cuMemHostGetDevicePointer(host, 0)
+            _check(err, "cuMemHostGetDevicePointer")
+            words.append((int(host), int(dev)))
+        state.fp_words = tuple(words)
+    return state.fp_words
+
+
+def _report_fp(program: Program, segment: tuple, order: list, values: dict,
+               device: str) -> None:  # fmt: skip
+    """A kernel of the segment flagged a value that is not finite: run the segment's nodes
+    again through NumPy on the host, from the segment's inputs, each operation under its
+    call's error state, so NumPy's own warnings come out at the user's lines (none, for
+    inputs that were not finite already) and its ``FloatingPointError`` fails the evaluation
+    as a data error. The device's values stand. (The whole segment runs: its intermediates may
+    have been written over by later kernels of the graph.)"""
+    pos = positions(order)
+    host: dict = {}
+    local: dict = {}
+
+    def value(s):
+        if id(s) in local:
+            return local[id(s)]
+        p = pos[id(s)]
+        if p not in host:
+            v = values[p]
+            host[p] = to_host(Buffer(v, device)) if isinstance(v, DeviceArray) else v
+        return host[p]
+
+    for i in segment:
+        step = program.steps[i]
+        for p in step.nodes:
+            n = order[p]
+            if n.op is Op.KERNEL:  # a kernel written in Python: its output as it ran
+                local[id(n)] = value(n)
+                continue
+            local[id(n)] = _compute(n, [value(s) for s in n.srcs])
+
+
+def _compute(n, srcs: list):
+    """Node ``n`` through NumPy on the host, under its call's error state if it recorded one
+    (fperrors.py), else with every floating-point error ignored."""
+    if fperrors.recorded(n):
+        return fperrors.compute(n, srcs, reference.compute)
+    with np.errstate(all="ignore"):
+        return reference.compute(n, srcs)
+
+
+def _recipe(step: Step, order: list, sms: int) -> Recipe:
+    """The fixed part of a step's launches on a device of ``sms`` multiprocessors: functions,
+    grids, sizes, constants, outputs; in 32-bit indices where every index fits."""
+    recipe = _wide_recipe(step, order, sms)
+    if config.INDEX32 and _fits_32_bits(step, order, recipe):
+        recipe = replace(recipe, narrow=True, sizes=tuple(np.int32(v) for v in recipe.sizes))
+    return replace(recipe, token=next(_tokens))
+
+
+def _fits_32_bits(step: Step, order: list, recipe: Recipe) -> bool:
+    """Whether the step's kernels have 32-bit variants and every index they compute fits in
+    one: an index is a sum of at most (dimensions + 2) terms (coordinate times stride,
+    offsets), each under the largest of the sizes, strides, offsets, buffer lengths and loop
+    counts; a grid-stride loop runs up to one stride past its count."""
+    if not has_narrow(step.ir):
+        return False
+    nodes = [order[p] for p in step.inputs + step.outputs]
+    ir = step.ir
+    outer = math.prod(_extent(e, step.params) for e in ir.outer)
+    inner = math.prod(_extent(e, step.params) for e in ir.inner)
+    # the iterations of one loop: a scatter loops over the storage and over the written box
+    # apart; any other kernel over its outer axes times its inner ones (may exceed 2**31)
+    space = max(outer, inner) if ir.kind == "scatter" else outer * inner
+    largest = max([abs(int(v)) for v in step.params] + [n.size for n in nodes]  # any buffer
+                  + [space, recipe.scratch, recipe.parts], default=0)  # fmt: skip
+    ndim = max([n.ndim for n in nodes], default=0)
+    return (largest + (1 << 22)) * (ndim + 2) < 1 << 31
+
+
+def _narrow_name(name: str, suffix: str) -> str:
+    """``KERNEL_fused`` -> ``KERNEL32_fused``: a launch's function in its 32-bit variant."""
+    return "KERNEL" + suffix + name[len("KERNEL") :]
+
+
+def _wide_recipe(step: Step, order: list, sms: int) -> Recipe:
+    ir = step.ir
+    outer = math.prod(_extent(e, step.params) for e in ir.outer) if ir.outer else 1
+    inner = math.prod(_extent(e, step.params) for e in ir.inner) if ir.inner else 1
+    n_sizes, offsets = step.declared
+    consts = tuple((p, part, dt) for (p, part), (off, dt) in
+                   sorted(zip(step.consts, step.layout), key=lambda item: item[1][0])
+                   if off in offsets)  # fmt: skip
+    outputs = tuple((p, order[p].shape, order[p].dtype) for p in step.outputs)
+    fixed = dict(sizes=tuple(np.int64(v) for v in step.params[:n_sizes]), consts=consts,
+                 outputs=outputs)  # fmt: skip
+    if ir.kind == "map" and "KERNEL_vec" in step.functions:  # 16-byte loads where aligned
+        return Recipe(
+            (("KERNEL", _grid(outer, THREADS, sms), ""),),
+            **fixed,
+            aligned=(("KERNEL_vec", _grid(-(-outer // 4), THREADS, sms), ""),),
+        )
+    if ir.kind in ("map", "scan"):
+        return Recipe((("KERNEL", _grid(outer, THREADS, sms), ""),), **fixed)
+    if ir.kind == "row":
+        if ir.outer and inner <= SHORT_REDUCTION:
+            return Recipe((("KERNEL_thread", _grid(outer, THREADS, sms), ""),), **fixed)
+        return Recipe((("KERNEL", _grid(outer, 1, sms), ""),), **fixed)
+    if ir.kind == "scatter" and ir.view_coords:  # one pass: old values or new ones
+        return Recipe((("KERNEL_fused", _grid(outer, THREADS, sms), ""),), **fixed)
+    if ir.kind == "scatter":
+        return Recipe((("KERNEL_copy", _grid(outer, THREADS, sms), ""),
+                       ("KERNEL_write", _grid(inner, THREADS, sms), "")), **fixed)  # fmt: skip
+    acc = _ACC_DTYPE[ir.reduction.acc_type]
+    if ir.outer:  # a reduction with kept axes
+        if inner <= SHORT_REDUCTION:
+            return Recipe((("KERNEL_thread", _grid(outer, THREADS, sms), ""),), **fixed)
+        if outer < 2 * sms and inner >= 4 * THREADS:  # few long ones: several blocks each
+            parts = max(1, min(-(-4 * sms // outer), inner // (4 * THREADS)))
+            return Recipe((("KERNEL_split", _grid(outer * parts, 1, sms), "split"),
+                           ("KERNEL_merge", _grid(outer, 1, sms), "split")), **fixed,
+                          parts=parts, scratch=outer * parts, acc=acc)  # fmt: skip
+        return Recipe((("KERNEL", _grid(outer, 1, sms), ""),), **fixed)
+    # every axis reduced: partial results per block, then one block
+    parts = _grid(inner, THREADS, sms, waves=4)
+    return Recipe((("KERNEL_part", parts, "part"), ("KERNEL_final", 1, "final")), **fixed,
+                  parts=parts, scratch=parts, acc=acc)  # fmt: skip
+
+
+def _step_launches(step: Step, recipe: Recipe, order: list, values: dict, device: str,
+                   deps: tuple, launches: list, held: list, reuse=None,
+                   flag: int | None = None):  # fmt: skip
+    """Append the launches of one plan kernel (two, chained, for a scatter or a full
+    reduction) with its outputs allocated (or, per ``reuse``, taken over from a finished
+    intermediate) and recorded in ``values``; return its error slots if it checks indices.
+
+    This runs for every step of every evaluation (a ``numloom.jit`` replay is little else):
+    a launch gets its key (pointers, constants, the recipe) and makes its arguments only if
+    a graph instance needs them. ``flag``: the device address of the floating-point flag word
+    a kernel that checks gets after its buffers."""
+    if reuse is None:
+        outs = [DeviceArray(shape, dtype, device) for _, shape, dtype in recipe.outputs]
+    else:
+        outs = [DeviceArray(shape, dtype, device) if q is None else values[q]
+                for (_, shape, dtype), q in zip(recipe.outputs, reuse)]  # fmt: skip
+    addresses = [values[p].ptr for p in step.inputs]
+    for (p, _, _), o in zip(recipe.outputs, outs):
+        addresses.append(o.ptr)
+        values[p] = o
+    if recipe.consts:
+        nodes = tuple([order[p] for p, _, _ in recipe.consts])
+        memo = recipe.memo
+        if memo[0] == nodes:  # (Nodes compare by identity)
+            consts, consts_key = memo[1], memo[2]
+        else:
+            consts = [_scalar(const_value(order[p], part), dt) for p, part, dt in recipe.consts]
+            consts_key = b"".join([c.tobytes() for c in consts])  # -0.0 is not 0.0; NaN is NaN
+            memo[:] = nodes, consts, consts_key
+    else:
+        consts, consts_key = (), b""
+    if step.checks:  # error slots of indirect loads, zeroed before the kernels run
+        errors = DeviceArray((2 * len(step.checks),), np.int64, device)
+        _zero(errors, device)
+        addresses.append(errors.ptr)
+    else:
+        errors = None
+    aligned = bool(recipe.aligned) and all(a % 16 == 0 for a in addresses)
+    if flag is not None:
+        addresses.append(flag)
+    pointers = len(addresses)
+    if recipe.scratch:
+        n = (recipe.scratch,)
+        arrays = [DeviceArray(n, recipe.acc, device), DeviceArray(n, np.int64, device),
+                  DeviceArray(n, np.bool_, device)]  # fmt: skip
+        held.extend(arrays)  # alive until the launches are enqueued; freed in stream order
+        addresses.extend(a.ptr for a in arrays)
+    # What a graph instance compares to know it has this launch: the sizes and grids are the
+    # recipe's, so its token, the pointers and the constants suffice.
+    key = (tuple(addresses), consts_key, recipe.token)
+    templates = recipe.resolved.get(aligned)
+    if templates is None:
+        templates = recipe.resolved[aligned] = _templates(step, recipe, aligned)
+    for function, grid, role, name in templates:
+        make = partial(_arguments, addresses, pointers, recipe, consts, role)
+        launches.append(Launch(function, grid, THREADS, None, deps, name, key=key, make=make))
+        deps = (len(launches) - 1,)
+    return errors
+
+
+def _templates(step: Step, recipe: Recipe, aligned: bool) -> tuple:
+    """Per launch of a step: (function, grid, scratch role, name for errors)."""
+    out = []
+    for name, grid, role in recipe.aligned if aligned else recipe.launches:
+        if recipe.narrow:
+            name = _narrow_name(name, NARROW)
+        out.append((step.functions[name], grid, role, f"{step.kernel.name} ({name})"))
+    return tuple(out)
+
+
+def _arguments(addresses: list, pointers: int, recipe: Recipe, consts, role: str) -> tuple:
+    """A launch's arguments: the buffers' pointers, the scratch arrays' (by role), the sizes and
+    the constants."""
+    ptrs = [np.uint64(a) for a in addresses[:pointers]]
+    if role == "":
+        return (*ptrs, *recipe.sizes, *consts)
+    scratch = [np.uint64(a) for a in addresses[pointers:]]
+    if role != "part":
+        scratch.append(np.int64(recipe.parts))
+    return (*ptrs, *scratch, *recipe.sizes, *consts)
+
+
+def _scalar(value, dtype):
+    return np.asarray(value, dtype=dtype)[()]
+
+
+def _extent(expr: str, params: tuple) -> int:
+    import re
+
+    return math.prod(params[int(m)] for m in re.findall(r"P\[(\d+)\]", expr))
+
+
+def _grid(items: int, per_block: int, sms: int, waves: int = 32) -> int:
+    return max(1, min(-(-items // per_block), sms * waves))
+
+
+_ACC_DTYPE = {
+    "double": np.float64, "float": np.float32, "bool": np.bool_, "int8_t": np.int8,
+    "int16_t": np.int16, "int32_t": np.int32, "int64_t": np.int64, "uint8_t": np.uint8,
+    "uint16_t": np.uint16, "uint32_t": np.uint32, "uint64_t": np.uint64,
+}  # fmt: skip
+
+
+def _on_host(step: Step, order: list, values: dict, pos: dict, device: str) -> None:
+    """Run a kernel's nodes through NumPy on host copies of its inputs; copy the outputs back."""
+    host = {}
+    for p in step.inputs:
+        if p not in host:
+            host[p] = (
+                to_host(Buffer(values[p], device))
+                if isinstance(values[p], DeviceArray)
+                else values[p]
+            )
+    local: dict = {}
+    for p in step.nodes:
+        n = order[p]
+        srcs = [local[id(s)] if id(s) in local else host[pos[id(s)]] for s in n.srcs]
+        local[id(n)] = _compute(n, srcs)
+    for p in step.outputs:
+        values[p] = to_device(np.asarray(local[id(order[p])]), device).arg.data
+
+
+def _matmul_library():
+    """cuBLAS through nvmath-python when it is installed, else None (matmul then runs on the
+    host through NumPy)."""
+    return cublas if cublas.available() else None
+
+
+def _matmul(program: Program, i: int, order: list, values: dict, device: str) -> None:
+    """``a @ b`` in cuBLAS on numloom's stream, reading the operands where they lie (a
+    transposed view folds into the call) and writing a new C-contiguous array. The call's
+    plan depends on the program only: made once, kept with the program's recipes."""
+    step = program.steps[i]
+    if i not in program.recipes:
+        program.recipes[i] = _gemm_recipe(step, order)
+    gemm, a_pos, b_pos = program.recipes[i]
+    if gemm is None:  # integer or half products, or operands BLAS cannot read in place
+        return _on_host(step, order, values, {id(n): p for p, n in enumerate(order)}, device)
+    (out_pos,) = step.outputs
+    root = order[out_pos]
+    out = DeviceArray(root.shape, root.dtype, device)
+    if root.size:
+        if gemm.k == 0:
+            _zero(out, device)
+        else:
+            cublas.gemm(gemm, root.dtype, values[b_pos].ptr, values[a_pos].ptr, out.ptr,
+                        int(_get(device).stream.handle), device)  # fmt: skip
+    values[out_pos] = out
+
+
+def _gemm_recipe(step: Step, order: list) -> tuple:
+    """(the cuBLAS call or None, positions of the memory under a and under b)."""
+    root = order[step.outputs[0]]
+    (a, a_pos), (b, b_pos) = (_operand(n, order, step) for n in root.srcs)
+    gemm = cublas.plan_gemm(a, b, root.shape) if cublas.supports(root.dtype) else None
+    return gemm, a_pos, b_pos
+
+
+def _operand(n, order: list, step: Step):
+    """A matmul operand as (cublas.Operand, the position of the array under it): a computed
+    array, or a view of one (a transpose, a broadcast batch)."""
+    from ..core.dag import contiguous_strides
+    from .cublas import Operand
+
+    pos = {id(order[p]): p for p in step.inputs}
+    if id(n) in pos:
+        return Operand(0, n.shape, contiguous_strides(n.shape)), pos[id(n)]
+    if n.op is Op.VIEW and id(n.srcs[0]) in pos:
+        v = n.arg
+        return Operand(v.offset, v.shape, v.strides), pos[id(n.srcs[0])]
+    raise NotImplementedError(f"matmul operand {n}")

@@ -1,0 +1,215 @@
+"""The CUDA backend's memory: device arrays from cuda.core's stream-ordered pool, blocks of dead
+arrays kept per size for reuse, copies to and from the host, and memory shared with other
+libraries (DLPack, the CUDA array interface, their streams)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..core.dag import Op, node
+from ..core.device import OutOfMemoryError
+from ..core.realize import Buffer, count
+from .cuda_device import _check, _Device, _get
+
+# Device memory numloom's arrays hold now, and the most they held since reset_peak().
+_memory = {"in_use": 0, "peak": 0}
+
+
+def memory_in_use() -> int:
+    """Bytes of device memory held by numloom arrays (and the temporaries of running plans)."""
+    return _memory["in_use"]
+
+
+def memory_peak() -> int:
+    """The most device memory numloom held at once since the last ``reset_peak()``."""
+    return _memory["peak"]
+
+
+def reset_peak() -> None:
+    _memory["peak"] = _memory["in_use"]
+
+
+# (device, bytes) -> blocks of dead arrays, reused last-freed first by arrays of that size: all
+# of numloom's work on a device is ordered on one stream, so a block freed after the kernels
+# that read it were enqueued may be written by kernels enqueued later. A loop's arrays then
+# alternate between two blocks, and a CUDA graph replays with pointers it has seen (the
+# stream-ordered pool underneath hands blocks back in a rotation of its own). At most
+# FREE_PER_SIZE blocks of a size and FREE_LIMIT bytes in all; dropped, back to that pool, when
+# an allocation fails.
+_free: dict = {}
+
+
+FREE_PER_SIZE = 4  # blocks kept per size
+
+
+FREE_LIMIT = 4 << 30  # bytes kept in all (more than this goes straight back to the pool)
+
+
+_kept = {"bytes": 0}
+
+
+class DeviceArray:
+    """One C-contiguous array in device memory."""
+
+    __slots__ = ("buffer", "ptr", "shape", "dtype", "device", "held")
+
+    def __init__(self, shape: tuple, dtype, device: str):
+        self.held = 0
+        self.shape, self.dtype, self.device = tuple(shape), np.dtype(dtype), device
+        nbytes = max(math.prod(self.shape) * self.dtype.itemsize, 1)
+        blocks = _free.get((device, nbytes))
+        if blocks:
+            self.buffer = blocks.pop()
+            _kept["bytes"] -= nbytes
+        else:
+            self.buffer = _allocate(_get(device), nbytes)
+        self.ptr = int(self.buffer.handle)
+        self.held = nbytes
+        in_use = _memory["in_use"] = _memory["in_use"] + nbytes
+        if in_use > _memory["peak"]:
+            _memory["peak"] = in_use
+
+    def __del__(self, memory=_memory, free=_free, kept=_kept, limit=FREE_LIMIT):
+        # (Defaults are still bound at interpreter exit. Arrays that wrap memory numloom did
+        # not allocate, from DLPack or CuPy, were made without __init__: they hold nothing.)
+        held = getattr(self, "held", 0)
+        if not held:
+            return
+        memory["in_use"] -= held
+        blocks = free.setdefault((self.device, held), [])
+        if len(blocks) < FREE_PER_SIZE and kept["bytes"] + held <= limit:
+            blocks.append(self.buffer)  # reused by the next array of this size
+            kept["bytes"] += held
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * self.dtype.itemsize
+
+
+def _allocate(state: _Device, nbytes: int):
+    import gc
+
+    try:
+        return state.device.allocate(nbytes, stream=state.stream)
+    except Exception:  # noqa: BLE001 (out of memory: free what Python still holds, retry once)
+        gc.collect()
+        _free.clear()  # the blocks of dead arrays numloom kept for reuse
+        _kept["bytes"] = 0
+        state.stream.sync()
+        try:
+            return state.device.allocate(nbytes, stream=state.stream)
+        except Exception as e:
+            free = _free_memory()
+            raise OutOfMemoryError(f"out of device memory: asked for {nbytes} bytes, "
+                                   f"{free} bytes free ({e})") from None  # fmt: skip
+
+
+def device_memory(device: str) -> int | None:
+    """The device's total memory in bytes (None where it cannot be asked)."""
+    try:
+        _get(device)  # (the device's context current)
+        return _memory_info()[1]
+    except Exception:  # noqa: BLE001 (no usable device: the sync says why)
+        return None
+
+
+def _memory_info() -> tuple:
+    """(free, total) bytes of the current device."""
+    from cuda.bindings import driver
+
+    _, free, total = _check(driver.cuMemGetInfo(), "cuMemGetInfo")
+    return int(free), int(total)
+
+
+def _free_memory() -> int:
+    return _memory_info()[0]
+
+
+def to_device(host: np.ndarray, device: str):
+    """A BUFFER node holding a device copy of ``host``."""
+    from cuda.bindings import driver
+
+    host = np.ascontiguousarray(host)
+    array = DeviceArray(host.shape, host.dtype, device)
+    state = _get(device)
+    if host.nbytes:
+        _check(driver.cuMemcpyHtoDAsync(array.ptr, host.ctypes.data, host.nbytes,
+                                        state.stream.handle), "cuMemcpyHtoDAsync")  # fmt: skip
+        state.stream.sync()  # host memory may be freed as soon as we return
+    count("host_to_device_bytes", host.nbytes)
+    return node(Op.BUFFER, (), Buffer(array, device), host.shape, host.dtype)
+
+
+def to_host(buffer: Buffer) -> np.ndarray:
+    """The contents of a device buffer as a new host array."""
+    from cuda.bindings import driver
+
+    array = buffer.data
+    state = _get(array.device)
+    host = np.empty(array.shape, array.dtype)
+    state.stream.sync()
+    if host.nbytes:
+        _check(driver.cuMemcpyDtoH(host.ctypes.data, array.ptr, host.nbytes), "cuMemcpyDtoH")
+    count("device_to_host_bytes", host.nbytes)
+    return host
+
+
+def write_bytes(buffer: Buffer, offset: int, address: int, nbytes: int) -> None:
+    """Copy ``nbytes`` of host memory at ``address`` into a device buffer at byte ``offset``,
+    in stream order (pageable memory is staged before the call returns)."""
+    from cuda.bindings import driver
+
+    state = _get(buffer.device)
+    _check(driver.cuMemcpyHtoDAsync(buffer.data.ptr + offset, address, nbytes,
+                                    state.stream.handle), "cuMemcpyHtoDAsync")  # fmt: skip
+    count("host_to_device_bytes", nbytes)
+
+
+def data_pointer(data: DeviceArray) -> int:
+    return data.ptr
+
+
+def stream_handle(device: str) -> int:
+    return int(_get(device).stream.handle)
+
+
+def wrap_pointer(ptr: int, shape: tuple, dtype, device: str, owner) -> DeviceArray:
+    """A DeviceArray over memory another library owns (kept alive through ``owner``)."""
+    array = DeviceArray.__new__(DeviceArray)
+    array.buffer, array.ptr = owner, int(ptr)
+    array.shape, array.dtype, array.device = tuple(shape), np.dtype(dtype), device
+    return array
+
+
+def _event_between(first: int, then: int) -> None:
+    """Work enqueued on stream ``then`` from now on waits for what ``first`` has enqueued."""
+    from cuda.bindings import driver
+
+    err, event = driver.cuEventCreate(driver.CUevent_flags.CU_EVENT_DISABLE_TIMING)
+    _check(err, "cuEventCreate")
+    _check(driver.cuEventRecord(event, driver.CUstream(first)), "cuEventRecord")
+    _check(driver.cuStreamWaitEvent(driver.CUstream(then), event, 0), "cuStreamWaitEvent")
+    _check(driver.cuEventDestroy(event), "cuEventDestroy")
+
+
+def make_wait(device: str, stream: int) -> None:
+    """A consumer's ``stream`` waits for numloom's work (exports)."""
+    ours = stream_handle(device)
+    if int(stream) != ours:
+        _event_between(ours, int(stream))
+
+
+def wait_for(device: str, stream: int) -> None:
+    """numloom's stream waits for a producer's ``stream`` (imports)."""
+    ours = stream_handle(device)
+    if int(stream) != ours:
+        _event_between(int(stream), ours)
+
+
+def _zero(array: DeviceArray, device: str) -> None:
+    from cuda.bindings import driver
+
+    _check(driver.cuMemsetD8Async(array.ptr, 0, array.nbytes, _get(device).stream.handle),
+           "cuMemsetD8Async")  # fmt: skip

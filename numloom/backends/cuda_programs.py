@@ -1,0 +1,311 @@
+"""The CUDA backend's programs: the ``Target`` it gives the pipeline (CUDA C++ through NVRTC,
+loaded with cuda.core) and the steps, segments (one CUDA graph each), dependencies and memory
+reuse of a plan."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from dataclasses import dataclass, field, replace
+
+from ..compile import pipeline
+from ..compile.schedule import Plan
+from ..core.dag import toposort
+from .cuda_device import _get, problem
+
+
+@dataclass
+class Step:
+    kernel: object  # schedule.Kernel (with its CUDA source when compiled)
+    functions: dict  # name -> cuda.core Kernel, or empty to run on the host
+    ir: object  # kir.Kernel
+    nodes: tuple
+    inputs: tuple
+    outputs: tuple
+    params: tuple
+    consts: tuple
+    layout: tuple
+    checks: tuple = ()  # (position of a node, k) that flags each error slot
+    declared: tuple = (0, ())  # (sizes, offsets of constants) the kernel's signature takes
+    in_graph: bool = False  # a kernel written in Python that launches inside the plan's graph
+    fp: bool = False  # the kernel checks for floating-point errors (fperrors.py)
+    fp_outputs: bool = False  # a reduction whose float results must be finite (fperrors.py)
+
+
+def declared_arguments(ir) -> tuple:
+    """(how many sizes, which constants by offset) the rendered CUDA signature of kernel ``ir``
+    declares: sizes and constants its code never reads are left out of it, so they must be
+    left out of the launch's arguments too (the arguments after them would shift)."""
+    from ..compile.render_cuda import kernel_constants, kernel_params
+
+    return kernel_params(ir), tuple(off for off, _ in kernel_constants(ir))
+
+
+@dataclass
+class Program:
+    plan: Plan
+    steps: tuple
+    segments: tuple = ()  # runs of step indices: all CUDA kernels (one graph), or one host step
+    waits: tuple = ()  # per step, the steps whose outputs it reads (the plan's dependencies)
+    recipes: dict = field(default_factory=dict)  # step -> Recipe, or a matmul's cuBLAS plan
+    frees: tuple = ()  # per segment: positions of intermediates no later segment reads
+    roots: tuple = ()  # positions of the roots in the DAG order
+    buffers: tuple | None = None  # positions of the DAG's BUFFER nodes (found on first use)
+    reuse: dict = field(default_factory=dict)  # step -> per output, the block it takes over
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How to launch one CUDA step, fixed for its program: everything but the pointers and the
+    values of the constants."""
+
+    launches: tuple  # (function, grid, scratch role: "" | "part" | "final")
+    sizes: tuple  # np.int64 size arguments
+    consts: tuple  # (position, part, dtype) of each constant argument, in signature order
+    outputs: tuple  # (position, shape, dtype) of each output
+    aligned: tuple = ()  # launches to use instead when every buffer is 16-byte aligned
+    parts: int = 0  # partial results per output of a reduction in two passes
+    scratch: int = 0  # length of the partial-result arrays (outputs x parts)
+    acc: object = None  # the accumulator dtype of those arrays
+    # the constant nodes of the last launch and their values as arguments: a loop that
+    # traces the same program again reads the same interned constants
+    memo: list = field(default_factory=lambda: [None, None, None], compare=False)
+    narrow: bool = False  # launch the 32-bit index variants (sizes then as np.int32)
+    # this recipe among all (no two share one): with the pointers and constants, it names a
+    # launch for the graph instances, which programs of other sizes may share
+    token: int = field(default=0, compare=False)
+    # aligned -> per launch (function, grid, role, name), found on first use
+    resolved: dict = field(default_factory=dict, compare=False)
+
+
+_tokens = itertools.count(1)
+
+
+PLAN_CACHE_SIZE = 1024  # programs kept (least recently used dropped first)
+
+
+class _Target(pipeline.Target):
+    """The GPU's part of the pipeline: CUDA C++ compiled by NVRTC and loaded with cuda.core,
+    launched as CUDA graphs by ``execute``."""
+
+    name = "cuda"
+    plans = pipeline.PlanCache(lambda: PLAN_CACHE_SIZE)
+
+    def special(self, k, device: str):
+        if k.kind == "library":  # matmul: cuBLAS
+            return pipeline.Compiled()
+        if k.kind == "kernel":  # kernels written in Python compile per launch (cuda_kernels.py)
+            return pipeline.Compiled(source=k.outputs[0].arg[0].kernel.source("cuda")[1])
+        return None
+
+    def render(self, ir) -> tuple:
+        return _source(ir)
+
+    def load(self, source: str, symbol: str, device: str):
+        # no functions where CUDA is not usable: the plan is only shown
+        # (``numloom.explain(..., target="cuda")``)
+        return _load(source, symbol, device) if _usable() else None
+
+    def program(self, plan: Plan, compiled: list, order: list, roots: list, device: str):
+        pos = {id(n): i for i, n in enumerate(order)}
+        steps, kernels = [], []
+        for k, c in zip(plan.kernels, compiled):
+            lowered = c.lowered
+            kernels.append(replace(k, source=c.source))
+            steps.append(Step(
+                kernel=kernels[-1], functions=c.code or {},
+                ir=lowered.kernel if lowered else None, nodes=tuple(pos[id(n)] for n in k.nodes),
+                inputs=tuple(pos[id(n)] for n in k.inputs),
+                outputs=tuple(pos[id(n)] for n in k.outputs),
+                params=tuple(lowered.params) if lowered else (),
+                consts=tuple((pos[id(n)], part) for n, part in lowered.consts) if lowered else (),
+                layout=tuple(lowered.const_layout) if lowered else (),
+                checks=tuple((pos[id(n)], j) for n, j in lowered.checks) if lowered else (),
+                declared=declared_arguments(lowered.kernel) if lowered else (0, ()),
+                in_graph=k.kind == "kernel" and not k.outputs[0].arg[0].kernel.ir.checks,
+                fp=bool(lowered.kernel.fp) if lowered else False,
+                fp_outputs=lowered.kernel.fp_outputs if lowered else False,
+            ))  # fmt: skip
+        waits = [[] for _ in steps]
+        for i, j in plan.dependencies():
+            waits[j].append(i)
+        segments = _segments(steps)
+        frees = _frees(steps, segments, {pos[id(r)] for r in roots})
+        return Program(replace(plan, kernels=tuple(_explain_splits(kernels, steps))),
+                       tuple(steps), segments, tuple(map(tuple, waits)), frees=frees,
+                       roots=tuple(pos[id(r)] for r in roots),
+                       reuse=_reuse(steps, segments, waits, frees, order))  # fmt: skip
+
+
+TARGET = _Target()
+
+
+_programs = TARGET.plans
+
+
+def plan(roots: list, device: str = "cuda:0") -> Plan:
+    """The plan (with kernel sources and nodes) that evaluating ``roots`` runs."""
+    order = toposort(roots)
+    _program(order, roots, device)  # (compiled and cached as an evaluation would)
+    return _build(order, roots, device).plan
+
+
+def _program(order: list, roots: list, device: str, signature=None) -> Program:
+    """The program evaluating ``roots``, cached by the DAG's structure without its nodes."""
+    return pipeline.program(order, roots, device, TARGET, signature)
+
+
+def _build(order: list, roots: list, device: str) -> Program:
+    return pipeline.build(order, roots, device, TARGET)
+
+
+def _on_gpu(step: Step) -> bool:
+    """Whether a step runs as CUDA kernels in the plan's graph (it has CUDA code, or is a
+    kernel written in Python); else on the host, in cuBLAS, or (a bounds-checked Python kernel,
+    whose error slots are read after it) as its own launch."""
+    return step.ir is not None or step.in_graph
+
+
+def _segments(steps: list) -> tuple:
+    """Consecutive CUDA-kernel steps form one segment (one graph); a step that runs on the host
+    or in cuBLAS is a segment of its own, between graphs on the same stream."""
+    segments, run = [], []
+    for i, step in enumerate(steps):
+        if _on_gpu(step):
+            run.append(i)
+            continue
+        if run:
+            segments.append(tuple(run))
+            run = []
+        segments.append((i,))
+    if run:
+        segments.append(tuple(run))
+    return tuple(segments)
+
+
+def _explain_splits(kernels: list, steps: list) -> list:
+    """Say, for each kernel that runs outside a CUDA graph, why the graph is split there."""
+    out = []
+    for k, step in zip(kernels, steps):
+        if not _on_gpu(step):
+            where = {"library": "in cuBLAS", "kernel": "as its own launch"}.get(
+                k.kind, "on the host (no CUDA code for it)"
+            )
+            k = replace(k, reason=f"{k.reason}; runs {where}, between CUDA graphs")
+        out.append(k)
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _source(ir) -> tuple:
+    """(CUDA source, symbol) of kernel ``ir`` (named KERNEL; IRs are frozen, so hashable):
+    rendered once per IR, so the same code over arrays of other sizes (the same IR: sizes are
+    its parameters) renders nothing."""
+    from ..compile.render_cuda import render_cuda
+
+    return pipeline.symbol_of(render_cuda(ir))
+
+
+def _load(source: str, symbol: str, device: str) -> dict:
+    """Compile (through the cache) and load a kernel source: its functions by role, loaded
+    once per device (programs of the same code over other sizes launch the same functions, so
+    their graphs are one)."""
+    from cuda.core import ObjectCode
+
+    from ..compile.compiler import compile_cuda, cuda_code_kind
+
+    state = _get(device)
+    functions = state.functions.get(symbol)
+    if functions is not None:
+        return functions
+    code = compile_cuda(source, state.arch, name_hint=symbol)
+    if cuda_code_kind(code) == "cubin":
+        module = ObjectCode.from_cubin(code)
+    else:
+        module = ObjectCode.from_ptx(code)
+    functions = state.functions[symbol] = {
+        name.replace(symbol, "KERNEL"): module.get_kernel(name) for name in _function_names(source)
+    }
+    return functions
+
+
+@functools.cache
+def _usable() -> bool:
+    return problem() is None
+
+
+def _function_names(source: str) -> list:
+    import re
+
+    return re.findall(r"__launch_bounds__\(\d+\) (\w+)\(", source)
+
+
+def program_for(order: list, roots: list, device: str = "cuda:0") -> Program:
+    return _program(order, roots, device)
+
+
+def _frees(steps: list, segments: tuple, keep: set) -> tuple:
+    """Per segment, the positions of intermediates no later segment reads."""
+    last: dict = {}
+    for index, segment in enumerate(segments):
+        for i in segment:
+            for p in steps[i].inputs + steps[i].outputs:
+                last[p] = index
+    frees = [[] for _ in segments]
+    for p, index in last.items():
+        if p not in keep:
+            frees[index].append(p)
+    return tuple(map(tuple, frees))
+
+
+def _reuse(steps: list, segments: tuple, waits: list, frees: tuple, order: list) -> dict:
+    """``{step: positions}``: per output of a step, the intermediate whose memory it takes
+    over (None: a new block). Within one graph, a step may write over an intermediate of the
+    same shape and dtype that its own segment made and nothing after the segment reads, once
+    every step that reads it is among the step's ancestors (so they are done). A chain of
+    sweeps then cycles through a few blocks instead of a new one per sweep.
+
+    Intermediates read by a kernel written in Python, or by a step that checks its indices
+    (its inputs are read again to name an error), are never taken over."""
+    reuse: dict = {}
+    for index, segment in enumerate(segments):
+        if len(segment) < 3:
+            continue
+        local = {i: k for k, i in enumerate(segment)}
+        freed = set(frees[index])
+        made = {p for i in segment for p in steps[i].outputs} & freed
+        readers: dict = {}
+        for k, i in enumerate(segment):
+            for p in steps[i].inputs:
+                if p in made:
+                    readers.setdefault(p, []).append(k)
+        for i in segment:
+            step = steps[i]
+            if step.in_graph or step.checks:
+                made.difference_update(step.inputs)
+        ancestors: list = []  # per local step, a bit mask of the local steps before it
+        pool: dict = {}  # (shape, dtype) -> [(position, mask of the steps that must be done)]
+        for k, i in enumerate(segment):
+            mask = 0
+            for j in waits[i]:
+                if j in local:
+                    mask |= ancestors[local[j]] | (1 << local[j])
+            ancestors.append(mask)
+            step = steps[i]
+            if not step.in_graph:
+                taken = []
+                for p in step.outputs:
+                    blocks = pool.get((order[p].shape, order[p].dtype), [])
+                    q = next((b for b in blocks if b[1] & ~mask == 0), None)
+                    if q is not None:
+                        blocks.remove(q)
+                    taken.append(None if q is None else q[0])
+                if any(q is not None for q in taken):
+                    reuse[i] = tuple(taken)
+            for p in set(step.inputs) | set(step.outputs):
+                if p in made and max(readers.get(p, [k])) == k:  # its last reader, or unread
+                    done = 1 << k
+                    for r in readers.get(p, ()):
+                        done |= 1 << r
+                    pool.setdefault((order[p].shape, order[p].dtype), []).append((p, done))
+    return reuse
