@@ -86,7 +86,6 @@ def _run_kernels(program: Program, segment: tuple, order: list, values: dict,
     state = _get(device)
     launches, last, checks, held = [], {}, [], []  # last: step -> its last launch's index
     reporting = False  # a kernel's floating-point flag is read after the segment
-    reductions = []  # reductions whose results are checked after it (fperrors.py)
     for i in segment:
         step = program.steps[i]
         deps = tuple(sorted(last[j] for j in program.waits[i] if j in last))
@@ -102,10 +101,7 @@ def _run_kernels(program: Program, segment: tuple, order: list, values: dict,
         if recipe is None:
             recipe = program.recipes[i] = _recipe(step, order, state.sms)
         flag = None
-        if step.fp_outputs and fperrors.may_report(order[p] for p in step.nodes):
-            reporting = True
-            reductions.append(step)
-        if step.fp:
+        if step.fp or step.fp_outputs:  # (fperrors.py)
             reports = fperrors.may_report(order[p] for p in step.nodes)
             reporting = reporting or reports
             flag = _fp_words(state)[0 if reports else 1][1]
@@ -132,9 +128,7 @@ def _run_kernels(program: Program, segment: tuple, order: list, values: dict,
     if reporting:
         state.stream.sync()
         word = ctypes.c_int64.from_address(_fp_words(state)[0][0])
-        bad = any(not fperrors.finite([to_host(Buffer(values[p], device))])
-                  for step in reductions for p in step.outputs)  # fmt: skip
-        if word.value or bad:
+        if word.value:
             word.value = 0
             count("fp_reruns")
             _report_fp(program, segment, order, values, device)

@@ -47,6 +47,8 @@ def _function(k: kir.Kernel, name: str, body: list, extra: tuple = ()) -> list:
     for b in k.buffers:
         const = "" if b.output else "const "
         args.append(f"{const}{b.ctype} *__restrict__ {b.name}")
+    if k.fp_outputs:  # a reduction's flag word, after the buffers (as a map kernel's ``fpw``)
+        extra = ("int64_t *__restrict__ fpw", *extra)
     args += list(extra)
     args += [f"const nl_idx p{i}" for i in range(kernel_params(k))]
     args += [f"const {ctype} k{off}" for off, ctype in kernel_constants(k)]
@@ -270,17 +272,26 @@ def _reduce(k: kir.Kernel) -> list:
     per_out = (_unravel("o", k.outer, "i") + _start(r) + _fold_loop(r, k.body, k.inner)
                + [f"__shared__ {'int64_t' if result_of == 'arg' else r.acc_type} s_out;"]
                + _block_reduce(r, "s_out")
-               + ["if (threadIdx.x == 0) " + _store(k, kir.Store(r.out.buffer, r.out.index,
-                                                                 "s_out"))])  # fmt: skip
+               + ["if (threadIdx.x == 0) " + _result_store(k, r, "s_out")])  # fmt: skip
     block = _function(k, k.name, _shared(r) + _grid_loop("o", _product(k.outer), per_out, True))
     # a thread per output element (short reductions)
     point = _lets(k.body) + _fold(r, "acc", "arg", r.value, r.index)
     inner = ["for (nl_idx g = 0; g < " + _product(k.inner) + "; g++) {",
              *_indent(_unravel("g", k.inner, "r") + point, 1), "}"]  # fmt: skip
     per_thread = (_unravel("o", k.outer, "i") + _start(r) + inner + finish
-                  + [_store(k, kir.Store(r.out.buffer, r.out.index, result_of))])  # fmt: skip
+                  + [_result_store(k, r, result_of)])  # fmt: skip
     thread = _function(k, k.name + "_thread", _grid_loop("o", _product(k.outer), per_thread))
     return block + [""] + thread + [""] + _split_reduce(k, r)
+
+
+def _result_store(k: kir.Kernel, r: kir.Reduction, value: str) -> str:
+    """The store of a reduction's result; where the kernel checks for floating-point errors
+    (``fp_outputs``: it folds operations that can raise), a float result that is not finite
+    also sets the flag word (fperrors.py)."""
+    store = _store(k, kir.Store(r.out.buffer, r.out.index, value))
+    if not k.fp_outputs or r.kind not in ("sum", "prod", "max", "min") or not _is_float(r):
+        return store
+    return f"{{ {store} if (!({value} - {value} == 0)) *fpw = 1; }}"
 
 
 def _split_reduce(k: kir.Kernel, r: kir.Reduction) -> list:
@@ -306,8 +317,7 @@ def _split_reduce(k: kir.Kernel, r: kir.Reduction) -> list:
     result_type = "int64_t" if r.kind in ("argmax", "argmin") else r.acc_type
     per_out = (_unravel("o", k.outer, "i") + _start(r) + gather
                + [f"__shared__ {result_type} s_out;"] + _block_reduce(r, "s_out")
-               + ["if (threadIdx.x == 0) " + _store(k, kir.Store(r.out.buffer, r.out.index,
-                                                                 "s_out"))])  # fmt: skip
+               + ["if (threadIdx.x == 0) " + _result_store(k, r, "s_out")])  # fmt: skip
     merge = _function(k, k.name + "_merge", _shared(r) + _grid_loop(
         "o", _product(k.outer), per_out, per_block=True), merge_args)  # fmt: skip
     return split + [""] + merge
@@ -336,8 +346,7 @@ def _full_reduce(k: kir.Kernel, r: kir.Reduction) -> list:
     result_type = "int64_t" if r.kind in ("argmax", "argmin") else r.acc_type
     final_body = (_shared(r) + _start(r) + gather + [f"__shared__ {result_type} s_out;"]
                   + _block_reduce(r, "s_out")
-                  + ["if (threadIdx.x == 0) " + _store(k, kir.Store(r.out.buffer, r.out.index,
-                                                                    "s_out"))])  # fmt: skip
+                  + ["if (threadIdx.x == 0) " + _result_store(k, r, "s_out")])  # fmt: skip
     final = _function(k, k.name + "_final", final_body, final_args)
     return part + [""] + final
 

@@ -77,3 +77,19 @@ def test_floating_point_checks_compile_for_cuda():
     assert any("_vec(" in s for s in sources) and any("nl_fe_i" in s for s in sources)
     logs = check_cuda_sources(sources, "sm_90")
     assert logs == [None] * len(sources), [log for log in logs if log]
+
+
+@needs_nvrtc
+def test_reductions_of_raising_operations_check_their_results_in_cuda():
+    """A reduction that folds operations that can raise flags a result that is not finite in
+    the kernel (every variant: a block or a thread per output, split and merged, two passes)."""
+    x = nl.asarray(numpy.arange(1.0, 13.0).reshape(3, 4))
+    plans = [nl.explain(y, target="cuda") for y in ((1 / x).sum(), (1 / x).sum(axis=0),
+                                                   nl.exp(x).max(axis=1))]  # fmt: skip
+    sources = list(dict.fromkeys(k.source for p in plans for k in p.kernels if k.source))
+    for source in sources:
+        functions = source.count('extern "C" __global__')
+        assert source.count("int64_t *__restrict__ fpw") == functions
+        assert "*fpw = 1;" in source
+    logs = check_cuda_sources(sources, "sm_90")
+    assert logs == [None] * len(sources), [log for log in logs if log]
