@@ -23,7 +23,7 @@ from ..core.array import (
 )
 from ..core.dag import Op, View, node
 from ..core.device import get_device
-from .ufuncs import scalar_node
+from .ufuncs import scalar_node, ufunc
 
 _NO_VALUE = _np._NoValue
 
@@ -199,7 +199,7 @@ def _array_from_numloom(a: ndarray, dtype, copy) -> ndarray:
 
 def _array_of_arrays(items) -> ndarray:
     """``array([a, b, ...])`` of numloom arrays (or nested lists of them): one lazy CONCAT."""
-    from ..core.views import reshape_array
+    from ..core.array_views import reshape_array
 
     parts = [array(x) for x in items]
     shape = parts[0].shape
@@ -328,8 +328,7 @@ def _host(x):
 
 def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None) -> ndarray:
     """Ones on the k-th diagonal: ``where(j - i == k)`` over two IOTAs, NumPy's checks first."""
-    from .numpy_api import equal, subtract
-
+    equal, subtract = ufunc(_np.equal), ufunc(_np.subtract)  # (elementwise.py's are above)
     M = N if M is None else M
     blank = full(_shape_arg((N, M)), 0, _dtype_arg(dtype), device=device)
     if k >= M:  # NumPy returns before it looks at k

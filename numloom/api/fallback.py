@@ -271,10 +271,8 @@ def _unwrapped(func):
 
 
 def call_numpy_ufunc(np_ufunc, method: str, inputs, kwargs):
-    if np_ufunc.__name__ == "matmul" and method == "__call__":
-        from .products import matmul
-
-        return matmul(*inputs, **kwargs)
+    if np_ufunc.__name__ == "matmul" and method == "__call__":  # (numloom's, by name)
+        return sys.modules[__name__.split(".")[0]].matmul(*inputs, **kwargs)
     fn = np_ufunc if method == "__call__" else getattr(np_ufunc, method)
     return call_numpy(f"{np_ufunc.__name__}.{method}" if method != "__call__" else
                       np_ufunc.__name__, fn, *inputs, **kwargs)  # fmt: skip

@@ -144,7 +144,7 @@ class flatiter:
         return iter(self.base._host_view().flat)
 
     def __getitem__(self, key):
-        from .numpy_api import ravel
+        from .shapes import ravel
 
         a = self.base
         if isinstance(key, tuple) and len(key) == 1:
@@ -170,6 +170,6 @@ class flatiter:
         return numpy.asarray(self.base.get().reshape(-1), dtype=dtype)
 
     def copy(self):
-        from .numpy_api import ravel
+        from .shapes import ravel
 
         return ravel(self.base).copy()

@@ -12,15 +12,9 @@ import numpy as _np
 
 from ..core import realize
 from ..core.array import adopt_host, asarray, ndarray, operand, result
+from ..core.array_views import basic_view, numpy_view
 from ..core.dag import Op, View, node, user_line
-from ..core.views import (
-    basic_view,
-    broadcast_node,
-    broadcast_shapes,
-    numpy_view,
-    transpose_view,
-    warn_if_first_write,
-)
+from ..core.views import broadcast_node, broadcast_shapes, transpose_view, warn_if_first_write
 from . import writes
 
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as _np
 
 from ..core.array import asarray, ndarray, operand, result
+from ..core.array_views import reshape_array
 from ..core.dag import Op, node
-from ..core.views import broadcast_node, broadcast_shapes, reshape_array
+from ..core.views import broadcast_node, broadcast_shapes
 from .reductions import deliver
 from .shapes import broadcast_to, diagonal, reshape, transpose
 
@@ -137,7 +138,7 @@ def _matmul_shape(sa: tuple, sb: tuple) -> tuple | None:
 def dot(a, b, out=None):
     """NumPy's dot: products of scalars, matmul of matrices, sums over a's last axis and b's
     second-to-last otherwise."""
-    from .numpy_api import multiply
+    from .elementwise import multiply
 
     a, b = asarray(operand(a)), asarray(operand(b))
     if a.ndim == 0 or b.ndim == 0:
@@ -172,7 +173,7 @@ def _check_dot_out(out, shape: tuple, dtype) -> None:
 
 def vdot(a, b, /):
     """NumPy's vdot: both flattened, the first conjugated (complex only), then summed."""
-    from .numpy_api import conjugate
+    from .elementwise import conjugate
 
     a, b = asarray(a), asarray(b)
     if a.size != b.size:
@@ -184,7 +185,7 @@ def vdot(a, b, /):
 
 
 def inner(a, b, /):
-    from .numpy_api import multiply
+    from .elementwise import multiply
 
     a, b = asarray(a), asarray(b)
     if a.ndim == 0 or b.ndim == 0:
@@ -195,7 +196,7 @@ def inner(a, b, /):
 
 
 def outer(a, b, out=None):
-    from .numpy_api import multiply
+    from .elementwise import multiply
 
     a, b = reshape(asarray(a), (-1,)), reshape(asarray(b), (-1,))
     return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)), out=out)

@@ -14,9 +14,10 @@ import numpy as _np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..core.array import asarray, ndarray, result
+from ..core.array_views import reshape_array
 from ..core.dag import Op, node, warn_at_user
 from ..core.dag import prod as _size_of
-from ..core.views import reshape_array
+from .ufuncs import bind_reductions
 
 _NO_VALUE = _np._NoValue
 _INTEGERS_AND_BOOL = "biu"
@@ -162,7 +163,7 @@ def _filled(value, shape: tuple, dtype):
 
 def _masked(src, where, kind, initial):
     """Elements outside ``where`` replaced by the reduction's identity (or ``initial``)."""
-    from .numpy_api import where as select
+    from .elementwise import where as select
 
     identity = {"sum": 0, "prod": 1, "any": False, "all": True}.get(kind)
     if initial is not _NO_VALUE:
@@ -176,7 +177,7 @@ def _masked(src, where, kind, initial):
 
 
 def _with_initial(kind, n, initial):
-    from .numpy_api import UFUNCS_BY_NAME
+    from .elementwise import UFUNCS_BY_NAME
     from .ufuncs import apply
 
     names = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",
@@ -255,7 +256,7 @@ def _divide_by_count(total, count, out, dtype=None, keepdims_shape=None):
     """NumPy's ``true_divide(total, count, out=total, casting='unsafe')``: the division runs in
     the loop NumPy picks for (total's dtype, count's), then is cast back to total's dtype (and
     to ``dtype``; a 0-d result goes there directly, as NumPy's scalar path does)."""
-    from .numpy_api import divide
+    from .elementwise import divide
 
     if isinstance(count, ndarray) and keepdims_shape is not None:
         count = reshape_array(count, keepdims_shape)
@@ -295,7 +296,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
         correction=_NO_VALUE):  # fmt: skip
     """NumPy's ``_var``: the mean, the sum of squared deviations from it, divided by
     ``max(count - ddof, 0)``."""
-    from .numpy_api import maximum
+    from .elementwise import maximum
 
     a = asarray(a)
     ddof = _ddof(ddof, correction)
@@ -321,7 +322,7 @@ def _ddof(ddof, correction):
 
 def _squared_deviations(a: ndarray, mean):
     """``|a - mean|**2`` as NumPy's ``_var`` computes it (re**2 + im**2 for complex)."""
-    from .numpy_api import add, conjugate, imag, multiply, real, square, subtract
+    from .elementwise import add, conjugate, imag, multiply, real, square, subtract
 
     x = subtract(a, mean)
     if a.dtype.kind in "iuf":
@@ -335,7 +336,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
         correction=_NO_VALUE):  # fmt: skip
     """NumPy's ``_std``: the square root of var, in var's result (so an integer ``out`` or
     ``dtype`` raises NumPy's casting error, except for a 0-d result, which NumPy casts)."""
-    from .numpy_api import sqrt
+    from .elementwise import sqrt
 
     r = var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction)
     if out is None and r.ndim == 0:
@@ -351,15 +352,15 @@ def count_nonzero(a, axis=None, *, keepdims=False):
 
 def ptp(a, axis=None, out=None, keepdims=False):
     """NumPy's ``_ptp``: the max goes into ``out`` first, so the subtraction reads it there."""
-    from .numpy_api import subtract
+    from .elementwise import subtract
 
     return subtract(max(a, axis, out, keepdims), min(a, axis, None, keepdims), out=out)
 
 
 def average(a, axis=None, weights=None, returned=False, *, keepdims=_NO_VALUE):
     """NumPy's average: the mean, or ``sum(a * w) / sum(w)`` in the weights' result dtype."""
-    from .numpy_api import any as any_
-    from .numpy_api import broadcast_to, divide, equal, multiply
+    from .elementwise import divide, equal, multiply
+    from .shapes import broadcast_to
 
     a = asarray(a)
     if axis is not None:
@@ -373,7 +374,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=_NO_VALUE):
         extra = ["f8"] if a.dtype.kind in _INTEGERS_AND_BOOL else []
         dtype = _np.result_type(a.dtype, w.dtype, *extra)
         scl = sum(w, axis, dtype, **kwargs)
-        if any_(equal(scl, 0.0)):  # a sync: NumPy checks the data here
+        if any(equal(scl, 0.0)):  # (this module's any) a sync: NumPy checks the data here
             raise ZeroDivisionError("Weights sum to zero, can't be normalized")
         avg = divide(sum(multiply(a, w, dtype=dtype), axis, **kwargs), scl)
     if not returned:
@@ -502,3 +503,6 @@ def ufunc_accumulate(uf, array, axis, dtype, out):
 
     return call_numpy(f"{uf.__name__}.accumulate", uf._np.accumulate, array, axis=axis,
                       dtype=dtype, out=out)  # fmt: skip
+
+
+bind_reductions(ufunc_reduce, ufunc_accumulate)

@@ -10,14 +10,9 @@ import numpy as _np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..core.array import asarray, share
+from ..core.array_views import numpy_view, reshape_array
 from ..core.dag import View
-from ..core.views import (
-    broadcast_shapes,
-    broadcast_view,
-    numpy_view,
-    reshape_array,
-    warn_on_first_write,
-)
+from ..core.views import broadcast_shapes, broadcast_view, warn_on_first_write
 
 
 def _contiguous_stand_in(shape: tuple):

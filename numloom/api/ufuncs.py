@@ -29,13 +29,23 @@ from ..core.array import (
     ndarray,
     result,
 )
+from ..core.array_views import reshape_array
 from ..core.dag import Node, Op, map_node, node, user_line, warn_at_user
-from ..core.views import broadcast_node, broadcast_shapes, broadcast_view, reshape_array, view_node
+from ..core.views import broadcast_node, broadcast_shapes, broadcast_view, view_node
 
 _PY_SCALARS = (bool, int, float, complex)
 _NO_VALUE = _np._NoValue
 _NOT_GIVEN = object()  # ``out`` not passed at all: NumPy warns about ``where`` without it
 _INT64 = _np.iinfo(_np.int64)
+
+
+# ``ufunc.reduce`` and ``ufunc.accumulate`` are reductions (reductions.py), which build on the
+# ufuncs here: reductions.py binds them as it loads (``bind_reductions``).
+_REDUCTIONS: dict = {}
+
+
+def bind_reductions(reduce, accumulate) -> None:
+    _REDUCTIONS.update(reduce=reduce, accumulate=accumulate)
 
 
 class ufunc:
@@ -89,11 +99,9 @@ class ufunc:
 
     def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NO_VALUE,
                where=True):  # fmt: skip
-        from .reductions import ufunc_reduce
-
         _check_method_arity(self, "reduce")
         try:
-            return ufunc_reduce(self, array, axis, dtype, out, keepdims, initial, where)
+            return _REDUCTIONS["reduce"](self, array, axis, dtype, out, keepdims, initial, where)
         except OtherDtype:
             given = dict(axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
             if initial is not _NO_VALUE:
@@ -101,8 +109,7 @@ class ufunc:
             return _numpy_quietly(self._np.reduce, (array,), given)
 
     def accumulate(self, array, axis=0, dtype=None, out=None):
-        from .reductions import ufunc_accumulate
-
+        ufunc_accumulate = _REDUCTIONS["accumulate"]
         _check_method_arity(self, "accumulate")
         try:
             array = asarray(array)

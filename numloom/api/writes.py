@@ -198,8 +198,6 @@ def _back(x, handed: dict, device):
 def _run_on_copies(fn, args, kwargs, memory: _HostMemory, device):
     """Run ``fn`` again with writable copies of the arguments it was not expected to write;
     what it changed in them is written back into their arrays."""
-    from .indexing import setitem
-
     copies: dict = {}
 
     def to_host(v):
@@ -219,7 +217,7 @@ def _run_on_copies(fn, args, kwargs, memory: _HostMemory, device):
         memory.finish()
     for host, a, before in copies.values():
         if before is not None and host.tobytes() != before.tobytes():
-            setitem(a, Ellipsis, host)
+            a[...] = host  # (the handle's own write: ndarray.__setitem__)
     return walk(out, lambda x: _back(x, copies, device))
 
 

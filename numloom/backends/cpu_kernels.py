@@ -12,10 +12,10 @@ import ctypes
 
 import numpy as np
 
-from ..compile.render import arguments
+from ..compile.cfamily import arguments
 from ..core.dag import Op
 from ..core.realize import DataError
-from .cpu import POOL
+from .cpu_memory import POOL
 
 
 def source(k) -> str:

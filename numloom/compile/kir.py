@@ -263,8 +263,3 @@ class UserKernel:
     lines: tuple = ()
     checks: bool = False  # indices are bounds-checked into the error buffer
     kind: str = "kernel"
-
-    def __str__(self) -> str:
-        from .render import render
-
-        return render(self)

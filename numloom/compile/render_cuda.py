@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 
 from . import kir
-from .render import _all_text, _finish, _fold, _indent, _is_float, _lets, _start, _store, fp_checks
+from .cfamily import _all_text, _finish, _fold, _indent, _is_float, _lets, _start, _store, fp_checks
 
 THREADS = 256
 
@@ -655,7 +655,7 @@ def has_narrow(k: kir.Kernel) -> bool:
 
 def render_cuda(k: kir.Kernel) -> str:
     """The CUDA C++ source of kernel ``k`` (one or two ``__global__`` functions)."""
-    from .render import KERNELS_INCLUDE, definitions
+    from .cfamily import KERNELS_INCLUDE, definitions
 
     body = {"map": _map, "reduce": _reduce, "row": _row, "scatter": _scatter,
             "scan": _scan}[k.kind](k)  # fmt: skip
@@ -679,7 +679,7 @@ def user_kernel_signature(k: kir.UserKernel) -> list:
     is ("ptr", param), ("size", entry of ``render.arguments``), ("scalar", param, part) or
     ("err",). Grid and block sizes come from CUDA's own variables; scalars arrive by value
     (bools as int32, complex numbers as two parts)."""
-    from .render import _size_name, arguments
+    from .cfamily import _size_name, arguments
 
     out = [(f"{p.ctype} *{p.name}", ("ptr", j)) for j, p in enumerate(k.params)
            if p.ndim is not None]  # fmt: skip
@@ -712,7 +712,7 @@ def render_user_kernel_cuda(k: kir.UserKernel) -> str:
             <the Python statements; cuda.syncthreads() is __syncthreads()>
         }
     """
-    from .render import _derived_strides, declare, definitions, statements
+    from .cfamily import _derived_strides, declare, definitions, statements
 
     args = ", ".join(decl for decl, _ in user_kernel_signature(k))
     body = ["const nl_ctx nl_c = nl_cuda_ctx(nl_err);", *_derived_strides(k)]

@@ -11,16 +11,16 @@ sync point (conversion to host, ``repr``, ``numloom.sync()``...).
 from __future__ import annotations
 
 import functools
-import pickle as _pickle
 import sys
 import weakref
 from sys import getrefcount as _getrefcount
 
 import numpy as _np
 
-from . import realize
+from . import methods, realize
 from .dag import Node, Op, View, node, prod
 from .device import get_device
+from .methods import Methods
 from .realize import Storage, buffer_node
 from .views import (
     _WARN_ON_WRITE,
@@ -31,7 +31,7 @@ from .views import (
 )
 
 
-class ndarray:
+class ndarray(Methods):
     """An N-dimensional array whose operations are recorded lazily and run fused."""
 
     __slots__ = ("_storage", "_view", "_dtype", "_identity", "_readonly", "_host", "__weakref__")
@@ -397,60 +397,6 @@ class ndarray:
         return _namespace.interop.cuda_array_interface(self)
 
     # fmt: off
-    # --- operators -------------------------------------------------------------------------------
-
-    def __add__(self, o): return _binary(_api.add, self, o)
-    def __radd__(self, o): return _binary(_api.add, o, self)
-    def __iadd__(self, o): return _api.add(self, o, out=self)
-    def __sub__(self, o): return _binary(_api.subtract, self, o)
-    def __rsub__(self, o): return _binary(_api.subtract, o, self)
-    def __isub__(self, o): return _api.subtract(self, o, out=self)
-    def __mul__(self, o): return _binary(_api.multiply, self, o)
-    def __rmul__(self, o): return _binary(_api.multiply, o, self)
-    def __imul__(self, o): return _api.multiply(self, o, out=self)
-    def __truediv__(self, o): return _binary(_api.divide, self, o)
-    def __rtruediv__(self, o): return _binary(_api.divide, o, self)
-    def __itruediv__(self, o): return _api.divide(self, o, out=self)
-    def __floordiv__(self, o): return _binary(_api.floor_divide, self, o)
-    def __rfloordiv__(self, o): return _binary(_api.floor_divide, o, self)
-    def __ifloordiv__(self, o): return _api.floor_divide(self, o, out=self)
-    def __mod__(self, o): return _binary(_api.remainder, self, o)
-    def __rmod__(self, o): return _binary(_api.remainder, o, self)
-    def __imod__(self, o): return _api.remainder(self, o, out=self)
-    def __divmod__(self, o): return _api.divmod(self, o)
-    def __rdivmod__(self, o): return _api.divmod(o, self)
-    def __pow__(self, o, mod=None): return _api.power_operator(self, o)
-    def __rpow__(self, o): return _api.power(o, self)
-    def __ipow__(self, o): return _api.power_operator(self, o, out=self)
-    def __matmul__(self, o): return _api.matmul(self, o)
-    def __rmatmul__(self, o): return _api.matmul(o, self)
-    def __imatmul__(self, o): return _api.matmul(self, o, out=self)
-    def __and__(self, o): return _binary(_api.bitwise_and, self, o)
-    def __rand__(self, o): return _binary(_api.bitwise_and, o, self)
-    def __iand__(self, o): return _api.bitwise_and(self, o, out=self)
-    def __or__(self, o): return _binary(_api.bitwise_or, self, o)
-    def __ror__(self, o): return _binary(_api.bitwise_or, o, self)
-    def __ior__(self, o): return _api.bitwise_or(self, o, out=self)
-    def __xor__(self, o): return _binary(_api.bitwise_xor, self, o)
-    def __rxor__(self, o): return _binary(_api.bitwise_xor, o, self)
-    def __ixor__(self, o): return _api.bitwise_xor(self, o, out=self)
-    def __lshift__(self, o): return _binary(_api.left_shift, self, o)
-    def __rlshift__(self, o): return _binary(_api.left_shift, o, self)
-    def __ilshift__(self, o): return _api.left_shift(self, o, out=self)
-    def __rshift__(self, o): return _binary(_api.right_shift, self, o)
-    def __rrshift__(self, o): return _binary(_api.right_shift, o, self)
-    def __irshift__(self, o): return _api.right_shift(self, o, out=self)
-    def __neg__(self): return _api.negative(self)
-    def __pos__(self): return _api.positive(self)
-    def __abs__(self): return _api.absolute(self)
-    def __invert__(self): return _api.invert(self)
-    def __lt__(self, o): return _api.compare(_api.less, self, o)
-    def __le__(self, o): return _api.compare(_api.less_equal, self, o)
-    def __gt__(self, o): return _api.compare(_api.greater, self, o)
-    def __ge__(self, o): return _api.compare(_api.greater_equal, self, o)
-    def __eq__(self, o): return _api.compare(_api.equal, self, o)
-    def __ne__(self, o): return _api.compare(_api.not_equal, self, o)
-
     # --- indexing ---------------------------------------------------------------------------
 
     def __getitem__(self, key):
@@ -508,106 +454,15 @@ class ndarray:
                     return
         _api.setitem(self, key, value)
 
-    # --- methods (NumPy's signatures; the functions of the same name do the work) ------------
+    # --- methods that need the handle's internals (the rest: core/methods.py) -------------
 
-    @property
-    def T(self): return _api.transpose(self)
-    @property
-    def mT(self): return _api.matrix_transpose(self)
-    @property
-    def real(self): return _api.real(self)
-    @real.setter
-    def real(self, value): _api.setitem(_api.real(self), Ellipsis, value)
-    @property
-    def imag(self): return _api.imag(self)
-    @imag.setter
-    def imag(self, value):
-        if self.dtype.kind != "c":
-            raise TypeError(_NO_IMAGINARY_PART)
-        _api.setitem(_api.imag(self), Ellipsis, value)
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         try:
             return _api.astype(self, dtype, casting=casting, copy=copy)
         except OtherDtype:  # strings, datetimes, objects: NumPy's array
             return _np.asarray(self).astype(dtype, order, casting, subok, copy)
-    def copy(self, order="C"): return _api.copy(self, order)
-    def fill(self, value): _api.setitem(self, Ellipsis, value)
-    def reshape(self, *shape, order="C", copy=None):
-        return _api.reshape(self, shape[0] if len(shape) == 1 else shape, order=order, copy=copy)
-    def ravel(self, order="C"): return _api.ravel(self, order)
-    def flatten(self, order="C"): return _api.ravel(self, order).copy()
-    def transpose(self, *axes):
-        return _api.transpose(self, axes[0] if len(axes) == 1 else (axes or None))
-    def swapaxes(self, axis1, axis2): return _api.swapaxes(self, axis1, axis2)
-    def squeeze(self, axis=None): return _api.squeeze(self, axis)
     def view(self, dtype=None, type=None): return _view(self, dtype, type)
-    def conj(self): return _api.conjugate(self) if self.dtype.kind == "c" else self
-    def conjugate(self): return _api.conjugate(self) if self.dtype.kind == "c" else self
-    def clip(self, min=None, max=None, out=None, **kw): return _api.clip(self, min, max, out, **kw)
-    def round(self, decimals=0, out=None): return _api.round(self, decimals, out)
-    def nonzero(self): return _api.nonzero(self)
-    def take(self, indices, axis=None, out=None, mode="raise"):
-        return _api.take(self, indices, axis, out, mode)
-    def repeat(self, repeats, axis=None): return _api.repeat(self, repeats, axis)
-    def diagonal(self, offset=0, axis1=0, axis2=1): return _api.diagonal(self, offset, axis1, axis2)
-    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-        return _api.trace(self, offset, axis1, axis2, dtype, out)
-    def dot(self, b, out=None): return _api.dot(self, b, out)
-    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        return _api.sum(self, axis, dtype, out, keepdims, **kw)
-    def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        return _api.prod(self, axis, dtype, out, keepdims, **kw)
-    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        return _api.mean(self, axis, dtype, out, keepdims, **kw)
-    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
-        return _api.var(self, axis, dtype, out, ddof, keepdims, **kw)
-    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
-        return _api.std(self, axis, dtype, out, ddof, keepdims, **kw)
-    def max(self, axis=None, out=None, keepdims=False, **kw):
-        return _api.max(self, axis, out, keepdims, **kw)
-    def min(self, axis=None, out=None, keepdims=False, **kw):
-        return _api.min(self, axis, out, keepdims, **kw)
-    def argmax(self, axis=None, out=None, *, keepdims=False):
-        return _api.argmax(self, axis, out, keepdims=keepdims)
-    def argmin(self, axis=None, out=None, *, keepdims=False):
-        return _api.argmin(self, axis, out, keepdims=keepdims)
-    def any(self, axis=None, out=None, keepdims=False, **kw):
-        return _api.any(self, axis, out, keepdims, **kw)
-    def all(self, axis=None, out=None, keepdims=False, **kw):
-        return _api.all(self, axis, out, keepdims, **kw)
-    def cumsum(self, axis=None, dtype=None, out=None): return _api.cumsum(self, axis, dtype, out)
-    def cumprod(self, axis=None, dtype=None, out=None): return _api.cumprod(self, axis, dtype, out)
-    def sort(self, axis=-1, kind=None, order=None): _api.sort_inplace(self, axis, kind)
-    def argsort(self, axis=-1, kind=None, order=None): return _api.argsort(self, axis, kind)
-    # NumPy's methods, run through NumPy (what they write is written into this array)
-    def partition(self, kth, axis=-1, kind="introselect", order=None):
-        _call_method(self, "partition", kth, axis, kind, order)
-    def argpartition(self, kth, axis=-1, kind="introselect", order=None):
-        return _call_method(self, "argpartition", kth, axis, kind, order)
-    def put(self, indices, values, mode="raise"):
-        _call_method(self, "put", indices, values, mode)
-    def searchsorted(self, v, side="left", sorter=None):
-        return _call_method(self, "searchsorted", v, side, sorter)
-    def compress(self, condition, axis=None, out=None):
-        return _call_method(self, "compress", condition, axis, out=out)
-    def choose(self, choices, out=None, mode="raise"):
-        return _call_method(self, "choose", choices, out=out, mode=mode)
-    def byteswap(self, inplace=False):
-        if not inplace:
-            return _api.asarray(_np.asarray(self).byteswap(), device=self.device)
-        return _call_method(self, "byteswap", True)
-    def setfield(self, val, dtype, offset=0): _call_method(self, "setfield", val, dtype, offset)
-    def getfield(self, dtype, offset=0):
-        return _api.asarray(_np.asarray(self).getfield(dtype, offset), device=self.device)
     def resize(self, *new_shape, refcheck=True): _resize(self, new_shape, refcheck)
-    def setflags(self, write=None, align=None, uic=None):
-        if write is not None:
-            self.flags.writeable = write
-    def to_device(self, device, /, *, stream=None): return _api.asarray(self, device=device)
-    def tobytes(self, order="C"): return _np.asarray(self).tobytes(order)
-    def tofile(self, fid, sep="", format="%s"): _np.asarray(self).tofile(fid, sep, format)
-    def dumps(self): return _pickle.dumps(self)
-    def dump(self, file): _np.asarray(self).dump(file)
 
 
 _TRACING = realize.TRACING  # (the list itself: numloom.jit appends while it traces)
@@ -620,9 +475,6 @@ def _construct(a: ndarray, shape, dtype=float, buffer=None, offset=0, strides=No
     made = _api.empty(shape, dtype)
     _adopt(a, made._storage, made._view)
 
-
-def _call_method(a: ndarray, name: str, *args, **kwargs):
-    return _namespace.fallback.call_method(a, name, *args, **kwargs)
 
 
 def _view(a: ndarray, dtype, cls):
@@ -940,13 +792,7 @@ def bind_namespace(api) -> None:
     """Give the ndarray methods the NumPy namespace (the ``numloom.api`` package)."""
     global _namespace, _api, _plain_call
     _namespace, _api, _plain_call = api, api.numpy_api, api.ufuncs._plain_call
-
-
-def _binary(uf, a, b):
-    """``uf(a, b)`` for an operator: the plain call first (most operators are one), else the
-    ufunc's whole call (``uf._call``), without going through ``uf.__call__``."""
-    made = _plain_call(uf, (a, b))
-    return made if made is not None else uf._call(a, b)
+    methods.bind(api)
 
 
 def _numpy_message(fn) -> str:
@@ -958,5 +804,4 @@ def _numpy_message(fn) -> str:
     return ""
 
 
-_NO_IMAGINARY_PART = _numpy_message(lambda: setattr(_np.zeros(1), "imag", 1))
 _NOT_SUBTYPE = _numpy_message(lambda: _np.zeros(1).view(type=int))

@@ -1,6 +1,6 @@
 """Kernel expressions: operators, attributes, indexing, calls and ``range`` loops.
 
-Operators use the fusion compiler's op snippets (``lower.SNIPPETS``) with NumPy's own type
+Operators use the fusion compiler's op snippets (``snippets.SNIPPETS``) with NumPy's own type
 resolution, so ``a // b`` in a kernel and ``np.floor_divide`` in an array expression are the
 same C. What a call can reach, one row per function, is in ``klib.py``.
 """
@@ -21,7 +21,7 @@ from . import ktypes
 from .cuda import intrinsics as I
 from .kerrors import KernelError
 from .ktypes import WEAK_BOOL, WEAK_INT, Array, Scalar, Tuple
-from .translate import _NO, PYOBJ, UNKNOWN, ArrayRef, Value, constant, convert, literal
+from .kvalues import _NO, PYOBJ, UNKNOWN, ArrayRef, Value, constant, convert, literal
 
 # --- arithmetic -----------------------------------------------------------------------------
 
@@ -78,7 +78,7 @@ def resolve(tr, op: str, types_: tuple, node) -> tuple:
 
 def arithmetic(tr, op: str, args: tuple, node) -> Value:
     """An operator or a ufunc applied to scalar values, with NumPy's types and results."""
-    from ..compile.lower import SNIPPETS
+    from ..compile.snippets import SNIPPETS
 
     types_ = tuple(a.type for a in args)
     for t in types_:
@@ -525,7 +525,7 @@ def synchronizes(fn, seen: frozenset = frozenset()) -> bool:
     """Whether Python function ``fn`` calls a barrier or a shuffle, directly or through the
     functions it calls (found in its source, names resolved as the translator resolves them)."""
     from .cuda.dispatcher import Dispatcher
-    from .translate import environment, function_ast
+    from .ksource import environment, function_ast
 
     if fn in seen:
         return False

@@ -32,7 +32,7 @@ from .kcalls import (
     thread_value,
 )
 from .ktypes import WEAK_BOOL, WEAK_COMPLEX, WEAK_FLOAT, WEAK_INT, Array, Scalar, Tuple
-from .translate import _NO, PYOBJ, ArrayRef, Value, constant, convert, literal, truth
+from .kvalues import _NO, PYOBJ, ArrayRef, Value, constant, convert, literal, truth
 
 
 def handler_for(fn):
@@ -82,7 +82,7 @@ def _minmax(tr, node, args, kwargs, which: str) -> Value:
     if len(args) < 2:
         raise tr.typing(node, f"{which}() of one value", f"{which}(a, b, ...)")
     _scalar_args(tr, node, args, (len(args),), which)
-    from .translate import promote
+    from .kvalues import promote
 
     t = functools.reduce(promote, [a.type for a in args])
     cmp = ">" if which == "max" else "<"
@@ -343,7 +343,7 @@ def _cmath_simple(kind: str):
 
 
 def _ufunc_call(tr, node, args, kwargs) -> Value:
-    from ..compile.lower import SNIPPETS
+    from ..compile.snippets import SNIPPETS
 
     uf = _resolve_ufunc(tr, node)
     name = uf.__name__

@@ -182,8 +182,9 @@ class vectorize:
 
     def _compile(self, full: tuple, loop) -> tuple:
         from ..compile.ufunc_table import USER_UFUNCS
-        from .translate import Value as TValue
-        from .translate import convert, translate_scalar
+        from .kvalues import Value as TValue
+        from .kvalues import convert
+        from .translate import translate_scalar
 
         values = full if loop else tuple(_weak(t) for t in full)
         spec, program = translate_scalar(self.pyfunc, values)
@@ -261,7 +262,7 @@ class vectorize:
 
     def outer(self, A, B, **kwargs):
         from ..core.array import asarray
-        from ..core.views import reshape_array
+        from ..core.array_views import reshape_array
 
         a, b = asarray(A), asarray(B)
         return self(reshape_array(a, a.shape + (1,) * b.ndim), b, **kwargs)

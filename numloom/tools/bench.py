@@ -13,17 +13,10 @@ The first call is timed apart: it includes tracing and compiling.
 from __future__ import annotations
 
 import argparse
-import datetime
 import gc
 import importlib.util
-import json
-import os
-import platform
-import shlex
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import traceback
 from collections.abc import Callable
@@ -32,6 +25,26 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .bench_probes import (
+    copy_bandwidth,
+    first_call_probe,
+    host_peak_memory_probe,
+    new_size_probe,
+    peak_memory_probe,
+)
+from .bench_report import (
+    JIT_NAME,
+    LEGEND,
+    _as_tuple,
+    _count,
+    append_markdown,
+    describe_device,
+    notes,
+    plot,
+    render_text,
+    table_rows,
+)
 
 # ---------------------------------------------------------------------------------------------
 # Workloads and their sizes
@@ -98,10 +111,6 @@ SIZES = {
 F32 = np.float32
 
 
-def _count(n: int) -> str:
-    """1000000 -> '1e6' (the way the workload figures are written), 300 -> '300'."""
-    exponent = len(str(n)) - 1
-    return f"1e{exponent}" if n == 10**exponent and exponent >= 4 else str(n)
 
 
 def _uniform(rng, low, high, shape):
@@ -215,8 +224,6 @@ def build_cases(wl, sizes: str, only: list[str] | None) -> list[Case]:
 # Engines: NumPy and numloom here; peers come from benchmarks/*_peers.py with the same methods
 
 
-def _as_tuple(out) -> tuple:
-    return out if isinstance(out, tuple) else (out,)
 
 
 class NumpyEngine:
@@ -264,7 +271,7 @@ class NumloomEngine:
 class NumloomJitEngine(NumloomEngine):
     """The same unchanged workload wrapped in ``numloom.jit``: replays skip Python tracing."""
 
-    name = "numloom.jit"
+    name = JIT_NAME
 
     def setup(self, case: Case, inputs: tuple):
         nl = self.nl
@@ -466,346 +473,6 @@ def _progress(row: Row) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The table
-
-
-def _ms(value: float) -> str:
-    if value != value:  # NaN: not measured
-        return "-"
-    return f"{value:.0f}" if value >= 100 else f"{value:.1f}" if value >= 10 else f"{value:.2f}"
-
-
-def _kernels(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.0f}" if value == int(value) else f"{value:.1f}"
-
-
-def _peer_cell(timing: Timing | None) -> str:
-    if timing is None:
-        return ""
-    return "error" if timing.error else _ms(timing.median_ms)
-
-
-def table_rows(rows: list[Row], peer_names: list[str]) -> list[list[str]]:
-    header = [
-        "workload",
-        "size",
-        "numpy ms",
-        "numloom ms",
-        "numpy/numloom",
-        "first call ms",
-        "kernels/run",
-        "check",
-    ] + [f"{name} ms" for name in peer_names]
-    others = [name for name in peer_names if name != NumloomJitEngine.name]
-    compare_peers = bool(others)
-    compare_floor = any(row.floor_ms == row.floor_ms for row in rows)
-    if compare_peers:
-        header += ["best peer", "numloom/best", "jit/best"]
-    if compare_floor:
-        header += ["floor ms", "floor/numloom", "floor/jit"]
-    lines = [header]
-    for row in rows:
-        ref, mine = row.numpy, row.numloom
-        ratio = ref.median_ms / mine.median_ms if mine.median_ms > 0 else float("nan")
-        check = "OK" if row.ok else ("ERROR" if mine.error or ref.error else "FAIL")
-        cells = [
-            row.case.name,
-            row.case.size,
-            _ms(ref.median_ms),
-            _ms(mine.median_ms),
-            "-" if ratio != ratio else f"{ratio:.2f}x",
-            _ms(mine.first_ms),
-            _kernels(mine.kernels_per_run),
-            check,
-        ]
-        cells += [_peer_cell(row.peers.get(name)) for name in peer_names]
-        jit = _median(row.peers.get(NumloomJitEngine.name))
-        if compare_peers:
-            best = min(others, key=lambda name: _median(row.peers.get(name), float("inf")))
-            best_ms = _median(row.peers.get(best))
-            cells += ["-" if best_ms != best_ms else best,
-                      _ratio(mine.median_ms, best_ms), _ratio(jit, best_ms)]  # fmt: skip
-        if compare_floor:
-            floor = row.floor_ms
-            cells += [_ms(floor), _percent(floor, mine.median_ms), _percent(floor, jit)]
-        lines.append(cells)
-    return lines
-
-
-def _median(timing: Timing | None, missing: float = float("nan")) -> float:
-    if timing is None or timing.error or timing.median_ms != timing.median_ms:
-        return missing
-    return timing.median_ms
-
-
-def _ratio(ms: float, best_ms: float) -> str:
-    """How many times the best peer's time ``ms`` is: at most 1.00x is at least as fast."""
-    if ms != ms or best_ms != best_ms or best_ms <= 0:
-        return "-"
-    return f"{ms / best_ms:.2f}x"
-
-
-def _percent(floor_ms: float, ms: float) -> str:
-    if floor_ms != floor_ms or ms != ms or ms <= 0:
-        return "-"
-    return f"{100 * floor_ms / ms:.0f}%"
-
-
-def render_text(lines: list[list[str]]) -> str:
-    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
-    out = []
-    for n, line in enumerate(lines):
-        # names left, numbers right
-        cells = [c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))]
-        out.append("  ".join(cells).rstrip())
-        if n == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return "\n".join(out)
-
-
-def render_markdown(lines: list[list[str]]) -> str:
-    out = ["| " + " | ".join(lines[0]) + " |"]
-    out.append("| " + " | ".join("---" if i < 2 else "---:" for i in range(len(lines[0]))) + " |")
-    out += ["| " + " | ".join(line) + " |" for line in lines[1:]]
-    return "\n".join(out)
-
-
-def notes(rows: list[Row]) -> list[str]:
-    """Mismatches, errors, fallbacks and peers' first calls, one line each."""
-    out = []
-    for row in rows:
-        label = f"{row.case.name} {row.case.size}"
-        for engine in (row.numpy, row.numloom):
-            if engine.error:
-                out.append(
-                    f"{label}: {'numpy' if engine is row.numpy else 'numloom'} "
-                    f"raised {engine.error}"
-                )
-        out += [f"{label}: numloom MISMATCH: {p}" for p in row.problems]
-        if row.numloom.fallbacks:
-            used = ", ".join(f"{k} x{n}" for k, n in sorted(row.numloom.fallbacks.items()))
-            out.append(f"{label}: numloom fell back to NumPy for {used}")
-        for name, timing in row.peers.items():
-            if timing is not None and timing.error:
-                out.append(f"{label}: {name} raised {timing.error}")
-            elif timing is not None:
-                out.append(f"{label}: {name} first call {_ms(timing.first_ms)} ms")
-        out += [f"{label}: {note}" for note in row.notes]
-    return out
-
-
-LEGEND = (
-    "numpy/numloom > 1: numloom is faster. Times are medians after a first call;\n"
-    "'first call' includes tracing and compiling (unless the compile cache had the kernels).\n"
-    "numloom/best, jit/best: numloom's time (unchanged code, and under numloom.jit) over the\n"
-    "fastest peer's (numloom.jit not counted as a peer); at most 1.00x is at least as fast.\n"
-    "floor: the inputs and outputs moved once per pass at the measured copy bandwidth;\n"
-    "floor/numloom is the fraction of that floor reached."
-)
-
-
-# ---------------------------------------------------------------------------------------------
-# Probes beside the table: copy bandwidth, first call in a new process, peak device memory
-
-
-def copy_bandwidth(numloom, device: str) -> float:
-    """Bytes per second a device-to-device copy of 1 GiB moves (read plus write), the best of
-    numloom's negation and CuPy's copy: the rate of the memory floor. NaN on the CPU."""
-    if device == "cpu":
-        return float("nan")
-    n = 1 << 28  # float32 elements: 1 GiB
-    rates = []
-    x = numloom.ones(n, np.float32)
-    numloom.sync()
-    times = []
-    for _ in range(11):
-        t0 = time.perf_counter()
-        y = -x  # a real kernel: a copy of an array nobody writes may share its buffer
-        numloom.sync()
-        times.append(time.perf_counter() - t0)
-        del y
-    rates.append(2 * 4 * n / statistics.median(times))
-    del x
-    try:
-        import cupy as cp
-
-        a, b = cp.ones(n, cp.float32), cp.empty(n, cp.float32)
-        stream = cp.cuda.get_current_stream()
-        times = []
-        for _ in range(11):
-            stream.synchronize()
-            t0 = time.perf_counter()
-            cp.copyto(b, a)
-            stream.synchronize()
-            times.append(time.perf_counter() - t0)
-        rates.append(2 * 4 * n / statistics.median(times))
-        del a, b
-    except Exception:  # noqa: BLE001 (no CuPy: numloom's copy alone)
-        pass
-    gc.collect()
-    return max(rates)
-
-
-FIRST_CALL = """
-import json, sys, time
-import numpy
-import numloom as nl
-sys.path.insert(0, {folder!r})
-import workloads as wl
-nl.set_device({device!r})
-inputs = wl.blackscholes_inputs({n}, numpy.random.default_rng(0))
-t0 = time.perf_counter()
-args = [nl.asarray(a) for a in inputs]
-nl.sync()
-t1 = time.perf_counter()
-call, put = wl.blackscholes(nl, *args)
-nl.sync()
-t2 = time.perf_counter()
-print(json.dumps({{"setup_ms": (t1 - t0) * 1e3, "first_ms": (t2 - t1) * 1e3}}))
-"""
-
-
-def first_call_probe(folder: Path, device: str, n: int = 1_000_000) -> list[str]:
-    """Black-Scholes' first call (trace, compile, run) in a new process, with an empty compile
-    cache and then with the cache that run filled; the upload of its inputs (and on a GPU the
-    CUDA context) is timed apart."""
-    script = FIRST_CALL.format(folder=str(folder), device=device, n=n)
-    lines = []
-    with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, NUMLOOM_CACHE_DIR=cache)
-        for label in ("empty compile cache", "warm compile cache"):
-            run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                                 text=True, timeout=600)  # fmt: skip
-            if run.returncode != 0:
-                last = (run.stderr.strip().splitlines() or ["no output"])[-1]
-                lines.append(f"blackscholes {_count(n)} first-call probe failed: {last}")
-                break
-            got = json.loads(run.stdout.strip().splitlines()[-1])
-            setup = "CUDA context and upload" if device != "cpu" else "upload"
-            lines.append(f"blackscholes {_count(n)} first call in a new process, {label}: "
-                         f"{got['first_ms']:.0f} ms (trace, compile, run; {setup} "
-                         f"{got['setup_ms']:.0f} ms before it)")  # fmt: skip
-    return lines
-
-
-def new_size_probe(numloom, wl, n: int = 100_000, sizes: int = 20) -> str:
-    """Black-Scholes over ``sizes`` sizes it has not run at (``n`` plus multiples of 1024),
-    one call each after warming up at ``n``: the time of a call at a new size (trace, plan,
-    run) against a call at a size it has run, and what the new sizes built."""
-    rng = np.random.default_rng(0)
-
-    def timed(size: int) -> float:
-        inputs = wl.blackscholes_inputs(size, rng)
-        args = [numloom.asarray(a) for a in inputs]
-        numloom.sync()
-        t0 = time.perf_counter()
-        out = wl.blackscholes(numloom, *args)
-        numloom.sync()
-        took = (time.perf_counter() - t0) * 1e3
-        want = wl.blackscholes(np, *inputs)
-        for o, w in zip(out, want):
-            np.testing.assert_allclose(np.asarray(o), w, rtol=1e-4, atol=1e-4)
-        return took
-
-    for _ in range(3):
-        timed(n)
-    again = statistics.median([timed(n) for _ in range(sizes)])
-    before = numloom.stats()
-    new = statistics.median([timed(n + 1024 * (k + 1)) for k in range(sizes)])
-    after = numloom.stats()
-    built = {k: after.get(k, 0) - before.get(k, 0)
-             for k in ("kernels_compiled", "graphs_built", "graph_updates")}  # fmt: skip
-    return (
-        f"blackscholes {_count(n)} at {sizes} new sizes: {new:.2f} ms a call, against "
-        f"{again:.2f} ms at a size it has run (medians); the new sizes compiled "
-        f"{built['kernels_compiled']} kernels, built {built['graphs_built']} CUDA graphs, "
-        f"updated {built['graph_updates']} graph nodes in place"
-    )
-
-
-def peak_memory_probe(numloom, case: Case, inputs: tuple) -> str:
-    """Device memory numloom holds at its peak during one call, over the inputs and outputs."""
-    from numloom.backends import cuda as backend
-
-    args = tuple(numloom.asarray(a) for a in inputs)
-    numloom.sync()
-    gc.collect()
-    held = backend.memory_in_use()
-    backend.reset_peak()
-    out = _as_tuple(case.run(numloom, *args))
-    numloom.sync()
-    extra = backend.memory_peak() - held
-    in_bytes = sum(a.nbytes for a in inputs)
-    out_bytes = sum(int(np.prod(o.shape)) * o.dtype.itemsize for o in out)
-    del out, args
-    ratio = (in_bytes + extra) / (in_bytes + out_bytes)
-    return (f"{case.name} {case.size}: peak device memory {(in_bytes + extra) / 1e6:.0f} MB, "
-            f"{ratio:.3f}x its inputs and outputs ({(in_bytes + out_bytes) / 1e6:.0f} MB)")  # fmt: skip
-
-
-def host_peak_memory_probe(numloom, case: Case, inputs: tuple) -> str:
-    """Host memory at its peak while numloom copies the inputs in and makes one call (traced
-    allocations, with the memory pool emptied first so the call allocates what it uses),
-    over the inputs and outputs."""
-    import tracemalloc
-
-    from numloom.backends.cpu import POOL
-
-    numloom.sync()
-    gc.collect()
-    POOL.clear()
-    tracemalloc.start()
-    try:
-        args = tuple(numloom.asarray(a) for a in inputs)
-        out = _as_tuple(case.run(numloom, *args))
-        numloom.sync()
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    in_bytes = sum(a.nbytes for a in inputs)
-    out_bytes = sum(int(np.prod(o.shape)) * o.dtype.itemsize for o in out)
-    del out, args
-    ratio = peak / (in_bytes + out_bytes)
-    return (f"{case.name} {case.size}: peak host memory {peak / 1e6:.0f} MB, {ratio:.3f}x its "
-            f"inputs and outputs ({(in_bytes + out_bytes) / 1e6:.0f} MB)")  # fmt: skip
-
-
-# ---------------------------------------------------------------------------------------------
-# Where it ran
-
-
-def describe_cpu() -> str:
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{model}, {os.cpu_count()} cores"
-
-
-def describe_gpu(device: str) -> str:
-    index = int(device.split(":")[1]) if ":" in device else 0
-    for module in ("cuda.core", "cuda.core.experimental"):
-        try:
-            return str(importlib.import_module(module).Device(index).name)
-        except Exception:  # missing module or driver: try the next way
-            continue
-    return f"CUDA device {index}"
-
-
-def describe_device(device: str) -> str:
-    if device.startswith("cuda"):
-        return f"{device}: {describe_gpu(device)} (host: {describe_cpu()})"
-    return f"cpu: {describe_cpu()}"
-
-
-# ---------------------------------------------------------------------------------------------
 # The benchmarks/ folder: workloads and peers live beside the package, in the source checkout
 
 
@@ -840,67 +507,6 @@ def load_peers(folder: Path, device: str) -> list:
     for line in getattr(module, "UNAVAILABLE", []):
         print(f"  peer skipped: {line}", file=sys.stderr)
     return peers
-
-
-# ---------------------------------------------------------------------------------------------
-# Outputs: markdown log and plot
-
-
-def append_markdown(path: str, lines, footnotes, device_text: str, argv: list[str]) -> None:
-    import numloom
-
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    text = [
-        f"\n## {now}: {device_text}\n",
-        f"- command: `{shlex.join(['python', '-m', 'numloom', 'bench', *argv])}`",
-        f"- numpy {np.__version__}, numloom {getattr(numloom, '__version__', '?')}, "
-        f"Python {platform.python_version()}\n",
-        render_markdown(lines),
-        "",
-        LEGEND,
-    ]
-    if footnotes:
-        text += [""] + [f"- {line}" for line in footnotes]
-    with open(path, "a") as f:
-        f.write("\n".join(text) + "\n")
-    print(f"appended the table to {path}")
-
-
-def plot(path: str, rows: list[Row], peer_names: list[str], title: str) -> None:
-    """Speedup over NumPy per workload, numloom and each peer, on a log scale."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")  # no display needed
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print(
-            f"--plot: matplotlib is not installed (pip install 'numloom[viz]'); {path} not written"
-        )
-        return
-    labels = [f"{r.case.name}\n{r.case.size}" for r in rows]
-    series = {"numloom": [_speedup(r.numpy, r.numloom) for r in rows]}
-    for name in peer_names:
-        series[name] = [_speedup(r.numpy, r.peers.get(name)) for r in rows]
-    fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(rows)), 5))
-    width = 0.8 / len(series)
-    for i, (name, values) in enumerate(series.items()):
-        ax.bar([x + i * width for x in range(len(rows))], values, width, label=name)
-    ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_yscale("log")
-    ax.set_ylabel("speedup over NumPy (median)")
-    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(rows))], labels, fontsize=7)
-    ax.set_title(title, fontsize=9)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    print(f"wrote {path}")
-
-
-def _speedup(ref: Timing, timing: Timing | None) -> float:
-    if timing is None or timing.error or not timing.median_ms > 0:
-        return float("nan")
-    return ref.median_ms / timing.median_ms
 
 
 # ---------------------------------------------------------------------------------------------

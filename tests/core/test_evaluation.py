@@ -337,7 +337,7 @@ def test_memory_shared_with_numpy_is_not_reused_while_numpy_holds_it(keep, on_cp
 
 
 def test_reading_results_with_numpy_asarray_lets_the_pool_reuse_their_memory(on_cpu):
-    from numloom.backends.cpu import POOL
+    from numloom.backends.cpu_memory import POOL
 
     def step():
         out = nl.arange(100_000.0) * 3

@@ -73,3 +73,43 @@ def test_every_module_is_in_a_stage_folder():
     assert top == {"__init__", "__main__", "linalg", "random", "fft"}
     folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and any(p.glob("*.py"))}
     assert folders == set(LAYERS)
+
+
+# The translator of Python kernels is recursive descent spread over these modules, which import
+# each other inside functions (ARCHITECTURE.md); no other modules may import in a cycle.
+RECURSIVE = {"numloom.kernels.translate", "numloom.kernels.kcalls", "numloom.kernels.klib",
+             "numloom.kernels.cuda.dispatcher"}  # fmt: skip
+
+
+def test_no_import_cycles_but_the_translators():
+    modules = _modules()
+    graph = {name: _imports(name, path, package, modules) & set(modules)
+             for name, (path, package) in modules.items()}  # fmt: skip
+    index, low, stack, on_stack, cycles = {}, {}, [], set(), []
+
+    def visit(v):  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v] - {v}:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(component)
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    wrong = [sorted(c) for c in cycles if c != RECURSIVE]
+    assert not wrong, wrong

@@ -313,7 +313,7 @@ def test_atleast_and_expand_on_zero_d(xp):
 
 def test_numpy_view_of_a_function_that_returns_a_numpy_scalar():
     """An integer for every axis gives NumPy's scalar: the element's view is read instead."""
-    from numloom.core.views import numpy_view
+    from numloom.core.array_views import numpy_view
 
     a = numloom.asarray(numpy.arange(12.0).reshape(3, 4))
     picked = numpy_view(a.T, lambda s: s[1, 2])
@@ -324,7 +324,7 @@ def test_numpy_view_of_a_function_that_returns_a_numpy_scalar():
 
 def test_numpy_view_refuses_a_copy():
     """A copy's address is unrelated memory: read back, it would be a garbage offset."""
-    from numloom.core.views import numpy_view
+    from numloom.core.array_views import numpy_view
 
     with pytest.raises(ValueError, match="made a copy, not a view"):
         numpy_view(numloom.arange(6), lambda s: s[[0, 2]])
