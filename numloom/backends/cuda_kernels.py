@@ -1,5 +1,5 @@
 """Kernels written in Python (``numloom.cuda``) on a CUDA device: the rendered CUDA C++
-(``render_cuda.render_user_kernel_cuda``) compiled with NVRTC once per architecture, launched
+(``render_user.render_user_kernel_cuda``) compiled with NVRTC once per architecture, launched
 with cuda.core's ``launch`` on numloom's stream, in the plan's order.
 
 As on the CPU, each storage the kernel writes starts as its old version: the old device buffer
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compile.render_cuda import user_kernel_signature
+from ..compile.render_user import user_kernel_signature
 from ..core.dag import Op
 from ..core.device import CudaError
 from ..core.realize import Buffer, DataError

@@ -258,3 +258,25 @@ def _derived_strides(k: kir.UserKernel) -> list:
             value = "1" if d == p.ndim - 1 else f"{p.name}_s{d + 1} * {p.name}_n{d + 1}"
             out.append(f"const int64_t {p.name}_s{d} = {value};")
     return out
+
+
+# --- the dialects -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str
+    prelude: str
+    signature: str  # format string taking the kernel name
+    restrict: str
+
+
+C = Dialect(
+    name="c",
+    prelude='#include "numloom.h"\n#include <omp.h>\n',
+    signature="void {name}(void **B, const int64_t *P, const char *K)",
+    restrict="restrict",
+)
+
+
+CUDA = Dialect(name="cuda", prelude='#include "numloom.h"\n', signature="", restrict="__restrict__")
