@@ -101,7 +101,6 @@ class _Target(pipeline.Target):
     """The CPU's part of the pipeline: C with OpenMP, compiled by the system's C compiler and
     loaded with ctypes, launched by ``execute``."""
 
-    name = "cpu"
     plans = pipeline.PlanCache(lambda: PLAN_CACHE_SIZE)
 
     def variant(self) -> bool:
@@ -134,25 +133,15 @@ class _Target(pipeline.Target):
         pos = {id(n): i for i, n in enumerate(order)}
         steps, kernels = [], []
         for k, c in zip(plan.kernels, compiled):
-            lowered = c.lowered
             kernels.append(replace(k, source=c.source))
-            steps.append(Step(
-                kernel=kernels[-1], fn=c.code, nodes=tuple(pos[id(n)] for n in k.nodes),
-                inputs=tuple(pos[id(n)] for n in k.inputs),
-                outputs=tuple(pos[id(n)] for n in k.outputs),
-                params=np.array(lowered.params if lowered else (), dtype=np.int64),
-                consts=tuple((pos[id(n)], part) for n, part in lowered.consts) if lowered else (),
-                layout=lowered.const_layout if lowered else (),
-                checks=tuple((pos[id(n)], j) for n, j in lowered.checks) if lowered else (),
-                fp=bool(lowered.kernel.fp) if lowered else False,
-                fp_outputs=lowered.kernel.fp_outputs if lowered else False,
-            ))  # fmt: skip
+            fields = pipeline.bindings(k, c, pos)
+            fields["params"] = np.array(fields["params"], dtype=np.int64)
+            steps.append(Step(kernel=kernels[-1], fn=c.code, **fields))
         _add_frees(steps, {pos[id(r)] for r in roots})
         return Program(replace(plan, kernels=tuple(kernels)), tuple(steps))
 
 
 TARGET = _Target()
-_programs = TARGET.plans
 
 
 def _add_frees(steps: list, keep: set) -> None:

@@ -88,7 +88,6 @@ class _Target(pipeline.Target):
     """The GPU's part of the pipeline: CUDA C++ compiled by NVRTC and loaded with cuda.core,
     launched as CUDA graphs by ``execute``."""
 
-    name = "cuda"
     plans = pipeline.PlanCache(lambda: PLAN_CACHE_SIZE)
 
     def special(self, k, device: str):
@@ -110,21 +109,13 @@ class _Target(pipeline.Target):
         pos = {id(n): i for i, n in enumerate(order)}
         steps, kernels = [], []
         for k, c in zip(plan.kernels, compiled):
-            lowered = c.lowered
+            ir = c.lowered.kernel if c.lowered else None
             kernels.append(replace(k, source=c.source))
             steps.append(Step(
-                kernel=kernels[-1], functions=c.code or {},
-                ir=lowered.kernel if lowered else None, nodes=tuple(pos[id(n)] for n in k.nodes),
-                inputs=tuple(pos[id(n)] for n in k.inputs),
-                outputs=tuple(pos[id(n)] for n in k.outputs),
-                params=tuple(lowered.params) if lowered else (),
-                consts=tuple((pos[id(n)], part) for n, part in lowered.consts) if lowered else (),
-                layout=tuple(lowered.const_layout) if lowered else (),
-                checks=tuple((pos[id(n)], j) for n, j in lowered.checks) if lowered else (),
-                declared=declared_arguments(lowered.kernel) if lowered else (0, ()),
+                kernel=kernels[-1], functions=c.code or {}, ir=ir,
+                declared=declared_arguments(ir) if ir else (0, ()),
                 in_graph=k.kind == "kernel" and not k.outputs[0].arg[0].kernel.ir.checks,
-                fp=bool(lowered.kernel.fp) if lowered else False,
-                fp_outputs=lowered.kernel.fp_outputs if lowered else False,
+                **pipeline.bindings(k, c, pos),
             ))  # fmt: skip
         waits = [[] for _ in steps]
         for i, j in plan.dependencies():

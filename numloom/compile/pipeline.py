@@ -42,11 +42,9 @@ class Compiled:
 
 
 class Target:
-    """What a backend gives the pipeline. ``name`` is its device kind; ``plans`` its plan
-    cache. Subclasses override ``render``, ``load`` and ``program``; ``special`` and
-    ``variant`` where they need to."""
+    """What a backend gives the pipeline; ``plans`` is its plan cache. Subclasses override
+    ``render``, ``load`` and ``program``; ``special`` and ``variant`` where they need to."""
 
-    name = ""
     plans: PlanCache
 
     def variant(self) -> object:
@@ -72,6 +70,24 @@ class Target:
         """The target's program: launch steps over ``plan``'s kernels, compiled as
         ``compiled`` says."""
         raise NotImplementedError
+
+
+def bindings(k: Kernel, c: Compiled, pos: dict) -> dict:
+    """What every backend's launch step holds of plan kernel ``k`` compiled as ``c``: the
+    positions (in the DAG's order, ``pos``) of its nodes, inputs and outputs, and what its
+    lowered form binds (sizes, constants and their layout, error slots, floating-point checks)."""
+    lowered = c.lowered
+    return dict(
+        nodes=tuple(pos[id(n)] for n in k.nodes),
+        inputs=tuple(pos[id(n)] for n in k.inputs),
+        outputs=tuple(pos[id(n)] for n in k.outputs),
+        params=tuple(lowered.params) if lowered else (),
+        consts=tuple((pos[id(n)], part) for n, part in lowered.consts) if lowered else (),
+        layout=tuple(lowered.const_layout) if lowered else (),
+        checks=tuple((pos[id(n)], j) for n, j in lowered.checks) if lowered else (),
+        fp=bool(lowered.kernel.fp) if lowered else False,
+        fp_outputs=lowered.kernel.fp_outputs if lowered else False,
+    )
 
 
 def symbol_of(body: str) -> tuple:

@@ -65,13 +65,39 @@ def record(n, where) -> None:
 
 def may_report(nodes) -> bool:
     """Whether any of ``nodes`` was called under an error state that does not ignore
-    divide, overflow and invalid values (only then is a kernel's flag worth running again)."""
+    divide, overflow and invalid values (only then is a kernel's flag worth reading). Each
+    launch asks, so each distinct state is looked at once (``_reports``)."""
+    seen = None
     for n in nodes:
-        if n.call is not None:
-            state, _ = _state(n)
-            if any(state[k] != "ignore" for k in _QUIET):
+        call = n.call
+        if call is not None and call[0] is not seen:
+            seen = call[0]
+            if _reports(seen):
                 return True
     return False
+
+
+_REPORTING: dict = {}  # NumPy's error-state object -> whether it reports anything
+
+
+def _reports(extobj) -> bool:
+    """Whether the error state ``extobj`` (None: NumPy's default) warns or raises on divide,
+    overflow or invalid values."""
+    found = _REPORTING.get(extobj)
+    if found is None:
+        if extobj is None:
+            found = True  # NumPy's default warns
+        else:
+            token = _extobj_contextvar.set(extobj)
+            try:
+                state = _np.geterr()
+            finally:
+                _extobj_contextvar.reset(token)
+            found = any(state[k] != "ignore" for k in _QUIET)
+        if len(_REPORTING) > 256:  # (states of finished errstate blocks: forget them)
+            _REPORTING.clear()
+        _REPORTING[extobj] = found
+    return found
 
 
 def finite(arrays) -> bool:
