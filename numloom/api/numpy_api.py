@@ -1,6 +1,7 @@
-"""The NumPy namespace numloom implements natively: ufuncs and elementwise functions here,
-the other families imported from their modules. ``numloom/__init__.py`` re-exports all of it;
-what is not here runs through NumPy (``fallback.py``).
+"""The NumPy namespace numloom implements natively: each family imported from its module (the
+ufuncs and elementwise functions from ``elementwise.py``), and the few small functions that
+belong to none. ``numloom/__init__.py`` re-exports all of it; what is not here runs through
+NumPy (``fallback.py``).
 """
 
 from __future__ import annotations  # noqa: I001 (the compact fmt: skip blocks below)
