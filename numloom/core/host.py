@@ -1,0 +1,288 @@
+"""The ndarray's values on the host: ``get``, ``__array__``, element reads and writes (a host
+mirror of the storage's version, kept while nothing changes it), conversion to Python scalars,
+iteration and pickling. ``ndarray`` (``array.py``) inherits them, and binds itself here
+(``bind``): rows are made as plain ndarrays."""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as _np
+
+from . import realize
+from .dag import Op, View, strided
+from .realize import Storage
+from .views import _WARN_ON_WRITE, _warns_on_write, warn_on_first_write
+
+_TRACING = realize.TRACING  # (the list itself: numloom.jit appends while it traces)
+_NDARRAY: list = [None]  # numloom's ndarray class (array.py binds it)
+_ASARRAY: list = [None]  # numloom's asarray (unpickling)
+
+
+def bind(ndarray, asarray) -> None:
+    _NDARRAY[0], _ASARRAY[0] = ndarray, asarray
+
+
+# Python and NumPy scalar types an element write takes on its fast path.
+_SCALARS = frozenset({int, float, complex, bool, _np.float64, _np.float32, _np.float16,
+                      _np.int64, _np.int32, _np.int16, _np.int8, _np.uint64, _np.uint32,
+                      _np.uint16, _np.uint8, _np.bool_, _np.complex128, _np.complex64})  # fmt: skip
+
+
+# Python's and NumPy's integer types: a key made of these alone is a full integer index.
+_INTEGERS = frozenset([int] + [_np.dtype(c).type for c in _np.typecodes["AllInteger"]])
+
+
+def _full_integer(key: tuple, ndim: int) -> bool:
+    """Whether ``key`` is one integer per axis (``x[i, j]`` of a 2-d array)."""
+    return len(key) == ndim and _INTEGERS.issuperset(map(type, key))
+
+
+_new_view = tuple.__new__  # View's fields without NamedTuple's checks
+
+
+def _is_identity(storage: Storage, view: View, dtype) -> bool:
+    """Whether a handle sees its whole storage as it is (its value is the storage's version)."""
+    version = storage.version
+    return dtype == version.dtype and view.is_identity(version.shape)
+
+
+def _row(a, i: int):
+    """``a[i]`` of an array of two or more axes: the view of row ``i`` (a loop over rows)."""
+    view = a._view
+    n = view.shape[0]
+    if not -n <= i < n:
+        raise IndexError(f"index {i} is out of bounds for axis 0 with size {n}")
+    if i < 0:
+        i += n
+    return next(_rows(a, i, i + 1))
+
+
+def _rows(a, start: int = 0, stop: int | None = None):
+    """The views of rows ``start`` to ``stop`` of an array of two or more axes, in turn
+    (iteration, and ``a[i]`` through ``_row``)."""
+    view, storage, readonly, dtype = a._view, a._storage, a._readonly, a._dtype
+    shape, strides, step = view.shape[1:], view.strides[1:], view.strides[0]
+    n = view.shape[0]
+    # (a row is the whole storage only when it is the only row)
+    identity = n == 1 and _is_identity(storage, _new_view(View, (shape, strides, view.offset)),
+                                       dtype)  # fmt: skip
+    warns = bool(_WARN_ON_WRITE) and _warns_on_write(a)
+    ndarray = _NDARRAY[0]
+    new = ndarray.__new__
+    for i in range(start, n if stop is None else stop):
+        out = new(ndarray)
+        out._storage, out._readonly, out._dtype, out._host = storage, readonly, dtype, None
+        out._view = _new_view(View, (shape, strides, view.offset + i * step))
+        out._identity = identity
+        if warns:
+            warn_on_first_write(out)
+        yield out
+
+
+def _elements(a):
+    """Iteration over a 1-d array: NumPy scalars read from its host view, read again when a
+    write in the loop's body makes a new version."""
+    storage = a._storage
+    host = a._host_view()
+    version = storage.version
+    for i in range(len(host)):
+        if storage.version is not version:
+            host = a._host_view()
+            version = storage.version
+        yield host[i]
+
+
+class HostAccess:
+    """The host side of ``ndarray``."""
+
+    __slots__ = ()
+
+    # --- to the host ----------------------------------------------------------------------------
+
+    def get(self, stream=None, out=None, order="C", blocking=True) -> _np.ndarray:
+        """The value as a new NumPy array on the host (evaluating what is pending)."""
+        storage = self._storage
+        realize.ensure(storage)
+        if storage.error is not None:
+            raise storage.error
+        data = storage.version.arg.data
+        if storage.device != "cpu":
+            data = realize.to_host(storage.version.arg)
+        from .dag import strided
+
+        host = _np.array(strided(data.reshape(-1).view(self._dtype), self._view), copy=True)
+        if out is not None:
+            out[...] = host
+            return out
+        return host
+
+    def copy_to_host(self, ary=None, stream=0) -> _np.ndarray:
+        """numba.cuda's name for ``get()``: the data as a NumPy array (into ``ary`` if given)."""
+        return self.get(out=ary)
+
+    def copy_to_device(self, ary, stream=0) -> None:
+        """numba.cuda's in-place copy of host (or device) data into this array."""
+        self[...] = ary
+
+    def __array__(self, dtype=None, copy=None):
+        """NumPy's view of the value. On the CPU, without ``copy=True``, it is the computed
+        data itself, read-only (numloom's buffers never change once made), as JAX returns:
+        ``numpy.asarray(x)`` costs nothing. ``copy=True`` and GPU arrays give a new array."""
+        if copy or self._storage.device != "cpu":
+            if copy is False:
+                raise ValueError("Unable to avoid copy while creating an array as requested.\n"
+                                 "A numloom array on a GPU has no host memory to share: "
+                                 "use copy=None (numpy.asarray) to copy it to the host.")  # fmt: skip
+            host = self.get()
+            return host if dtype is None else host.astype(dtype, copy=False)
+        storage = self._storage
+        realize.ensure(storage)
+        if storage.error is not None:
+            raise storage.error
+        host = storage.version.arg.export(self._dtype, self._view)
+        if dtype is None or _np.dtype(dtype) == host.dtype:
+            return host
+        if copy is False:
+            raise ValueError("Unable to avoid copy while creating an array as requested.")
+        return host.astype(dtype)
+
+    def _host_view(self) -> _np.ndarray:
+        """The value as a read-only NumPy array, kept while the storage keeps its version:
+        element reads, iteration and ``tolist`` read it. On the CPU it is the computed buffer
+        itself; on a GPU, a view of the storage's host mirror (copied once per version)."""
+        h = self._host
+        storage = self._storage
+        if h is not None and h[0]() is storage.version:
+            if realize.TRACING:
+                realize.value_read()
+            return h[1]
+        realize.ensure(storage)
+        if storage.error is not None:
+            raise storage.error
+        version = storage.version
+        # Not an export (``__array__``): this view is read only while the version is current.
+        data = version.arg.data if storage.device == "cpu" else realize.host_mirror(storage)
+        host = strided(data.reshape(-1).view(self._dtype), self._view)
+        host.flags.writeable = False
+        realize.value_read()
+        self._host = (weakref.ref(version), host, None)
+        return host
+
+    def _set_element(self, key, value) -> bool:
+        """``self[key] = value`` for a full integer ``key`` and a scalar ``value``, written
+        into the CPU buffer in place when nothing but this storage's version holds it (after
+        a copy of the buffer when something does): the fast path of element writes in a
+        Python loop. The first write into pending work traces as usual (it fuses with it);
+        the second evaluates. False where it does not apply."""
+        storage = self._storage
+        if self._readonly or _TRACING or storage.error is not None:
+            return False
+        if _WARN_ON_WRITE and _warns_on_write(self):
+            return False
+        if storage.pending:
+            version = storage.version
+            if version.op is not Op.SCATTER or version.arg.size != 1 or version.fallible:
+                return False  # one element written into pending work fuses with it
+            realize.ensure(storage)  # the second: a loop writing elements
+            if storage.error is not None:
+                raise storage.error
+        version = storage.version
+        if storage.device != "cpu":
+            return realize.owns_buffer(storage, version) and self._set_device_element(key, value)
+        if not realize.owns_buffer(storage, version):
+            version = realize.own_buffer(storage)
+        h = self._host
+        if h is None or h[2] is None or h[0]() is not version:
+            writable = version.arg.writable(self._dtype, self._view)
+            host = writable.view()
+            host.flags.writeable = False
+            h = self._host = (weakref.ref(version), host, writable)
+        h[2][key] = value
+        return True
+
+    def _set_device_element(self, key, value) -> bool:
+        """An element write into a computed GPU array that nothing else holds: into its host
+        mirror (NumPy's casts and errors), then those bytes to the device, in stream order."""
+        storage = self._storage
+        mirror = realize.host_mirror(storage)
+        mirror.flags.writeable = True
+        try:
+            strided(mirror.reshape(-1).view(self._dtype), self._view)[key] = value
+        finally:
+            mirror.flags.writeable = False
+        view = self._view
+        offset = view.offset
+        for i, n, stride in zip((key,) if type(key) is int else key, view.shape, view.strides):
+            offset += (i + n if i < 0 else i) * stride
+        realize.write_through(storage, offset * self._dtype.itemsize, self._dtype.itemsize)
+        return True
+
+    def tolist(self):
+        return self._host_view().tolist()
+
+    def item(self, *args):
+        return self._host_view().item(*args)
+
+    def __float__(self) -> float:
+        return float(self._scalar("float"))
+
+    def __int__(self) -> int:
+        return int(self._scalar("int"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu" or self.ndim != 0:
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return int(self.get())
+
+    def __bool__(self) -> bool:
+        if self.size == 1:
+            return bool(self._host_view().reshape(()))
+        if self.size > 1:
+            raise ValueError(
+                "The truth value of an array with more than one element is ambiguous. "
+                "Use a.any() or a.all()"
+            )
+        raise ValueError(
+            "The truth value of an empty array is ambiguous. Use `array.size > 0` to check "
+            "that an array is not empty."
+        )
+
+    def _scalar(self, kind: str):
+        if self.ndim != 0:
+            raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
+        return self._host_view().item()
+
+    def __repr__(self) -> str:
+        return repr(self.get())
+
+    def __str__(self) -> str:
+        return str(self.get())
+
+    def __format__(self, spec: str) -> str:
+        host = self.get()
+        return format(host[()] if host.ndim == 0 else host, spec)
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        if self.ndim == 1:
+            return _elements(self)
+        return _rows(self)
+
+    def __contains__(self, value) -> bool:
+        if isinstance(value, HostAccess):
+            value = value._host_view()
+        return value in self._host_view()
+
+    def __reduce__(self):
+        return (_ASARRAY[0], (self.get(),))
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
