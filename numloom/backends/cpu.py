@@ -306,11 +306,7 @@ def _interpret(step: Step, order: list, values: dict, pos: dict, pooled: bool = 
     for p in step.nodes:
         n = order[p]
         srcs = [local[id(s)] if id(s) in local else values[pos[id(s)]] for s in n.srcs]
-        if fperrors.recorded(n):
-            local[id(n)] = fperrors.compute(n, srcs, reference.compute)
-        else:
-            with np.errstate(all="ignore"):
-                local[id(n)] = reference.compute(n, srcs)
+        local[id(n)] = fperrors.compute(n, srcs, reference.compute)
     for p in step.outputs:
         out = local[id(order[p])]
         values[p] = out.copy() if pooled and getattr(out, "base", None) is not None else out

@@ -181,16 +181,7 @@ def _report_fp(program: Program, segment: tuple, order: list, values: dict,
             if n.op is Op.KERNEL:  # a kernel written in Python: its output as it ran
                 local[id(n)] = value(n)
                 continue
-            local[id(n)] = _compute(n, [value(s) for s in n.srcs])
-
-
-def _compute(n, srcs: list):
-    """Node ``n`` through NumPy on the host, under its call's error state if it recorded one
-    (fperrors.py), else with every floating-point error ignored."""
-    if fperrors.recorded(n):
-        return fperrors.compute(n, srcs, reference.compute)
-    with np.errstate(all="ignore"):
-        return reference.compute(n, srcs)
+            local[id(n)] = fperrors.compute(n, [value(s) for s in n.srcs], reference.compute)
 
 
 def _recipe(step: Step, order: list, sms: int) -> Recipe:
@@ -388,7 +379,7 @@ def _on_host(step: Step, order: list, values: dict, pos: dict, device: str) -> N
     for p in step.nodes:
         n = order[p]
         srcs = [local[id(s)] if id(s) in local else host[pos[id(s)]] for s in n.srcs]
-        local[id(n)] = _compute(n, srcs)
+        local[id(n)] = fperrors.compute(n, srcs, reference.compute)
     for p in step.outputs:
         values[p] = to_device(np.asarray(local[id(order[p])]), device).arg.data
 

@@ -20,7 +20,7 @@ from . import host, methods, realize
 from .dag import Node, Op, View, node, prod
 from .device import get_device
 from .host import _INTEGERS, _SCALARS, HostAccess, _full_integer, _is_identity, _row
-from .methods import Methods
+from .methods import Methods, _numpy_message
 from .realize import Storage, buffer_node
 from .views import (
     bitcast_node,
@@ -517,23 +517,13 @@ def _normalize_shape(shape, size: int | None = None) -> tuple:
 # binds itself here as it loads (``bind_namespace``); core/ never imports it.
 _namespace = None  # the numloom.api package: its modules (flags, fallback, interop, ...)
 _api = None  # numloom.api.numpy_api: the namespace's functions
-_plain_call = None  # numloom.api.ufuncs._plain_call: a ufunc call's fast path
 
 
 def bind_namespace(api) -> None:
     """Give the ndarray methods the NumPy namespace (the ``numloom.api`` package)."""
-    global _namespace, _api, _plain_call
-    _namespace, _api, _plain_call = api, api.numpy_api, api.ufuncs._plain_call
+    global _namespace, _api
+    _namespace, _api = api, api.numpy_api
     methods.bind(api)
-
-
-def _numpy_message(fn) -> str:
-    """The message of the error NumPy raises for ``fn()`` (it changes between versions)."""
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001 (only the text is wanted)
-        return str(e)
-    return ""
 
 
 _NOT_SUBTYPE = _numpy_message(lambda: _np.zeros(1).view(type=int))

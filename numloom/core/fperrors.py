@@ -105,11 +105,6 @@ def finite(arrays) -> bool:
     return all(_np.isfinite(a).all() for a in arrays if a.dtype.kind == "f")
 
 
-def recorded(n) -> bool:
-    """Whether ``n`` is an operation whose call's error state was recorded."""
-    return n.call is not None
-
-
 def _state(n) -> tuple:
     """``(errstate dict, (file, line) or None)`` of the call that made ``n`` (NumPy's default
     state for an operation numloom made itself)."""
@@ -125,9 +120,13 @@ def _state(n) -> tuple:
 
 def compute(n, srcs: list, compute_node):
     """``compute_node(n, srcs)`` under the error state of ``n``'s call; NumPy's warnings are
-    given again at the user's line, its ``FloatingPointError`` raised as a data error."""
+    given again at the user's line, its ``FloatingPointError`` raised as a data error. A node
+    that recorded no call (numloom made it, or it cannot raise) runs with every error ignored."""
     from .realize import DataError
 
+    if n.call is None:
+        with _np.errstate(all="ignore"):
+            return compute_node(n, srcs)
     state, where = _state(n)
     with _np.errstate(**state), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
