@@ -8,6 +8,8 @@ no memory: its errors are NumPy's, and for basic indexing the stand-in's result 
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as _np
 
 from ..core import realize
@@ -89,6 +91,63 @@ def _compact_now(a: ndarray, mask):
     return adopt_host(picked)
 
 
+# The last mask whose true positions a GPU found: (weak reference to the mask's version, its
+# view's (offset, size), the positions as an array), replaced whole (threads read it at once).
+# A loop that compacts several arrays with one mask (``z, c = z[keep], c[keep]``) finds them
+# once, with one sync.
+_last_positions: tuple = (None, None, None)
+
+
+def device_true_positions(mask: ndarray):
+    """The flat positions (``intp``, C order) where ``mask`` is true, found on its GPU without
+    copying the mask to the host: an ``intp`` array on that device. None on the CPU and while
+    tracing (NumPy finds them there)."""
+    global _last_positions
+    if mask._storage.device == "cpu" or realize.TRACING:
+        return None
+    if mask.dtype != _np.bool_:
+        mask = mask != 0
+    if mask.itemsize != 1 or not mask._view.is_contiguous():
+        mask = mask.copy()
+    storage = mask._storage
+    realize.ensure(storage)
+    if storage.error is not None:
+        raise storage.error
+    version, where = storage.version, (mask._view.offset, mask.size)
+    ref, last_where, positions = _last_positions
+    if ref is not None and ref() is version and last_where == where:
+        return positions
+    backend = realize._backend(storage.device)
+    found = backend.true_positions(version.arg.data, where[0], where[1], storage.device)
+    positions = result(realize.buffer_node(found, storage.device), storage.device)
+    _last_positions = (weakref.ref(version), where, positions)
+    return positions
+
+
+def _true_positions(mask) -> list:
+    """``nonzero(mask)`` of a boolean key: one intp array per axis (on a GPU, found there)."""
+    if isinstance(mask, ndarray):
+        flat = device_true_positions(mask)
+        if flat is not None:
+            return unravel_positions(flat, mask.shape)
+        mask = mask.get()
+    return [asarray(i.astype(_np.intp)) for i in _np.nonzero(mask)]
+
+
+def unravel_positions(flat: ndarray, shape: tuple) -> list:
+    """Per axis of ``shape``, the coordinates of C-order flat positions ``flat`` (lazy)."""
+    if len(shape) == 1:
+        return [flat]
+    if len(shape) == 0:
+        return []
+    out, rest = [], flat
+    for size in reversed(shape[1:]):
+        out.append(rest % size)
+        rest = rest // size
+    out.append(rest)
+    return out[::-1]
+
+
 def _host_index(k):
     """An index entry NumPy can check: host arrays as they are, numloom arrays evaluated."""
     if isinstance(k, ndarray):
@@ -99,9 +158,13 @@ def _host_index(k):
 def _validate(a: ndarray, key: tuple) -> tuple:
     """Run the key on a stand-in to get NumPy's errors and result shape."""
     entries = []
+    alone = sum(1 for k in key if type(k) not in _BASIC and _is_advanced(k)) == 1
     for k in key:
-        if isinstance(k, ndarray) and k._storage.pending and k.dtype != bool:
+        if isinstance(k, ndarray) and _checked_when_run(k) and k.dtype != bool:
             entries.append(_np.zeros(k.shape, k.dtype))  # bounds are checked when it runs
+        elif alone and _is_bool_array(k) and isinstance(k, ndarray) and k.device != "cpu":
+            # a GPU mask alone: only its shape can be wrong (its values stay on the device)
+            entries.append(_np.zeros(k.shape, _np.bool_))
         else:
             entries.append(_host_index(k))
     stand_in = _np.broadcast_to(_np.zeros((), _np.int8), a.shape)
@@ -118,8 +181,7 @@ def _expand(key: tuple, ndim: int) -> list:
         if isinstance(k, (bool, _np.bool_)) or _is_bool_array(k) and k.ndim == 0:
             out.append(_BoolScalar(k.get() if isinstance(k, ndarray) else k))
         elif _is_bool_array(k):
-            host = k.get() if isinstance(k, ndarray) else k
-            out.extend(asarray(i.astype(_np.intp)) for i in _np.nonzero(host))
+            out.extend(_true_positions(k))
         else:
             out.append(k)
     used = sum(1 for k in out if k is not None and k is not Ellipsis
@@ -183,9 +245,15 @@ def _index_node(k, device, axis, shape: tuple, where):
         n = asarray(_np.asarray(k), device=device)._node()
     if n.dtype != _np.intp:
         n = node(Op.CAST, (n,), None, n.shape, _np.intp)
-    if isinstance(k, ndarray) and k._storage.pending and axis is not None:
+    if isinstance(k, ndarray) and _checked_when_run(k) and axis is not None:
         n = _checked(n, axis, shape[axis], where)
     return n
+
+
+def _checked_when_run(k: ndarray) -> bool:
+    """Whether the values of index array ``k`` are checked when the gather runs, not now: they
+    are pending, or traced (a ``numloom.jit`` replay gets other values)."""
+    return k._storage.pending or realize.TRACING
 
 
 def _checked(n, axis: int, size: int, where):

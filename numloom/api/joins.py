@@ -28,6 +28,7 @@ from ..core.dag import Op, View, node, user_line
 from ..core.views import reshape_view
 from . import elementwise as _api  # (where, clip, subtract...: the elementwise family)
 from .creation import arange
+from .indexing import device_true_positions, unravel_positions
 from .shapes import broadcast_to, transpose
 from .ufuncs import scalar_node
 
@@ -597,6 +598,10 @@ def nonzero(a):
     """Indices of the non-zero elements, one array per axis. The result's shape is data, so
     ``a`` is evaluated here (a sync point) and NumPy finds them on the host."""
     a = asarray(a)
+    if a.ndim:
+        flat = device_true_positions(a)  # on a GPU, found there
+        if flat is not None:
+            return tuple(unravel_positions(flat, a.shape))
     return tuple(from_host(i, a.device) for i in _np.nonzero(a.get()))
 
 
@@ -607,7 +612,16 @@ def flatnonzero(a):
 def argwhere(a):
     """Indices of the non-zero elements, one row each: a sync point, like ``nonzero``."""
     a = asarray(a)
+    if a.ndim:
+        flat = device_true_positions(a)  # on a GPU, found there
+        if flat is not None:
+            return _stack_columns(unravel_positions(flat, a.shape), flat.shape[0])
     return from_host(_np.argwhere(a.get()), a.device)
+
+
+def _stack_columns(columns: list, rows: int):
+    """The (rows, len(columns)) array whose columns are ``columns``."""
+    return concatenate([c.reshape(rows, 1) for c in columns], axis=1)
 
 
 # --- triangles -----------------------------------------------------------------------------------

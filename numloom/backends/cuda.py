@@ -13,7 +13,8 @@ This module is what ``core.device.BACKENDS`` names; the work is split by job:
 - ``cuda_programs.py``: the pipeline's CUDA ``Target``, a plan's steps and segments;
 - ``cuda_launch.py``: running a program: launches, CUDA graphs (``cuda_graph.py``),
   floating-point flags, cuBLAS, host steps;
-- ``cuda_kernels.py``: kernels written in Python.
+- ``cuda_kernels.py``: kernels written in Python;
+- ``cuda_nonzero.py``: where a mask is true (``a[mask]``, ``nonzero``), found on the device.
 """
 
 from __future__ import annotations
@@ -39,4 +40,5 @@ from .cuda_memory import (  # noqa: F401
     wrap_pointer,
     write_bytes,
 )
+from .cuda_nonzero import true_positions  # noqa: F401
 from .cuda_programs import TARGET, plan, program_for  # noqa: F401

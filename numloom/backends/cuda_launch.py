@@ -243,6 +243,11 @@ def _wide_recipe(step: Step, order: list, sms: int) -> Recipe:
         return Recipe((("KERNEL", _grid(outer, 1, sms), ""),), **fixed)
     if ir.kind == "scatter" and ir.view_coords:  # one pass: old values or new ones
         return Recipe((("KERNEL_fused", _grid(outer, THREADS, sms), ""),), **fixed)
+    if ir.kind == "scatter" and ir.last_wins:  # positions may repeat: a claim per element
+        return Recipe((("KERNEL_copy", _grid(outer, THREADS, sms), "claim"),
+                       ("KERNEL_claim", _grid(inner, THREADS, sms), "claim"),
+                       ("KERNEL_write", _grid(inner, THREADS, sms), "claim")), **fixed,
+                      scratch=outer)  # fmt: skip
     if ir.kind == "scatter":
         return Recipe((("KERNEL_copy", _grid(outer, THREADS, sms), ""),
                        ("KERNEL_write", _grid(inner, THREADS, sms), "")), **fixed)  # fmt: skip
@@ -305,8 +310,11 @@ def _step_launches(step: Step, recipe: Recipe, order: list, values: dict, device
     pointers = len(addresses)
     if recipe.scratch:
         n = (recipe.scratch,)
-        arrays = [DeviceArray(n, recipe.acc, device), DeviceArray(n, np.int64, device),
-                  DeviceArray(n, np.bool_, device)]  # fmt: skip
+        if recipe.acc is None:  # a write's claims (render_cuda._scatter_last_wins)
+            arrays = [DeviceArray(n, np.int64, device)]
+        else:
+            arrays = [DeviceArray(n, recipe.acc, device), DeviceArray(n, np.int64, device),
+                      DeviceArray(n, np.bool_, device)]  # fmt: skip
         held.extend(arrays)  # alive until the launches are enqueued; freed in stream order
         addresses.extend(a.ptr for a in arrays)
     # What a graph instance compares to know it has this launch: the sizes and grids are the
@@ -339,7 +347,7 @@ def _arguments(addresses: list, pointers: int, recipe: Recipe, consts, role: str
     if role == "":
         return (*ptrs, *recipe.sizes, *consts)
     scratch = [np.uint64(a) for a in addresses[pointers:]]
-    if role != "part":
+    if role not in ("part", "claim"):
         scratch.append(np.int64(recipe.parts))
     return (*ptrs, *scratch, *recipe.sizes, *consts)
 

@@ -59,14 +59,14 @@ class Recipe:
     """How to launch one CUDA step, fixed for its program: everything but the pointers and the
     values of the constants."""
 
-    launches: tuple  # (function, grid, scratch role: "" | "part" | "final")
+    launches: tuple  # (function, grid, scratch role: "" | "part" | "split" | "final" | "claim")
     sizes: tuple  # np.int64 size arguments
     consts: tuple  # (position, part, dtype) of each constant argument, in signature order
     outputs: tuple  # (position, shape, dtype) of each output
     aligned: tuple = ()  # launches to use instead when every buffer is 16-byte aligned
     parts: int = 0  # partial results per output of a reduction in two passes
-    scratch: int = 0  # length of the partial-result arrays (outputs x parts)
-    acc: object = None  # the accumulator dtype of those arrays
+    scratch: int = 0  # length of the partial-result arrays (outputs x parts), or of the claims
+    acc: object = None  # the accumulator dtype of those arrays (None: a write's claims)
     # the constant nodes of the last launch and their values as arguments: a loop that
     # traces the same program again reads the same interned constants
     memo: list = field(default_factory=lambda: [None, None, None], compare=False)

@@ -93,6 +93,8 @@ class Kernel:
     phases: tuple = ()  # a row kernel's passes over each row, in order
     row_stores: tuple = ()  # a row kernel's per-row outputs (after its phases)
     view_coords: tuple = ()  # a write through a box view: view coordinates at (i0, i1, ...)
+    # a write at computed positions that may repeat with different values: the last one stays
+    last_wins: bool = False
     functions: tuple = ()  # Structs and Functions the expressions call (compiled vectorize)
     fp: tuple = ()  # (accumulator type, C expression): floating-point error checks (fperrors.py)
     # a reduction of operations that can raise: the launcher checks its float results are finite

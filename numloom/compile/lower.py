@@ -266,8 +266,10 @@ class _Lowerer:
 
     def gather(self, n: Node, idx) -> str:
         """An indirect load: the index arrays, computed at the output's coordinates, pick the
-        source's coordinates. Negative indices wrap; an index out of bounds is recorded in the
-        kernel's error slots (the backend raises NumPy's IndexError) and reads element 0."""
+        source's coordinates. Negative indices wrap. A gather that can fail (it names the
+        user's line: its indices were not checked when it was traced) records an index out of
+        bounds in the kernel's error slots (the backend raises NumPy's IndexError) and reads
+        element 0; the others have no error slots, so a GPU reads nothing back after them."""
         a0, src, indices = n.arg, n.srcs[0], n.srcs[1:]
         coords = self.coords(idx, n.shape, ("gather", id(n)))
         picked = coords[a0 : a0 + indices[0].ndim]
@@ -275,6 +277,10 @@ class _Lowerer:
         for j, ind in enumerate(indices):
             value = self.value(ind, ("coords", picked))
             size = self.param(("gather", id(n), j), src.shape[a0 + j])
+            if n.where is None:  # indices checked when it was traced: negative ones only wrap
+                src_coords.append(self.let("int64_t", f"({value} < 0 ? {value} + {size} : "
+                                                      f"(int64_t){value})"))  # fmt: skip
+                continue
             slot = self.error_slot(n, j)
             src_coords.append(self.let("int64_t", f"nl_index({value}, {size}, {slot})"))
         src_coords += coords[a0 + indices[0].ndim :]
@@ -320,11 +326,14 @@ def lower(kernel: Kernel) -> Lowered:
 def _lower(kernel: Kernel) -> Lowered:
     low = _Lowerer(kernel)
     reduces = [n for n in kernel.nodes if n.op is Op.REDUCE]
+    writes_at = kernel.outputs[-1].op is Op.SCATTER_AT  # (complex values only copied)
     if kernel.kind != "map" or reduces or kernel.outputs[-1].op in (Op.SCATTER, Op.SCAN):
-        if any(_is_complex(n.dtype) for n in (*kernel.nodes, *kernel.inputs)):
+        if not writes_at and any(_is_complex(n.dtype) for n in (*kernel.nodes, *kernel.inputs)):
             raise Unsupported("complex values outside elementwise kernels")
     if kernel.outputs[-1].op is Op.SCATTER:
         ir = _lower_scatter(low, kernel)
+    elif kernel.outputs[-1].op is Op.SCATTER_AT:
+        ir = _lower_scatter_at(low, kernel)
     elif kernel.outputs[-1].op is Op.SCAN and len(kernel.outputs) == 1:
         ir = _lower_scan(low, kernel)
     elif kernel.kind == "reduce" and reduces == list(kernel.outputs):
@@ -589,6 +598,37 @@ def _lower_scatter(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
     return kir.Kernel(name=kernel.name, kind="scatter", buffers=_buffers(kernel), outer=outer,
                       inner=inner, prologue=tuple(low.prologue), phases=(copy, write),
                       view_coords=view_coords)  # fmt: skip
+
+
+def _lower_scatter_at(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
+    """A write at computed flat positions (``a[idx] = v``, ``a[mask] = v``) into a fresh
+    buffer: copy the old version, then store each value at its position. Where a position
+    repeats, NumPy stores the values in order and the last one stays: unless every value is
+    the same (``counts[idx] = i``), the kernel says so (``last_wins``) and each dialect keeps
+    that order (the C dialect writes in one thread; CUDA lets the last value's thread claim the
+    element first)."""
+    (root,) = kernel.outputs
+    old, value, positions = root.srcs
+    low.body, low.memo = [], _const_memo(low.memo)
+    outer = (low.param(("size",), root.size),)
+    kept = low.value(old, ("flat", "i"))
+    copy = kir.Phase(tuple(low.body), None, (kir.Store("out0", "i", kept),))
+    low.body, low.memo = [], _const_memo(low.memo)
+    coords = tuple(f"r{k}" for k in range(positions.ndim))
+    new = low.value(value, ("coords", coords))
+    target = low.value(positions, ("coords", coords))
+    write = kir.Phase(tuple(low.body), None, (kir.Store("out0", target, new),))
+    inner = tuple(low.param(("vshape", k), n) for k, n in enumerate(positions.shape))
+    return kir.Kernel(name=kernel.name, kind="scatter", buffers=_buffers(kernel), outer=outer,
+                      inner=inner, prologue=tuple(low.prologue), phases=(copy, write),
+                      last_wins=not _uniform(value))  # fmt: skip
+
+
+def _uniform(n: Node) -> bool:
+    """Whether every element of ``n`` is one value (a scalar, broadcast)."""
+    while n.op is Op.VIEW and all(s == 0 or k == 1 for s, k in zip(n.arg.strides, n.arg.shape)):
+        n = n.srcs[0]
+    return n.op is Op.CONST or n.size <= 1
 
 
 def _view_coords(low: _Lowerer, v, base_shape: tuple, box: tuple) -> tuple:

@@ -493,6 +493,8 @@ def _render_scatter(k: kir.Kernel) -> list:
     point = _lets(write.body) + [_store(k, s) for s in write.stores]
     if not k.inner:
         return lines + ["{", *_indent(point, 1), "}"]
+    if k.last_wins:  # positions may repeat: written in order, as NumPy writes them
+        return lines + _loops(k.inner, "r", point, parallel=False, simd=False)
     return lines + _loops(k.inner, "r", point, parallel=True, simd=True)
 
 

@@ -19,7 +19,8 @@ thread (for short reductions), ``NAME_split`` and ``NAME_merge`` several blocks 
 long ones, and a reduction of every axis runs as ``NAME_part`` (one partial result per block)
 then ``NAME_final`` (one block). A row kernel gives each row a block and broadcasts each row's
 reductions through shared memory, or a thread to each short row (``NAME_thread``). A write through a view is
-``NAME_copy`` (the old version, outside the view) and ``NAME_write`` (the new values).
+``NAME_copy`` (the old version, outside the view) and ``NAME_write`` (the new values); a write at
+positions that may repeat adds ``NAME_claim`` between them, so that the last value stays.
 
 Every kernel but a flat map also comes as ``NAME32...``: the same code with 32-bit index
 arithmetic (sizes, loop counters, coordinates), which the launcher takes whenever every index
@@ -605,6 +606,8 @@ def _scatter(k: kir.Kernel) -> list:
         copy_loop = _grid_loop("i", k.outer[0], copied)
     else:
         copy_loop = _grid_loop("f", _product(k.outer), _unravel("f", k.outer, "i") + copied)
+    if k.last_wins:
+        return _scatter_last_wins(k, copied)
     first = _function(k, k.name + "_copy", copy_loop)
     point = _unravel("f", k.inner, "r") + _lets(write.body) + [_store(k, s) for s in write.stores]
     second = _function(k, k.name + "_write", _grid_loop("f", _product(k.inner), point))
@@ -622,6 +625,26 @@ def _scatter(k: kir.Kernel) -> list:
         "}",
     ]
     third = _function(k, k.name + "_fused", _grid_loop("f", _product(k.outer), fused))
+    return first + [""] + second + [""] + third
+
+
+def _scatter_last_wins(k: kir.Kernel, copied: list) -> list:
+    """A write at positions that may repeat with different values, where NumPy's last value
+    stays: ``NAME_copy`` copies the old version and clears each element's claim, ``NAME_claim``
+    has every value claim its element (the highest value index wins, an atomic maximum), and
+    ``NAME_write`` stores only the winners. The claims are one ``long long`` per element of
+    the storage, a scratch array the launcher gives."""
+    _, write = k.phases
+    (store,) = write.stores
+    claims = ("long long *__restrict__ claim",)
+    first = _function(k, k.name + "_copy",
+                      _grid_loop("i", k.outer[0], copied + ["claim[i] = -1;"]), claims)
+    point = _unravel("f", k.inner, "r") + _lets(write.body)
+    claim = point + [f"atomicMax(claim + ({store.index}), (long long)f);"]
+    second = _function(k, k.name + "_claim", _grid_loop("f", _product(k.inner), claim), claims)
+    won = kir.Store(store.buffer, store.index, store.value, f"claim[{store.index}] == (long long)f")
+    third = _function(k, k.name + "_write",
+                      _grid_loop("f", _product(k.inner), point + [_store(k, won)]), claims)
     return first + [""] + second + [""] + third
 
 

@@ -202,6 +202,8 @@ def _materialized(order: list, roots: list) -> dict:
             why.setdefault(id(n), "a concatenation of many pieces is written piece by piece")
         if n.op in (Op.GATHER, Op.SCATTER_AT) or (n.op is Op.CONCAT and id(n) in why):
             for s in n.srcs[:1] if n.op is Op.GATHER else n.srcs:
+                if n.op is Op.SCATTER_AT and s.op is Op.VIEW and s.srcs[0].op in LEAVES_OR_VIEWS:
+                    continue  # (a scalar broadcast over the positions is read as it is)
                 if s.op not in LEAVES_OR_VIEWS:
                     why.setdefault(id(s), f"read by {n.op.value} at computed positions")
         if n.op is Op.BITCAST and n.srcs[0].op not in LEAVES_OR_VIEWS:

@@ -103,6 +103,8 @@ class HostAccess:
     def get(self, stream=None, out=None, order="C", blocking=True) -> _np.ndarray:
         """The value as a new NumPy array on the host (evaluating what is pending)."""
         storage = self._storage
+        if realize.TRACING:  # (the traced function reads values: it cannot be replayed)
+            realize.value_read()
         realize.ensure(storage)
         if storage.error is not None:
             raise storage.error

@@ -168,8 +168,16 @@ def _trace_locked(fn, args: tuple, kwargs: dict):
         _structure(result, arrays, roots),
         tuple((i, _root_index(roots, a._storage.version)) for i, a in written),
     )
-    _apply(trace, args, backend.execute(program, order, roots, device), handles)
+    _apply(trace, args, _execute(backend, program, order, roots, device), handles)
     return result, _without_inputs(trace)
+
+
+def _execute(backend, program, order: list, roots: list, device: str, leaves=None) -> dict:
+    """Run a traced program; bad data (an index out of bounds) raises what NumPy raises."""
+    try:
+        return backend.execute(program, order, roots, device, leaves)
+    except realize.DataError as failure:
+        raise failure.error from None
 
 
 def _without_inputs(trace: _Trace) -> _Trace:
@@ -262,7 +270,8 @@ def _replay(trace: _Trace, args: tuple):
     leaves = {p: arrays[i]._storage.version.arg.data for i, p in trace.leaves}
     backend = _backend(trace.device)
     with realize.LOCK:  # one replay at a time: threads share the trace's program
-        results = backend.execute(trace.program, trace.order, trace.roots, trace.device, leaves)
+        results = _execute(backend, trace.program, trace.order, trace.roots, trace.device,
+                           leaves)  # fmt: skip
     buffers = [results[id(r)] for r in trace.roots]
     for i, k in trace.writes:
         arrays[i]._storage.version = buffers[k]

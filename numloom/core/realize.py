@@ -177,6 +177,7 @@ _STATS = {
     "graph_updates": 0,
     "host_to_device_bytes": 0,
     "device_to_host_bytes": 0,
+    "device_compactions": 0,  # masks whose true positions a GPU found (a[mask], nonzero)
     "auto_flushes": 0,
     "values_read": 0,
 }

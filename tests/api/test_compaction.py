@@ -162,3 +162,52 @@ def test_a_chain_of_live_elementwise_results_is_one_kernel():
     h = numpy.linspace(-1, 1, 50)
     _same(w, numpy.sqrt(h * h + 1) - h > 0.5)
     _same(y, h * h + 1)
+
+
+@pytest.mark.parametrize("shape", [(0,), (1,), (2047,), (2048,), (2049,), (1_000_003,),
+                                   (3, 700, 5), (64, 0)])  # fmt: skip
+@pytest.mark.parametrize("density", [0.0, 0.01, 0.5, 1.0])
+def test_true_positions_are_numpys_across_tiles(shape, density):
+    """Masks cross the device's tiles of 2048 elements at every boundary; ``a[mask]``,
+    ``nonzero``, ``flatnonzero`` and ``argwhere`` agree with NumPy's."""
+    rng = numpy.random.default_rng(sum(shape) + int(density * 100))
+    host_mask = rng.random(shape) < density
+    values = rng.random(shape).astype(numpy.float32)
+    mask, a = nl.asarray(host_mask), nl.asarray(values)
+    assert_same(a[mask].get(), values[host_mask])
+    assert_same(nl.nonzero(mask), numpy.nonzero(host_mask))
+    assert_same(nl.flatnonzero(mask).get(), numpy.flatnonzero(host_mask))
+    assert_same(nl.argwhere(mask).get(), numpy.argwhere(host_mask))
+    assert_same(nl.nonzero(a > 0.5), numpy.nonzero(values > 0.5))
+
+
+def test_masks_that_are_views_of_other_layouts_select_as_numpy():
+    host = numpy.arange(4000).reshape(40, 100) % 3 == 0
+    values = numpy.arange(4000.0).reshape(40, 100)
+    mask, a = nl.asarray(host), nl.asarray(values)
+    assert_same(a.T[mask.T].get(), values.T[host.T])
+    assert_same(a[::2][mask[1::2]].get(), values[::2][host[1::2]])
+    assert_same(a[:, 7][mask[:, 7]].get(), values[:, 7][host[:, 7]])
+    as_bytes = nl.asarray(host.view(numpy.uint8))
+    assert_same(nl.flatnonzero(as_bytes).get(), numpy.flatnonzero(host))
+
+
+def test_one_mask_compacts_several_arrays_with_one_sync_on_a_gpu():
+    """On a GPU the positions stay there: compacting three arrays with one mask copies 8
+    bytes to the host (the count), once; a mask changed in place is looked at again."""
+    if nl.get_device() == "cpu":
+        pytest.skip("the CPU compacts with NumPy on its own buffers")
+    host = numpy.arange(100_000) % 7 != 0
+    x, y, z = (nl.asarray(numpy.arange(100_000.0) * k) for k in (1, 2, 3))
+    mask = nl.asarray(host)
+    nl.sync()
+    before = nl.stats()
+    picked = [x[mask], y[mask], z[mask]]
+    nl.sync()
+    after = nl.stats()
+    assert after["device_to_host_bytes"] - before["device_to_host_bytes"] == 8
+    assert after["device_compactions"] - before["device_compactions"] == 1
+    for k, p in enumerate(picked, 1):
+        assert_same(p.get(), (numpy.arange(100_000.0) * k)[host])
+    nl.logical_not(mask, out=mask)
+    assert_same(x[mask].get(), numpy.arange(100_000.0)[~host])

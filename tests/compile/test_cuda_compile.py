@@ -93,3 +93,28 @@ def test_reductions_of_raising_operations_check_their_results_in_cuda():
         assert "*fpw = 1;" in source
     logs = check_cuda_sources(sources, "sm_90")
     assert logs == [None] * len(sources), [log for log in logs if log]
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("arch, ptx", [("sm_90", False), ("sm_80", True)])
+def test_the_device_compaction_kernels_compile_for_cuda(arch, ptx):
+    """``a[mask]`` and ``nonzero`` on a GPU find the true elements with these three kernels."""
+    from numloom.backends.cuda_nonzero import SOURCE
+
+    assert check_cuda_sources([SOURCE], arch, ptx=ptx) == [None]
+
+
+@needs_nvrtc
+def test_writes_at_repeated_positions_compile_for_cuda():
+    """``a[idx] = values`` on a GPU: the copy, claim and write kernels (the last value of a
+    repeated position stays), and the two-kernel write of one value everywhere."""
+    a = nl.zeros(50)
+    idx = nl.asarray(numpy.array([3, 7, 7, 40]))
+    a[idx] = nl.asarray(numpy.arange(4.0))
+    a[idx + 1] = 2.5
+    sources = [k.source for k in nl.explain(a, target="cuda").kernels if k.source]
+    claims = [s for s in sources if "atomicMax(claim" in s]
+    assert len(claims) == 1 and "_write" in claims[0]
+    assert any("_write" in s and "claim" not in s for s in sources)
+    assert check_cuda_sources(list(dict.fromkeys(sources)), "sm_90") == [None] * len(
+        set(sources))

@@ -112,3 +112,31 @@ def test_a_retrace_says_what_changed(monkeypatch, capsys):
     assert lines[1].endswith("(argument 0: shape (4,) before, (8,) now)")
     assert lines[2].endswith("(argument 1: 2 before, 3 now)")
     assert lines[3].endswith("(argument 0: dtype float64 before, int32 now)")
+
+
+def test_a_jitted_mask_index_follows_each_calls_mask():
+    """``x[mask]`` reads the mask's values (the result's length is data): every call runs
+    the function, so each call's mask selects."""
+
+    @nl.jit
+    def pick(x, mask):
+        return x[mask] * 2
+
+    x = nl.arange(10.0)
+    for cut in (3, 5, 8, 3):
+        numpy.testing.assert_array_equal(pick(x, x > cut).get(), numpy.arange(10.0)[
+            numpy.arange(10.0) > cut] * 2)  # fmt: skip
+
+
+@pytest.mark.parametrize("take", [False, True])
+def test_a_jitted_index_out_of_bounds_raises_numpys_index_error_on_every_call(take):
+    @nl.jit
+    def pick(x, idx):
+        return (nl.take(x, idx) if take else x[idx]) * 2
+
+    x = nl.arange(10.0)
+    numpy.testing.assert_array_equal(pick(x, nl.asarray([1, 2, -1])).get(), [2.0, 4.0, 18.0])
+    numpy.testing.assert_array_equal(pick(x, nl.asarray([1, 2, 3])).get(), [2.0, 4.0, 6.0])
+    for bad in ([1, 2, 30], [-11, 0, 0]):
+        with pytest.raises(IndexError, match="is out of bounds for axis 0 with size 10"):
+            pick(x, nl.asarray(bad))

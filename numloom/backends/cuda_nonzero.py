@@ -1,0 +1,145 @@
+"""Where a boolean device array is true, found on the device: ``a[mask]``, ``nonzero``,
+``flatnonzero`` and ``argwhere`` on a GPU, without copying the mask to the host.
+
+The mask is cut into tiles of ``TILE`` elements, one block each. Three launches, in stream order:
+
+1. ``nl_true_counts``: each block counts its tile's true elements;
+2. ``nl_true_offsets``: one block turns the counts into each tile's first output position
+   (an exclusive scan) and the total, which is copied to the host: the result's length;
+3. ``nl_true_positions``: each block writes the flat positions of its tile's true elements,
+   in order, from its tile's offset. Within a tile the threads read 256 consecutive bytes per
+   round (coalesced) and rank them with warp ballots.
+
+The length is the only value that goes to the host (8 bytes); the positions stay on the device,
+as ``int64``, for the gather or scatter that uses them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.realize import count
+from .cuda_device import _check, _get
+from .cuda_memory import DeviceArray
+
+THREADS = 256
+ROUNDS = 8
+TILE = THREADS * ROUNDS
+SCAN_THREADS = 1024
+
+SOURCE = r"""
+#define NL_THREADS 256
+#define NL_ROUNDS 8
+#define NL_TILE (NL_THREADS * NL_ROUNDS)
+#define NL_WARPS (NL_THREADS / 32)
+
+extern "C" __global__ void __launch_bounds__(NL_THREADS) nl_true_counts(
+        const unsigned char *__restrict__ mask, const long long n, int *__restrict__ counts) {
+    const long long base = (long long)blockIdx.x * NL_TILE;
+    int total = 0;
+    for (int r = 0; r < NL_ROUNDS; r++) {
+        const long long i = base + r * NL_THREADS + threadIdx.x;
+        total += __syncthreads_count(i < n && mask[i] != 0);
+    }
+    if (threadIdx.x == 0) counts[blockIdx.x] = total;
+}
+
+extern "C" __global__ void __launch_bounds__(1024) nl_true_offsets(
+        const int *__restrict__ counts, const long long tiles, long long *__restrict__ offsets,
+        long long *__restrict__ total) {
+    __shared__ long long s[1024];
+    const long long per = (tiles + 1023) / 1024;
+    const long long first = threadIdx.x * per;
+    long long mine = 0;
+    for (long long t = first; t < first + per && t < tiles; t++) mine += counts[t];
+    s[threadIdx.x] = mine;
+    __syncthreads();
+    for (int step = 1; step < 1024; step *= 2) {  // inclusive scan of the per-thread sums
+        const long long add = threadIdx.x >= step ? s[threadIdx.x - step] : 0;
+        __syncthreads();
+        s[threadIdx.x] += add;
+        __syncthreads();
+    }
+    long long run = s[threadIdx.x] - mine;
+    for (long long t = first; t < first + per && t < tiles; t++) {
+        offsets[t] = run;
+        run += counts[t];
+    }
+    if (threadIdx.x == 1023) total[0] = s[1023];
+}
+
+extern "C" __global__ void __launch_bounds__(NL_THREADS) nl_true_positions(
+        const unsigned char *__restrict__ mask, const long long n,
+        const long long *__restrict__ offsets, long long *__restrict__ out) {
+    __shared__ int s_warp[NL_WARPS];
+    const long long base = (long long)blockIdx.x * NL_TILE;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const unsigned below = (1u << lane) - 1u;
+    long long next = offsets[blockIdx.x];
+    for (int r = 0; r < NL_ROUNDS; r++) {
+        const long long i = base + r * NL_THREADS + threadIdx.x;
+        const bool flag = i < n && mask[i] != 0;
+        const unsigned ballot = __ballot_sync(0xffffffffu, flag);
+        if (lane == 0) s_warp[warp] = __popc(ballot);
+        __syncthreads();
+        int before = 0, round_total = 0;
+        for (int w = 0; w < NL_WARPS; w++) {
+            const int c = s_warp[w];
+            before += w < warp ? c : 0;
+            round_total += c;
+        }
+        if (flag) out[next + before + __popc(ballot & below)] = i;
+        next += round_total;
+        __syncthreads();
+    }
+}
+"""
+
+
+def _functions(device: str) -> dict:
+    state = _get(device)
+    functions = state.functions.get("nl_true_positions")
+    if functions is None:
+        from cuda.core import ObjectCode
+
+        from ..compile.compiler import compile_cuda, cuda_code_kind
+
+        code = compile_cuda(SOURCE, state.arch, name_hint="nl_true_positions")
+        module = (ObjectCode.from_cubin(code) if cuda_code_kind(code) == "cubin"
+                  else ObjectCode.from_ptx(code))  # fmt: skip
+        functions = state.functions["nl_true_positions"] = {
+            name: module.get_kernel(name)
+            for name in ("nl_true_counts", "nl_true_offsets", "nl_true_positions")
+        }
+    return functions
+
+
+def true_positions(mask: DeviceArray, offset: int, n: int, device: str) -> DeviceArray:
+    """The flat positions (``int64``, in order) of the true elements of the ``n`` bytes of
+    ``mask`` from element ``offset`` on, as a new device array."""
+    from cuda.bindings import driver
+    from cuda.core import LaunchConfig, launch
+
+    state = _get(device)
+    stream = state.stream
+    functions = _functions(device)
+    tiles = max(1, -(-n // TILE))
+    counts = DeviceArray((tiles,), np.int32, device)
+    offsets = DeviceArray((tiles,), np.int64, device)
+    total = DeviceArray((1,), np.int64, device)
+    start = np.uint64(mask.ptr + offset)
+    launch(stream, LaunchConfig(grid=tiles, block=THREADS), functions["nl_true_counts"],
+           start, np.int64(n), np.uint64(counts.ptr))  # fmt: skip
+    launch(stream, LaunchConfig(grid=1, block=SCAN_THREADS), functions["nl_true_offsets"],
+           np.uint64(counts.ptr), np.int64(tiles), np.uint64(offsets.ptr),
+           np.uint64(total.ptr))  # fmt: skip
+    found = np.zeros(1, np.int64)
+    stream.sync()
+    _check(driver.cuMemcpyDtoH(found.ctypes.data, total.ptr, 8), "cuMemcpyDtoH")
+    count("device_to_host_bytes", 8)
+    out = DeviceArray((int(found[0]),), np.int64, device)
+    if found[0]:
+        launch(stream, LaunchConfig(grid=tiles, block=THREADS), functions["nl_true_positions"],
+               start, np.int64(n), np.uint64(offsets.ptr), np.uint64(out.ptr))  # fmt: skip
+    count("device_compactions")
+    return out
