@@ -211,3 +211,23 @@ def test_one_mask_compacts_several_arrays_with_one_sync_on_a_gpu():
         assert_same(p.get(), (numpy.arange(100_000.0) * k)[host])
     nl.logical_not(mask, out=mask)
     assert_same(x[mask].get(), numpy.arange(100_000.0)[~host])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex64", "int8", "bool"])
+def test_the_last_of_repeated_positions_stays_at_any_size(dtype):
+    """``a[idx] = values`` with positions repeated many times, from many threads or blocks:
+    the last value of each position stays, as in NumPy."""
+    rng = numpy.random.default_rng(7)
+    target = (rng.random(5000) * 100).astype(dtype)
+    idx = rng.integers(0, 5000, 300_000)
+    values = (rng.random(300_000) * 100).astype(dtype)
+    want = target.copy()
+    want[idx] = values
+    a = nl.asarray(target) + nl.zeros((), dtype)  # pending: the write is compiled
+    a[nl.asarray(idx)] = nl.asarray(values)
+    assert_same(a.get(), want)
+    b = nl.asarray(target) + nl.zeros((), dtype)
+    b[nl.asarray(idx) % 7] = values[0]
+    want = target.copy()
+    want[idx % 7] = values[0]
+    assert_same(b.get(), want)
