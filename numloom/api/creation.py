@@ -367,3 +367,48 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 
 # What NumPy's meshgrid(sparse=True, copy=False) returns: a list before NumPy 2.5, a tuple since.
 _MESHGRID_TYPE = type(_np.meshgrid(_np.zeros(1), sparse=True, copy=False))
+
+
+class _Grid:
+    """``numpy.mgrid`` and ``numpy.ogrid`` with numloom arrays: NumPy makes each axis' values
+    (ogrid's 1-d pieces, small); numloom holds them and broadcasts them into mgrid's dense grid
+    lazily, so the grid costs no host memory and no copy."""
+
+    def __init__(self, sparse: bool):
+        self.sparse = sparse
+
+    def __getitem__(self, key):
+        from .joins import stack
+        from .shapes import broadcast_arrays
+
+        pieces = _np.ogrid[key]  # NumPy's errors, dtypes and values
+        if isinstance(pieces, _np.ndarray):  # a lone slice: one 1-d array for both
+            return from_host(pieces, get_device())
+        arrays = tuple(from_host(p, get_device()) for p in pieces)
+        return arrays if self.sparse else stack(broadcast_arrays(*arrays))
+
+    def __repr__(self) -> str:
+        return f"numloom.{'ogrid' if self.sparse else 'mgrid'}"
+
+
+class _Concatenator:
+    """``numpy.r_`` and ``numpy.c_`` returning numloom arrays (NumPy builds the result)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __getitem__(self, key):
+        from .fallback import to_numpy
+
+        out = getattr(_np, self.name)[to_numpy(key)]
+        return from_host(out, get_device()) if type(out) is _np.ndarray else out
+
+    def __len__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return f"numloom.{self.name}"
+
+
+mgrid, ogrid = _Grid(sparse=False), _Grid(sparse=True)
+r_, c_ = _Concatenator("r_"), _Concatenator("c_")
