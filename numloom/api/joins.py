@@ -25,11 +25,13 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from ..core.array import _check_dtype, asarray, from_host, ndarray, result, share
 from ..core.array_views import numpy_view, reshape_array
 from ..core.dag import Op, View, node, user_line
+from ..core.device import get_device
 from ..core.views import reshape_view
 from . import elementwise as _api  # (where, clip, subtract...: the elementwise family)
 from .creation import arange
+from .fallback import to_numpy
 from .indexing import device_true_positions, unravel_positions
-from .shapes import broadcast_to, transpose
+from .shapes import broadcast_arrays, broadcast_to, transpose
 from .ufuncs import scalar_node
 
 _SCALARS = (bool, int, float, complex, _np.generic)
@@ -652,3 +654,43 @@ def triu(m, k=0):
 def _ndim(a) -> int:
     """NumPy's ``ndim`` of an array or of what ``asarray`` would make of ``a``."""
     return a.ndim if isinstance(a, ndarray) else _np.ndim(a)
+
+
+class _Grid:
+    """``numpy.mgrid`` and ``numpy.ogrid`` with numloom arrays: NumPy makes each axis' values
+    (ogrid's 1-d pieces, small); numloom holds them and broadcasts them into mgrid's dense grid
+    lazily, so the grid costs no host memory and no copy."""
+
+    def __init__(self, sparse: bool):
+        self.sparse = sparse
+
+    def __getitem__(self, key):
+        pieces = _np.ogrid[key]  # NumPy's errors, dtypes and values
+        if isinstance(pieces, _np.ndarray):  # a lone slice: one 1-d array for both
+            return from_host(pieces, get_device())
+        arrays = tuple(from_host(p, get_device()) for p in pieces)
+        return arrays if self.sparse else stack(broadcast_arrays(*arrays))
+
+    def __repr__(self) -> str:
+        return f"numloom.{'ogrid' if self.sparse else 'mgrid'}"
+
+
+class _Concatenator:
+    """``numpy.r_`` and ``numpy.c_`` returning numloom arrays (NumPy builds the result)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __getitem__(self, key):
+        out = getattr(_np, self.name)[to_numpy(key)]
+        return from_host(out, get_device()) if type(out) is _np.ndarray else out
+
+    def __len__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return f"numloom.{self.name}"
+
+
+mgrid, ogrid = _Grid(sparse=False), _Grid(sparse=True)
+r_, c_ = _Concatenator("r_"), _Concatenator("c_")
