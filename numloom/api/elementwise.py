@@ -9,6 +9,7 @@ import operator
 
 import numpy as _np
 
+from ..core import fperrors
 from ..core.array import asarray, ndarray, operand, result
 from ..core.dag import Op, node
 from ..core.views import broadcast_shapes
@@ -327,7 +328,8 @@ def astype(x, dtype, /, *, casting="unsafe", copy=True, device=None):  # noqa: F
                         f"the rule {casting!r}")  # fmt: skip
     if dtype == x.dtype:
         return x.copy() if copy else x
-    return result(node(Op.CAST, (x._node(),), None, x.shape, dtype), x.device)
+    cast = fperrors.record_if_raising(node(Op.CAST, (x._node(),), None, x.shape, dtype))
+    return result(cast, x.device)
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as _np
 
+from ..core import fperrors
 from ..core.array import asarray, ndarray, operand, result
 from ..core.array_views import reshape_array
 from ..core.dag import Op, node
@@ -72,7 +73,7 @@ def _matmul_node(a, b, loop: tuple, shape: tuple) -> ndarray:
     an = broadcast_node(_cast(an, loop[0]), batch + an.shape[-2:])
     bn = broadcast_node(_cast(bn, loop[1]), batch + bn.shape[-2:])
     n = node(Op.MATMUL, (an, bn), None, batch + (an.shape[-2], bn.shape[-1]), loop[2])
-    r = result(n, a.device)
+    r = result(fperrors.record_if_raising(n), a.device)
     return r if r.shape == shape else reshape_array(r, shape)
 
 

@@ -14,6 +14,7 @@ import numpy as _np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..core.array import asarray, ndarray, result
+from ..core import fperrors
 from ..core.array_views import reshape_array
 from ..core.dag import Op, node, warn_at_user
 from ..core.dag import prod as _size_of
@@ -103,16 +104,17 @@ def _reduce(kind: str, a, axis, dtype, out, keepdims, where, np_fn, initial=_NO_
     if kind in ("any", "all") and src.dtype != bool:
         src = node(Op.CAST, (src,), None, src.shape, bool)
     elif kind in ("sum", "prod") and src.dtype != out_dtype:
-        src = node(Op.CAST, (src,), None, src.shape, out_dtype)
+        src = fperrors.record_if_raising(node(Op.CAST, (src,), None, src.shape, out_dtype))
     if where is not True:
         src = _masked(src, where, kind, initial)
     # Over no axes a reduction is its elementwise part (cast, mask, initial): no REDUCE node.
-    n = node(Op.REDUCE, (src,), (kind, axes), _reduced_shape(a.shape, axes, False),
-             src.dtype) if axes else src  # fmt: skip
+    n = fperrors.record_if_raising(node(Op.REDUCE, (src,), (kind, axes),
+                                        _reduced_shape(a.shape, axes, False), src.dtype)
+                                   ) if axes else src  # fmt: skip
     if initial is not _NO_VALUE:
         n = _with_initial(kind, n, initial)
     if n.dtype != out_dtype:
-        n = node(Op.CAST, (n,), None, n.shape, out_dtype)
+        n = fperrors.record_if_raising(node(Op.CAST, (n,), None, n.shape, out_dtype))
     return _finish(n, a, axes, keepdims, out)
 
 
@@ -415,8 +417,9 @@ def _scan(kind: str, a, axis, dtype, out, np_fn):
     (axis,) = normalize_axis_tuple(axis, a.ndim)
     src = a._node()
     if src.dtype != probe.dtype:
-        src = node(Op.CAST, (src,), None, src.shape, probe.dtype)
-    r = result(node(Op.SCAN, (src,), (kind, axis), src.shape, src.dtype), a.device)
+        src = fperrors.record_if_raising(node(Op.CAST, (src,), None, src.shape, probe.dtype))
+    scan = fperrors.record_if_raising(node(Op.SCAN, (src,), (kind, axis), src.shape, src.dtype))
+    r = result(scan, a.device)
     return deliver(r, out)
 
 

@@ -58,6 +58,7 @@ class Step:
     checks: tuple = ()  # (position of a node, k) that flags each error slot
     fp: bool = False  # the kernel checks for floating-point errors (fperrors.py)
     fp_outputs: bool = False  # a reduction whose float results must be finite (fperrors.py)
+    fenv: bool = False  # the kernel ORs the IEEE flags it raised into its flag word
     frees: tuple = ()  # positions no later step reads: released after this one
     # the constant nodes of the last launch and their block: a loop that traces the same
     # program again reads the same interned constants
@@ -237,7 +238,7 @@ def _launch(step: Step, order: list, values: dict, blocks: dict) -> None:
         out, blocks[p] = POOL.array(order[p].shape, order[p].dtype)
         outs.append(out)
     errors = [np.zeros(2 * len(step.checks), np.int64)] if step.checks else []
-    flags = [np.zeros(1, np.int64)] if step.fp else []
+    flags = [np.zeros(1, np.int64)] if step.fp or step.fenv else []
     pointers = (ctypes.c_void_p * (len(arrays) + len(outs) + len(errors) + len(flags)))(
         *[a.ctypes.data for a in arrays + outs + errors + flags]
     )
@@ -245,11 +246,8 @@ def _launch(step: Step, order: list, values: dict, blocks: dict) -> None:
     if errors and errors[0].any():
         with np.errstate(all="ignore"):
             raise_data_error(step, partial(_interpret, step, order, values, positions(order)))
-    if step.fp_outputs:  # a reduction: its results show an error of what it folded
-        flagged = not fperrors.finite(outs)
-    else:
-        flagged = bool(flags and flags[0][0])
-    if flagged and fperrors.may_report(order[p] for p in step.nodes):
+    bits = int(flags[0][0]) if flags else 0  # NumPy's categories raised (fperrors.BITS)
+    if bits and fperrors.may_report((order[p] for p in step.nodes), bits):
         # A value NumPy's error flags concern (not finite): NumPy's loops, run again under
         # each operation's error state, say what they would have said (nothing, for inputs
         # that were not finite already).

@@ -30,6 +30,7 @@ class Step:
     in_graph: bool = False  # a kernel written in Python that launches inside the plan's graph
     fp: bool = False  # the kernel checks for floating-point errors (fperrors.py)
     fp_outputs: bool = False  # a reduction whose float results must be finite (fperrors.py)
+    fenv: bool = False  # (a C kernel's IEEE flags: not on a GPU)
 
 
 def declared_arguments(ir) -> tuple:

@@ -99,6 +99,8 @@ class Kernel:
     fp: tuple = ()  # (accumulator type, C expression): floating-point error checks (fperrors.py)
     # a reduction of operations that can raise: the launcher checks its float results are finite
     fp_outputs: bool = False
+    # an operation that can raise (fperrors.can_raise): a C kernel reads the IEEE flags
+    fenv: bool = False
 
     def __str__(self) -> str:
         lines = [f"kernel {self.name} [{self.kind}] outer={list(self.outer)} "

@@ -192,7 +192,15 @@ class _Lowerer:
             return value
         if op is Op.CAST:
             src = n.srcs[0]
-            return self.let(compute_type(n.dtype), cast(self.value(src, idx), src.dtype, n.dtype))
+            value = self.value(src, idx)
+            if fperrors.cast_raising(src.dtype, n.dtype):  # (a narrower float: its output)
+                self.fp_raising = True
+            if fperrors.cast_raising(src.dtype, n.dtype) and n.dtype.kind in "iu":
+                # NaN or out of range ("invalid value encountered in cast"): NumPy's own cast
+                # decides, in the rerun, which of these it warns for
+                bound = 9.2e18 if n.dtype.itemsize == 8 else 2147483648.0
+                self.fp.append(("cast", f"!(fabs((double)({value})) < {bound})"))
+            return self.let(compute_type(n.dtype), cast(value, src.dtype, n.dtype))
         if op is Op.VIEW:
             return self.view(n, idx)
         if op is Op.IOTA:
@@ -348,8 +356,11 @@ def _lower(kernel: Kernel) -> Lowered:
         ir = replace(ir, buffers=ir.buffers + (kir.Buffer("err", "int64_t", True),))
     if low.functions:
         ir = replace(ir, functions=tuple(low.functions))
-    if low.fp_raising and ir.kind == "reduce":
+    fenv = any(fperrors.can_raise(n) for n in kernel.nodes)
+    if (low.fp_raising or fenv) and ir.kind == "reduce":
         ir = replace(ir, fp_outputs=True)
+    if fenv:
+        ir = replace(ir, fenv=True)
     generated.setdefault(str(replace(ir, name="")), ir)
     return Lowered(
         ir, tuple(low.params), tuple(low.consts), tuple(low.const_layout), tuple(low.checks)

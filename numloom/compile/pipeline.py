@@ -87,6 +87,7 @@ def bindings(k: Kernel, c: Compiled, pos: dict) -> dict:
         checks=tuple((pos[id(n)], j) for n, j in lowered.checks) if lowered else (),
         fp=bool(lowered.kernel.fp) if lowered else False,
         fp_outputs=lowered.kernel.fp_outputs if lowered else False,
+        fenv=lowered.kernel.fenv if lowered else False,
     )
 
 

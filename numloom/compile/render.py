@@ -136,11 +136,15 @@ def render(k: kir.Kernel, dialect: Dialect = C) -> str:
         return render_cuda(k)
     body = [dialect.signature.format(name=k.name) + " {"]
     inner = _buffers(k, dialect) + _params(k) + _lets(k.prologue)
-    if k.fp:  # the word of floating-point error flags, after the buffers
+    if k.fp or k.fenv:  # the word of floating-point error flags, after the buffers
         inner.insert(len(k.buffers), f"int64_t *fpw = (int64_t *)B[{len(k.buffers)}];")
     render_kind = {"map": _render_map, "reduce": _render_reduce, "row": _render_row,
                    "scatter": _render_scatter, "scan": _render_scan}  # fmt: skip
-    inner += render_kind[k.kind](k)
+    if k.fenv:  # the IEEE flags the kernel raises, in every thread (fperrors.py)
+        inner += ["feclearexcept(NL_FE_ALL);", *_fenv_regions(render_kind[k.kind](k)),
+                  "fpw[0] |= nl_fe_bits(fetestexcept(NL_FE_ALL));"]  # fmt: skip
+    else:
+        inner += render_kind[k.kind](k)
     text = "\n".join(body + _indent(inner, 1) + ["}"])
     functions = (
         "\n".join([KERNELS_INCLUDE, *definitions(k.functions, False)]) if k.functions else ""
@@ -148,16 +152,87 @@ def render(k: kir.Kernel, dialect: Dialect = C) -> str:
     return dialect.prelude + functions + re.sub(r"(?<!= )P\[(\d+)\]", r"p\1", text) + "\n"
 
 
+_PARALLEL_FOR = re.compile(r"(\s*)#pragma omp parallel for( simd)?(.*)")
+_PARALLEL = re.compile(r"(\s*)#pragma omp parallel\b(?! for)(.*)")
+
+
+def _fenv_regions(lines: list) -> list:
+    """``lines`` with each OpenMP parallel region bracketed by ``NL_FE_ENTER`` and
+    ``NL_FE_LEAVE`` (numloom.h): a ``parallel for`` becomes a ``parallel`` region (its ``if``
+    and ``num_threads``) around an ``omp for`` (the loop's own clauses)."""
+    out, i = [], 0
+    while i < len(lines):
+        line = lines[i]
+        m, p = _PARALLEL_FOR.fullmatch(line), _PARALLEL.fullmatch(line)
+        if m:
+            pad, simd, clauses = m[1], m[2] or "", _clauses(m[3])
+            team = [c for c in clauses if c.startswith(("if", "num_threads"))]
+            work = [c for c in clauses if c not in team]
+            if simd:  # a bare ``if`` held the combined construct's SIMD loop too (_threshold)
+                work += [f"if (simd: {c[c.index('(') + 1 : -1]})" for c in team
+                         if c.startswith("if") and not c[2:].lstrip("( ").startswith("parallel:")]
+            end = _block_end(lines, i + 1)
+            out += [f"{pad}#pragma omp parallel {' '.join(team)}".rstrip(), pad + "{",
+                    pad + "    NL_FE_ENTER", f"{pad}    #pragma omp for{simd} {' '.join(work)}",
+                    *["    " + s for s in lines[i + 1 : end + 1]],
+                    pad + "    NL_FE_LEAVE(fpw)", pad + "}"]  # fmt: skip
+            i = end + 1
+        elif p and lines[i + 1].strip() == "{":
+            end = _block_end(lines, i + 1)
+            out += [line, lines[i + 1], p[1] + "    NL_FE_ENTER", *lines[i + 2 : end],
+                    p[1] + "    NL_FE_LEAVE(fpw)", lines[end]]  # fmt: skip
+            i = end + 1
+        else:
+            out.append(line)
+            i += 1
+    return out
+
+
+def _clauses(text: str) -> list:
+    """The clauses of a pragma's text: ``schedule(static) if (n > 8)`` -> two strings."""
+    out, i = [], 0
+    while i < len(text):
+        if text[i].isspace():
+            i += 1
+            continue
+        j = i
+        while j < len(text) and (text[j].isalnum() or text[j] == "_"):
+            j += 1
+        while j < len(text) and text[j] == " ":
+            j += 1
+        if j < len(text) and text[j] == "(":
+            depth = 0
+            for j in range(j, len(text)):
+                depth += {"(": 1, ")": -1}.get(text[j], 0)
+                if depth == 0:
+                    break
+            j += 1
+        out.append(text[i:j].strip())
+        i = j
+    return out
+
+
+def _block_end(lines: list, first: int) -> int:
+    """The index of the line closing the braces that line ``first`` opens."""
+    depth = 0
+    for j in range(first, len(lines)):
+        depth += lines[j].count("{") - lines[j].count("}")
+        if depth == 0:
+            return j
+    raise ValueError("unbalanced braces in a generated kernel")
+
+
 def _render_map(k: kir.Kernel) -> list:
     point = _lets(k.body) + [_store(k, s) for s in k.stores]
     clause, before, after = "", [], []
-    if k.fp:  # floating-point error checks (fperrors.py), folded into one flag at the end
-        before, each, test, sums, ints = fp_checks(k)
+    if k.fp:  # integer checks (fperrors.py), folded into the flag word at the end (the IEEE
+        # flags stand for the float ones)
+        before, each, test, sums, ints, bits = fp_checks(k, floats=not k.fenv)
         point += each
         clause = (f" reduction(+:{', '.join(sums)})" if sums else "") + (
-            " reduction(|:nl_fe_i)" if ints else ""
+            f" reduction(|:{', '.join(ints)})" if ints else ""
         )
-        after = [f"if ({test}) fpw[0] = 1;"]
+        after = [f"if ({test}) fpw[0] |= {bits};"] if test else []
     if k.flat:
         (n,) = k.outer
         return (

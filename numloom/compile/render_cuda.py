@@ -167,7 +167,7 @@ def _fp_frame(k: kir.Kernel) -> tuple:
     after the buffers) if any value was not finite or any integer divisor was 0."""
     if not k.fp:
         return [], [], ()
-    before, _, test, _, _ = fp_checks(k)
+    before, _, test, _, _, _ = fp_checks(k)
     return before, [f"if ({test}) *fpw = 1;"], ("int64_t *__restrict__ fpw",)
 
 

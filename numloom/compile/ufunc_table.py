@@ -54,8 +54,9 @@ NUMPY_UFUNCS.update(
         "frexp.1": lambda x: np.frexp(x)[1],
         "modf.0": lambda x: np.modf(x)[0],
         "modf.1": lambda x: np.modf(x)[1],
-        "divmod.0": np.floor_divide,
-        "divmod.1": np.remainder,
+        # (NumPy's divmod: its warnings name divmod, not floor_divide)
+        "divmod.0": lambda a, b: np.divmod(a, b)[0],
+        "divmod.1": lambda a, b: np.divmod(a, b)[1],
         "complex": _complex_from_parts,
     }
 )

@@ -16,7 +16,7 @@ from sys import getrefcount as _getrefcount
 
 import numpy as _np
 
-from . import host, methods, realize
+from . import fperrors, host, methods, realize
 from .dag import Node, Op, View, node, prod
 from .device import get_device
 from .host import _INTEGERS, _SCALARS, HostAccess, _full_integer, _is_identity, _row
@@ -165,7 +165,8 @@ class ndarray(HostAccess, Methods):
     def _assign(self, value: Node) -> None:
         """``self[...] = value`` for a node already of self's shape (cast unsafely as needed)."""
         if value.dtype != self.dtype:
-            value = node(Op.CAST, (value,), None, value.shape, self.dtype)
+            value = fperrors.record_if_raising(node(Op.CAST, (value,), None, value.shape,
+                                                    self.dtype))  # fmt: skip
         self._write(self._view, value)
 
     __hash__ = None

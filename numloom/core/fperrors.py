@@ -3,23 +3,31 @@
 NumPy checks the IEEE flags after each ufunc loop and warns (``RuntimeWarning: divide by zero
 encountered in divide``) or raises ``FloatingPointError`` as ``np.errstate``/``np.seterr`` say
 *at that call*. numloom runs the operation later, fused with others, so it keeps what the call
-knew: each traced elementwise operation that can raise records NumPy's error state and the
-user's line (``record``). A compiled elementwise kernel (CPU or CUDA) that holds such an
-operation checks the values an error would show in (its float outputs, and integer divisors)
-into one flag: an argument word on the CPU, a word of page-locked host memory a GPU kernel
-writes through the bus, read when the evaluation's kernels are done. A reduction of such
-operations has its float results checked instead. A kernel whose flag is set runs its nodes
+knew: each traced operation that can raise (``can_raise``: arithmetic, a float sum, product or
+scan, a narrowing or float-to-integer cast, a matrix product) records NumPy's error state and
+the user's line (``record``). A kernel holding such an operation sets a flag word when it finds
+an error: an argument on the CPU, a word of page-locked host memory a GPU kernel writes through
+the bus, read when the evaluation's kernels are done. A kernel whose flag is set runs its nodes
 again through NumPy (a GPU's whole segment, on the host), each under its own call's error
 state (``compute``), so the warnings and exceptions are NumPy's own (none, for inputs that were
 not finite already), given at the user's line. An exception then fails the evaluation as a
 data error does: arrays computed from the operation raise it again when used, the others keep
 their values.
 
-Not checked yet (README says so): an inf or NaN that a comparison or select hides inside one
-kernel, unless it comes straight from a division or logarithm (checking every operand costs
-several times the work of loops like Mandelbrot's), one that a reduction hides (argmax, the min
-of an overflow), the overflow of a sum itself, and the operations fused into a row, scan or
-write kernel.
+On the CPU the kernel reads the IEEE flags themselves: each OpenMP thread clears them when its
+share starts and ORs what it raised into the flag word when it ends (``fetestexcept``, as
+numloom.h's ``NL_FE_ENTER``/``NL_FE_LEAVE``), so nothing is hidden by a comparison, a select or
+a reduction, and the loops do no extra work. The word's bits are NumPy's categories
+(``BITS``), so an underflow is looked at only where the call's state does not ignore it. A GPU
+has no such flags: an elementwise kernel checks the values an error would show in (its float
+outputs, integer divisors, casts to integers, and a quotient or logarithm a comparison or
+select takes), a reduction its float results.
+
+Not checked yet on a GPU (README says so): an inf or NaN that a comparison or select hides
+inside one kernel, unless it comes straight from a division or logarithm (checking every
+operand costs several times the work of loops like Mandelbrot's), one that a reduction hides
+(argmax, the min of an overflow), underflow, and the operations fused into a row, scan or
+write kernel, and a matrix product's overflow.
 """
 
 from __future__ import annotations
@@ -46,7 +54,9 @@ HIDING = frozenset({"where", "equal", "not_equal", "less", "less_equal", "greate
                     "greater_equal", "isnan", "isinf", "isfinite", "fmax", "fmin"})  # fmt: skip
 DIVIDING = frozenset({"divide", "true_divide", "floor_divide", "remainder", "fmod", "reciprocal",
                       "log", "log2", "log10", "log1p", "arctanh", "power", "float_power"})  # fmt: skip
-_QUIET = {"divide": "ignore", "over": "ignore", "invalid": "ignore"}
+# The flag word's bits: NumPy's error categories (numloom.h's nl_fe_bits spells the same).
+BITS = {"divide": 1, "over": 2, "invalid": 4, "under": 8}
+NOT_FINITE = 7  # what a value check finds (a GPU's flag, an integer division by zero: divide)
 
 
 def raising(name: str, loop) -> bool:
@@ -57,52 +67,80 @@ def raising(name: str, loop) -> bool:
     return kind in "iu" and name in INTEGER_DIVIDING
 
 
+def cast_raising(src, dst) -> bool:
+    """Whether NumPy's cast from ``src`` to ``dst`` can warn: a float to an integer (NaN, out
+    of range: invalid) or to a narrower float (overflow)."""
+    src, dst = _np.dtype(src), _np.dtype(dst)
+    return src.kind == "f" and (dst.kind in "iu" or dst.kind == "f" and dst.itemsize < src.itemsize)
+
+
+def can_raise(n) -> bool:
+    """Whether NumPy's loop for node ``n`` can set a floating-point error flag (the nodes whose
+    call ``record`` keeps)."""
+    from .dag import Op
+
+    if n.op is Op.MAP:
+        return raising(n.arg, n.srcs[1 if n.arg == "where" else 0].dtype)
+    if n.op in (Op.REDUCE, Op.SCAN):  # "overflow encountered in reduce" / "in accumulate"
+        return n.arg[0] in ("sum", "prod", "cumsum", "cumprod") and n.dtype.kind == "f"
+    if n.op is Op.CAST:
+        return cast_raising(n.srcs[0].dtype, n.dtype)
+    if n.op is Op.MATMUL:  # (run by NumPy or BLAS on the CPU: "overflow encountered in matmul")
+        return n.dtype.kind == "f"
+    return False
+
+
+def record_if_raising(n):
+    """``record`` node ``n`` made at the user's call now, where it can raise; returns ``n``."""
+    if can_raise(n):
+        from .dag import user_line
+
+        record(n, user_line())
+    return n
+
+
 def record(n, where) -> None:
     """Remember the error state of the call that made ``n`` and the user's line (on the node:
     an interned node made again by another call takes that call's)."""
     n.call = (_extobj_contextvar.get(), where)
 
 
-def may_report(nodes) -> bool:
-    """Whether any of ``nodes`` was called under an error state that does not ignore
-    divide, overflow and invalid values (only then is a kernel's flag worth reading). Each
-    launch asks, so each distinct state is looked at once (``_reports``)."""
+def may_report(nodes, bits: int = NOT_FINITE) -> bool:
+    """Whether any of ``nodes`` was called under an error state that does not ignore one of
+    the categories in ``bits`` (``BITS``; by default divide, overflow and invalid values): only
+    then is a kernel's flag worth acting on. Each launch asks, so each distinct state is looked
+    at once (``_reports``)."""
     seen = None
     for n in nodes:
         call = n.call
         if call is not None and call[0] is not seen:
             seen = call[0]
-            if _reports(seen):
+            if _reports(seen) & bits:
                 return True
     return False
 
 
-_REPORTING: dict = {}  # NumPy's error-state object -> whether it reports anything
+_REPORTING: dict = {}  # NumPy's error-state object -> the BITS it warns or raises on
 
 
-def _reports(extobj) -> bool:
-    """Whether the error state ``extobj`` (None: NumPy's default) warns or raises on divide,
-    overflow or invalid values."""
+def _reports(extobj) -> int:
+    """The categories (``BITS``) the error state ``extobj`` (None: NumPy's default) warns or
+    raises on."""
     found = _REPORTING.get(extobj)
     if found is None:
         if extobj is None:
-            found = True  # NumPy's default warns
+            found = NOT_FINITE  # NumPy's default warns on all but underflow
         else:
             token = _extobj_contextvar.set(extobj)
             try:
                 state = _np.geterr()
             finally:
                 _extobj_contextvar.reset(token)
-            found = any(state[k] != "ignore" for k in _QUIET)
+            found = sum(bit for k, bit in BITS.items() if state[k] != "ignore")
         if len(_REPORTING) > 256:  # (states of finished errstate blocks: forget them)
             _REPORTING.clear()
         _REPORTING[extobj] = found
     return found
-
-
-def finite(arrays) -> bool:
-    """Whether every float value of ``arrays`` (a reduction's results) is finite."""
-    return all(_np.isfinite(a).all() for a in arrays if a.dtype.kind == "f")
 
 
 def _state(n) -> tuple:
@@ -128,15 +166,18 @@ def compute(n, srcs: list, compute_node):
         with _np.errstate(all="ignore"):
             return compute_node(n, srcs)
     state, where = _state(n)
+    failed = None
     with _np.errstate(**state), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             value = compute_node(n, srcs)
         except FloatingPointError as error:
-            raise DataError(n, error) from None
-    for w in caught:
+            failed = error
+    for w in caught:  # (NumPy warns of an overflow before it raises for an underflow, say)
         if where is None:
             warn_at_user(w.message, w.category)
         else:
             warnings.warn_explicit(w.message, w.category, where[0], where[1])
+    if failed is not None:
+        raise DataError(n, failed) from None
     return value

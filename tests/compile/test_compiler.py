@@ -432,9 +432,14 @@ def test_small_kernels_stay_vectorized_on_one_thread():
 def _check_small_kernels():
     x = numloom.arange(1000, dtype=numpy.float32)
     arithmetic = x * 3 + 1
-    (line,) = [ln for k in numloom.explain(arithmetic).kernels for ln in k.source.splitlines()
-               if "parallel for simd" in ln]  # fmt: skip
-    assert "if (parallel:" in line
+    (source,) = [k.source for k in numloom.explain(arithmetic).kernels]
+    # (a kernel that reads the IEEE flags splits ``parallel for simd`` into a parallel region
+    # around an ``omp for simd``: the threshold stays on the parallel construct alone)
+    (line,) = [ln for ln in source.splitlines() if "omp parallel" in ln]
+    assert "if (parallel:" in line and "simd" in source and "if (simd:" not in source
+    values = numpy.array([1.0, 2.0, 3.0, 0.5, 7.25])
+    (source,) = [k.source for k in numloom.explain(numloom.sin(numloom.asarray(values))).kernels]
+    assert "if (simd:" in source  # vector math: small arrays get the scalar library's values
     numpy.testing.assert_array_equal(
         arithmetic.get(), numpy.arange(1000, dtype=numpy.float32) * 3 + 1
     )

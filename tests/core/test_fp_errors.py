@@ -35,6 +35,64 @@ CASES = {
     "fused: 1 / (1 / x)": lambda xp: 1 / (1 / xp.asarray(X)) + 1,
     "nothing raised": lambda xp: xp.asarray(X) * 2 + 1,
     "NaN operands raise nothing": lambda xp: xp.asarray(X[4:]) + 1,
+    "divmod by 0": lambda xp: xp.divmod(xp.asarray(X[:4]), 0.0)[0],
+    "float floor_divide by 0": lambda xp: xp.asarray(X[:4]) // 0.0,
+    "sum overflow": lambda xp: xp.sum(xp.asarray(BIG[:1].repeat(2))),
+    "float32 sum overflow": lambda xp: xp.sum(xp.asarray(F32[:1].repeat(2))),
+    "prod overflow": lambda xp: xp.prod(xp.asarray(numpy.array([1e200, 1e200]))),
+    "mean overflow": lambda xp: xp.mean(xp.asarray(BIG[:1].repeat(2))),
+    "sum along an axis overflows": lambda xp: xp.asarray(numpy.array([[1e308, 1e308], [1, 2]])).sum(1),
+    "astype int of NaN and inf": lambda xp: xp.asarray(X).astype(numpy.int64),
+    "astype int8 out of range": lambda xp: xp.asarray(numpy.array([1.0, 3e9, -1.0])).astype("i1"),
+    "astype uint32 of 3e9 says nothing": lambda xp: xp.asarray(numpy.array([3e9])).astype("u4"),
+    "float32 cast overflow": lambda xp: xp.asarray(BIG).astype(numpy.float32),
+    "min of exp overflow": lambda xp: xp.min(xp.exp(xp.asarray(X[:4]) * 1000)),
+    "var overflow": lambda xp: xp.var(xp.asarray(numpy.array([1e200, -1e200]))),
+    "std of inf": lambda xp: xp.std(xp.asarray(numpy.array([numpy.inf, 1.0]))),
+    "in-place divide by 0": lambda xp: _inplace_divide(xp),
+}
+
+
+def _inplace_divide(xp):
+    a = xp.asarray(X[:4].copy())
+    a /= 0
+    return a
+
+
+def _softmax(xp):
+    e = xp.exp(xp.asarray(X[:4]).reshape(2, 2) * 1000)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _write_slice(xp):
+    a = xp.zeros(6)
+    a[1:5] = 1 / xp.asarray(X[:4])
+    return a
+
+
+def _write_mask(xp):
+    a = xp.zeros(4)
+    a[xp.asarray([True, False, True, True])] = xp.log(xp.asarray(X[1:4]))
+    return a
+
+
+# What a GPU's value checks do not see (fperrors.py): a CPU kernel reads the IEEE flags.
+HIDDEN = {
+    "comparison hides 1 / x": lambda xp: (1 / xp.asarray(X[:4])) > 0,
+    "isinf hides 1 / x": lambda xp: xp.isinf(1 / xp.asarray(X[:4])),
+    "argmax hides 1 / x": lambda xp: xp.argmax(1 / xp.asarray(X[:4])),
+    "any hides 1 / x": lambda xp: ((1 / xp.asarray(X[:4])) > 5).any(),
+    "where hides an overflow": lambda xp: xp.where(xp.asarray(X[:4]) * 1e308 > 1, 0.0, 1.0),
+    "softmax's exp overflows (a row kernel)": _softmax,
+    "cumsum of 1 / x (a scan)": lambda xp: xp.cumsum(1 / xp.asarray(X[:4])),
+    "cumsum overflows": lambda xp: xp.cumsum(xp.asarray(BIG[:1].repeat(2))),
+    "a write of 1 / x into a slice": _write_slice,
+    "a write of log(x) through a mask": _write_mask,
+    "matmul overflow": lambda xp: xp.asarray(numpy.full((2, 2), 1e200)) @ xp.asarray(
+        numpy.full((2, 2), 1e200)),
+    "exp underflow": lambda xp: xp.exp(xp.asarray(numpy.array([-1000.0, 0.0]))),
+    "float32 multiply underflow": lambda xp: xp.asarray(
+        numpy.array([1e-30, 1.0], numpy.float32)) * numpy.float32(1e-30),
 }
 
 
@@ -60,6 +118,7 @@ STATES = {
     "raise all": {"all": "raise"},
     "ignore invalid": {"invalid": "ignore"},
 }
+UNDER = {"raise underflow": {"under": "raise"}, "warn all": {"all": "warn"}}
 
 
 @pytest.mark.parametrize("state", list(STATES))
@@ -73,6 +132,39 @@ def test_warnings_and_errors_are_numpys(case, state):
         assert files == {__file__}  # the user's line, not numloom's
     if want is not None:
         numpy.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("state", list(STATES) + list(UNDER))
+@pytest.mark.parametrize("case", list(HIDDEN))
+def test_what_the_ieee_flags_show_on_the_cpu(case, state):
+    """An error NumPy reports that no value of a kernel's output shows (a comparison, a
+    reduction or a select hides it, or it is an underflow), in a row, scan or write kernel,
+    or in a matrix product. On the CPU the kernel's own IEEE flags find it."""
+    if nl.get_device() != "cpu":
+        pytest.skip("a GPU checks values, not IEEE flags: fperrors.py lists what it misses")
+    state = {**STATES, **UNDER}[state]
+    got, got_error, got_messages, files = _run(HIDDEN[case], nl, state)
+    want, want_error, want_messages, _ = _run(HIDDEN[case], numpy, state)
+    assert (got_error, got_messages) == (want_error, want_messages)
+    if got_messages:
+        assert files == {__file__}
+    if want is not None:
+        numpy.testing.assert_array_equal(got, want)
+
+
+def test_ordinary_data_sets_no_flag_in_any_kind_of_kernel():
+    """Finite data gives no rerun in map, reduction, row, scan and write kernels (a flag
+    raised by a kernel with nothing to report would cost a NumPy rerun)."""
+    x = nl.asarray(numpy.linspace(0.5, 2.0, 200_001))
+    m = x.reshape(1, -1)
+    before = nl.stats()["fp_reruns"]
+    a = nl.zeros(200_004)
+    a[1:-2] = 1 / x
+    out = [nl.log(x) / x, (1 / x).sum(), nl.exp(m) / nl.exp(m).sum(axis=1, keepdims=True),
+           nl.cumsum(1 / x), a, (x * 3).astype(numpy.int32), (1 / x > 1).sum()]
+    for o in out:
+        numpy.asarray(o)
+    assert nl.stats()["fp_reruns"] == before
 
 
 def test_the_error_state_of_the_call_counts_not_the_syncs():

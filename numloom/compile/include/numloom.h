@@ -24,11 +24,36 @@ typedef __half nl_half;
 #define INFINITY __int_as_float(0x7f800000)
 #define M_PI 3.14159265358979323846
 #else
+#include <fenv.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #define NL_FN static inline
 typedef _Float16 nl_half;
+/* NumPy's floating-point error state (numloom/core/fperrors.py): a kernel holding operations
+ * that can raise clears the IEEE flags of each thread as its share of a parallel loop starts
+ * and ORs them into the flag word when it ends, as NumPy's categories (fperrors.BITS). The
+ * thread that called the kernel keeps what it raised before the loop. */
+#define NL_FE_ALL (FE_DIVBYZERO | FE_OVERFLOW | FE_INVALID | FE_UNDERFLOW)
+NL_FN int64_t nl_fe_bits(int e) {
+    return (e & FE_DIVBYZERO ? 1 : 0) | (e & FE_OVERFLOW ? 2 : 0) | (e & FE_INVALID ? 4 : 0) |
+           (e & FE_UNDERFLOW ? 8 : 0);
+}
+#ifdef _OPENMP
+#define NL_FE_CALLER (omp_get_thread_num() == 0)
+#else
+#define NL_FE_CALLER 1
+#endif
+#define NL_FE_ENTER                                                                    \
+    const int nl_fe_kept = NL_FE_CALLER ? fetestexcept(NL_FE_ALL) : 0;                 \
+    feclearexcept(NL_FE_ALL);
+#define NL_FE_LEAVE(w)                                                                 \
+    {                                                                                  \
+        const int64_t nl_fe_b = nl_fe_bits(fetestexcept(NL_FE_ALL) | nl_fe_kept);     \
+        if (nl_fe_b) {                                                                 \
+            _Pragma("omp atomic") (w)[0] |= nl_fe_b;                                   \
+        }                                                                              \
+    }
 /* glibc's vector math library (libmvec) has SIMD versions of these functions, as accurate as
  * NumPy's own SIMD loops (a few ulp): declaring them lets `omp simd` loops call them. glibc
  * declares them itself only under -ffast-math, which numloom never uses. */
