@@ -292,6 +292,9 @@ def _result_store(k: kir.Kernel, r: kir.Reduction, value: str) -> str:
     store = _store(k, kir.Store(r.out.buffer, r.out.index, value))
     if not k.fp_outputs or r.kind not in ("sum", "prod", "max", "min") or not _is_float(r):
         return store
+    ctype = next(b.ctype for b in k.buffers if b.name == r.out.buffer)
+    if ctype in ("float", "double"):  # the value stored (a float32 sum overflows there)
+        value = f"{r.out.buffer}[{r.out.index}]"
     return f"{{ {store} if (!({value} - {value} == 0)) *fpw = 1; }}"
 
 
