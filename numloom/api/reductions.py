@@ -13,8 +13,8 @@ import builtins
 import numpy as _np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from ..core.array import asarray, ndarray, result
 from ..core import fperrors
+from ..core.array import asarray, ndarray, result
 from ..core.array_views import reshape_array
 from ..core.dag import Op, node, warn_at_user
 from ..core.dag import prod as _size_of

@@ -86,6 +86,7 @@ def _run_kernels(program: Program, segment: tuple, order: list, values: dict,
     state = _get(device)
     launches, last, checks, held = [], {}, [], []  # last: step -> its last launch's index
     reporting = False  # a kernel's floating-point flag is read after the segment
+    rerun = False  # the segment runs again on the host: its state looks at underflow
     for i in segment:
         step = program.steps[i]
         deps = tuple(sorted(last[j] for j in program.waits[i] if j in last))
@@ -104,6 +105,9 @@ def _run_kernels(program: Program, segment: tuple, order: list, values: dict,
         if step.fp or step.fp_outputs:  # (fperrors.py)
             reports = fperrors.may_report(order[p] for p in step.nodes)
             reporting = reporting or reports
+            # a GPU cannot see an underflow: where the state warns or raises on one, NumPy
+            # runs the segment again on the host (rare: NumPy ignores underflow by default)
+            rerun = rerun or fperrors.may_report((order[p] for p in step.nodes), UNDER)
             flag = _fp_words(state)[0 if reports else 1][1]
         errors = _step_launches(step, recipe, order, values, device, deps, launches, held,
                                 program.reuse.get(i), flag)  # fmt: skip
@@ -125,13 +129,23 @@ def _run_kernels(program: Program, segment: tuple, order: list, values: dict,
 
             raise_data_error(step, partial(_on_host, step, order, values, positions(order),
                                            device))  # fmt: skip
-    if reporting:
-        state.stream.sync()
-        word = ctypes.c_int64.from_address(_fp_words(state)[0][0])
-        if word.value:
-            word.value = 0
-            count("fp_reruns")
-            _report_fp(program, segment, order, values, device)
+    if reporting or rerun:
+        _read_fp_word(state, rerun, program, segment, order, values, device)
+
+
+UNDER = fperrors.BITS["under"]
+
+
+def _read_fp_word(state: _Device, rerun: bool, program: Program, segment: tuple, order: list,
+                  values: dict, device: str) -> None:  # fmt: skip
+    """Wait for the segment's kernels and read the flag word they write; where one found a
+    value that is not finite (or ``rerun``: underflow counts), report what NumPy would."""
+    state.stream.sync()
+    word = ctypes.c_int64.from_address(_fp_words(state)[0][0])
+    if word.value or rerun:
+        word.value = 0
+        count("fp_reruns")
+        _report_fp(program, segment, order, values, device)
 
 
 def _fp_words(state: _Device) -> tuple:
@@ -418,6 +432,53 @@ def _matmul(program: Program, i: int, order: list, values: dict, device: str) ->
             cublas.gemm(gemm, root.dtype, values[b_pos].ptr, values[a_pos].ptr, out.ptr,
                         int(_get(device).stream.handle), device)  # fmt: skip
     values[out_pos] = out
+    if root.size and fperrors.may_report([root]):  # "overflow encountered in matmul"
+        state = _get(device)
+        if gemm.k:
+            _check_finite(out, _fp_words(state)[0][1], device)
+        _read_fp_word(state, fperrors.may_report([root], UNDER), program, (i,), order, values,
+                      device)  # fmt: skip
+
+
+_FINITE_SOURCE = r"""
+typedef long long int64_t;
+template <typename T> __device__ void nl_finite(const T *x, int64_t n, int64_t *w) {
+    T s = 0;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += gridDim.x * (int64_t)blockDim.x) {
+        s = fma(x[i], (T)0, s);
+    }
+    if (s != s) *w = 1;
+}
+extern "C" __global__ void nl_finite_f(const float *x, int64_t n, int64_t *w) { nl_finite(x, n, w); }
+extern "C" __global__ void nl_finite_d(const double *x, int64_t n, int64_t *w) { nl_finite(x, n, w); }
+"""
+
+
+def _check_finite(out: DeviceArray, word: int, device: str) -> None:
+    """Set the flag word at device address ``word`` if a float32 or float64 array holds an inf
+    or a NaN (a matrix product's result: cuBLAS has no flags)."""
+    from cuda.core import LaunchConfig, launch
+
+    state = _get(device)
+    functions = state.functions.get("nl_finite")
+    if functions is None:
+        from cuda.core import ObjectCode
+
+        from ..compile.compiler import compile_cuda, cuda_code_kind
+
+        code = compile_cuda(_FINITE_SOURCE, state.arch, name_hint="nl_finite")
+        module = (ObjectCode.from_cubin(code) if cuda_code_kind(code) == "cubin"
+                  else ObjectCode.from_ptx(code))  # fmt: skip
+        functions = state.functions["nl_finite"] = {
+            t: module.get_kernel(f"nl_finite_{t}") for t in ("f", "d")
+        }
+    single = out.dtype in (np.float32, np.complex64)  # (a complex value: two floats)
+    n = math.prod(out.shape) * (2 if out.dtype.kind == "c" else 1)
+    grid = max(1, min(-(-n // THREADS), 4 * state.sms))
+    launch(state.stream, LaunchConfig(grid=grid, block=THREADS),
+           functions["f" if single else "d"], np.uint64(out.ptr), np.int64(n),
+           np.uint64(word))  # fmt: skip
 
 
 def _gemm_recipe(step: Step, order: list) -> tuple:

@@ -99,6 +99,8 @@ class Kernel:
     fp: tuple = ()  # (accumulator type, C expression): floating-point error checks (fperrors.py)
     # a reduction of operations that can raise: the launcher checks its float results are finite
     fp_outputs: bool = False
+    # a value carries a note (numloom.h's NL_FE_F...): a GPU kernel gets a flag word
+    fp_notes: bool = False
     # an operation that can raise (fperrors.can_raise): a C kernel reads the IEEE flags
     fenv: bool = False
 

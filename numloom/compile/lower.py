@@ -52,6 +52,73 @@ class Lowered:
     checks: tuple = ()  # (node, k) that flags each error slot of the ``err`` buffer
 
 
+def notes(kernel: Kernel) -> set:
+    """The ids of the nodes whose float values a GPU kernel checks where they are made
+    (numloom.h's ``NL_FE_F``; fperrors.py): each operation that can raise an error NumPy
+    reports (overflow, division by zero, an invalid value), unless every operation taking
+    its value passes an inf or a NaN on (``fperrors.PROPAGATING``) to a value that is checked.
+    ``np.where(x != 0, 1 / x, 0)`` notes ``1 / x``, which the select may hide; Black-Scholes'
+    formula notes its exponentials and logarithm (an ``exp`` of ``-inf`` is 0) and its
+    outputs, not each add and multiply between them. A pure reduction's float sum is checked
+    where it is stored, so what folds into it is not noted."""
+    outputs = {id(o) for o in kernel.outputs}
+    members = {id(n) for n in kernel.nodes}
+    consumers: dict = {}
+    for c in kernel.nodes:
+        for s in c.srcs:
+            if id(s) in members:
+                consumers.setdefault(id(s), []).append(c)
+    stored_check = (kernel.kind == "reduce" and len(kernel.outputs) == 1
+                    and kernel.outputs[0].op is Op.REDUCE
+                    and all(n.op is not Op.REDUCE or n is kernel.outputs[0] for n in kernel.nodes))  # fmt: skip
+    safe: dict = {}
+    noted = set()
+    for n in reversed(kernel.nodes):
+        if stored_check and n is kernel.outputs[0]:
+            safe[id(n)] = n.arg[0] in ("sum", "prod") and n.dtype.kind == "f"
+            continue
+        takers = consumers.get(id(n), ())
+        if id(n) not in outputs and takers and all(
+            _propagates(c, n) and safe.get(id(c), False) for c in takers
+        ):
+            safe[id(n)] = True
+        elif _float_raising(n):
+            noted.add(id(n))
+            safe[id(n)] = True
+        else:
+            safe[id(n)] = False
+    return noted
+
+
+def _float_raising(n: Node) -> bool:
+    """An operation whose float value shows the errors it raises (an inf or a NaN)."""
+    if n.op is Op.MAP:
+        loop = n.srcs[1 if n.arg == "where" else 0].dtype
+        return np.dtype(loop).kind == "f" and n.dtype.kind == "f" and fperrors.raising(n.arg, loop)
+    if n.op is Op.CAST:
+        return n.dtype.kind == "f" and fperrors.cast_raising(n.srcs[0].dtype, n.dtype)
+    return n.op in (Op.REDUCE, Op.SCAN) and fperrors.can_raise(n)
+
+
+def _propagates(c: Node, n: Node) -> bool:
+    """Whether ``c``'s value is an inf or a NaN wherever its operand ``n`` (a float) is (or,
+    for a cast to an integer, is checked itself)."""
+    if c.op is Op.MAP:
+        if c.arg not in fperrors.PROPAGATING or c.dtype.kind != "f":
+            return False
+        at = fperrors.PROPAGATING[c.arg]
+        return at is None or any(c.srcs[k] is n for k in at if k < len(c.srcs))
+    if c.op is Op.CAST:
+        return c.dtype.kind == "f" or (c.dtype.kind in "iu" and n.dtype.kind == "f")
+    if c.op in (Op.VIEW, Op.CONCAT):
+        return True
+    if c.op is Op.GATHER:
+        return c.srcs[0] is n
+    if c.op is Op.REDUCE:
+        return c.arg[0] in ("sum", "prod")
+    return c.op is Op.SCAN
+
+
 class _Lowerer:
     def __init__(self, kernel: Kernel):
         self.k = kernel
@@ -70,8 +137,10 @@ class _Lowerer:
         self.checks: list = []  # (node, k) flagging bad data in each error slot
         self.locals = 0
         self.functions: list = []  # definitions compiled vectorize functions need
-        self.fp: list = []  # (accumulator type, C expression): fperrors.py's checks
+        self.fp: list = []  # (check, C expression): the CPU's integer checks (fperrors.py)
         self.fp_raising = False  # an operation of the kernel can set an error flag
+        self.notes = notes(kernel)  # ids of the float values a GPU checks where they are made
+        self.fp_notes = False  # a value of the kernel carries a note (numloom.h's NL_FE_F)
 
     def user_function(self, name: str):
         """The snippet of a compiled ``numloom.vectorize`` function (its definitions are
@@ -180,27 +249,31 @@ class _Lowerer:
             expr = _mixed_comparison(n, args) or snippet(args, loop)
             if n.dtype == np.float16:
                 expr = f"nl_round_half({expr})"
-            value = self.let(compute_type(n.dtype), expr)
             if fperrors.raising(n.arg, loop):
                 self.fp_raising = True
                 if np.dtype(loop).kind in "iu":  # an integer division by zero
                     self.fp.append(("int", f"({args[1]} == 0)"))
-            if n.arg in fperrors.HIDING:  # a select or comparison of a quotient or logarithm
-                for a, src in zip(args, n.srcs):  # (np.where(x != 0, 1 / x, 0))
-                    if src.op is Op.MAP and src.arg in fperrors.DIVIDING and src.dtype.kind == "f":
-                        self.fp.append((compute_type(src.dtype), f"({a} - {a})"))
-            return value
+                    self.fp_notes = True
+                    expr = f"NL_FE_DIV0({expr}, {args[1]})"
+                else:
+                    expr = self.noted(n, expr)
+            return self.let(compute_type(n.dtype), expr)
         if op is Op.CAST:
             src = n.srcs[0]
             value = self.value(src, idx)
-            if fperrors.cast_raising(src.dtype, n.dtype):  # (a narrower float: its output)
+            expr = cast(value, src.dtype, n.dtype)
+            if fperrors.cast_raising(src.dtype, n.dtype):
                 self.fp_raising = True
-            if fperrors.cast_raising(src.dtype, n.dtype) and n.dtype.kind in "iu":
-                # NaN or out of range ("invalid value encountered in cast"): NumPy's own cast
-                # decides, in the rerun, which of these it warns for
-                bound = 9.2e18 if n.dtype.itemsize == 8 else 2147483648.0
-                self.fp.append(("cast", f"!(fabs((double)({value})) < {bound})"))
-            return self.let(compute_type(n.dtype), cast(value, src.dtype, n.dtype))
+                if n.dtype.kind in "iu":
+                    # NaN or out of range ("invalid value encountered in cast"): NumPy's own
+                    # cast decides, in the rerun, which of these it warns for
+                    bound = 9.2e18 if n.dtype.itemsize == 8 else 2147483648.0
+                    self.fp.append(("cast", f"!(fabs((double)({value})) < {bound})"))
+                    self.fp_notes = True
+                    expr = f"NL_FE_CAST({expr}, {value}, {bound})"
+                else:  # a narrower float: overflow shows in its value
+                    expr = self.noted(n, expr)
+            return self.let(compute_type(n.dtype), expr)
         if op is Op.VIEW:
             return self.view(n, idx)
         if op is Op.IOTA:
@@ -210,6 +283,13 @@ class _Lowerer:
         if op is Op.GATHER:
             return self.gather(n, idx)
         raise Unsupported(f"{op.name} inside a compiled kernel")
+
+    def noted(self, n: Node, expr: str) -> str:
+        """``expr``, the value of node ``n``, with its note if it carries one (``notes``)."""
+        if id(n) not in self.notes:
+            return expr
+        self.fp_notes = True
+        return f"NL_FE_{'D' if compute_type(n.dtype) == 'double' else 'F'}({expr})"
 
     def complex_map(self, n: Node, loop, idx) -> str:
         snippet = COMPLEX_SNIPPETS.get(n.arg)
@@ -361,6 +441,8 @@ def _lower(kernel: Kernel) -> Lowered:
         ir = replace(ir, fp_outputs=True)
     if fenv:
         ir = replace(ir, fenv=True)
+    if low.fp_notes:
+        ir = replace(ir, fp_notes=True)
     generated.setdefault(str(replace(ir, name="")), ir)
     return Lowered(
         ir, tuple(low.params), tuple(low.consts), tuple(low.const_layout), tuple(low.checks)
@@ -411,9 +493,6 @@ def _lower_map(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
     stores = []
     for j, out in enumerate(kernel.outputs):
         stores.append(kir.Store(f"out{j}", out_index, low.value(out, idx)))
-        if out.dtype.kind == "f":  # (v - v: 0 for a number, NaN for an inf or a NaN)
-            v = stores[-1].value
-            low.fp.append((compute_type(out.dtype), f"({v} - {v})"))
     fp = tuple(dict.fromkeys(low.fp)) if low.fp_raising else ()
     return kir.Kernel(name=kernel.name, kind="map", buffers=_buffers(kernel), outer=outer,
                       prologue=tuple(low.prologue), body=tuple(low.body), stores=tuple(stores),
@@ -541,7 +620,7 @@ def _lower_row(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
         order = numpy_sum_order(r.srcs[0], r.arg[1], kind)
         phases.append(kir.Phase(tuple(low.body), kir.Reduction(kind, _acc_type(kind, r.srcs[0].dtype),
                                                               value, index, out, order)))  # fmt: skip
-        low.row_locals[id(r)] = f"(({compute_type(r.dtype)}){name})"
+        low.row_locals[id(r)] = low.noted(r, f"(({compute_type(r.dtype)}){name})")
     low.body, low.memo = [], _const_memo(low.memo)
     stores = [kir.Store(f"out{j}", low.linear(point[1], src_shape, "out"), low.value(o, point))
               for j, o in enumerate(kernel.outputs) if o.shape == src_shape]  # fmt: skip
@@ -722,7 +801,7 @@ def _lower_scan(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
     index = low.linear(coords, root.shape, "out")
     fold = "sum" if kind == "cumsum" else "prod"
     reduction = kir.Reduction(fold, compute_type(root.dtype), value, "0",
-                              kir.Store("out0", index, "acc"))  # fmt: skip
+                              kir.Store("out0", index, low.noted(root, "acc")))  # fmt: skip
     return kir.Kernel(name=kernel.name, kind="scan", buffers=_buffers(kernel), outer=outer,
                       inner=inner, prologue=tuple(low.prologue), body=tuple(low.body),
                       reduction=reduction)  # fmt: skip

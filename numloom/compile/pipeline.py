@@ -85,7 +85,7 @@ def bindings(k: Kernel, c: Compiled, pos: dict) -> dict:
         consts=tuple((pos[id(n)], part) for n, part in lowered.consts) if lowered else (),
         layout=tuple(lowered.const_layout) if lowered else (),
         checks=tuple((pos[id(n)], j) for n, j in lowered.checks) if lowered else (),
-        fp=bool(lowered.kernel.fp) if lowered else False,
+        fp=bool(lowered.kernel.fp or lowered.kernel.fp_notes) if lowered else False,
         fp_outputs=lowered.kernel.fp_outputs if lowered else False,
         fenv=lowered.kernel.fenv if lowered else False,
     )

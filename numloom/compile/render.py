@@ -202,11 +202,11 @@ def _clauses(text: str) -> list:
             j += 1
         if j < len(text) and text[j] == "(":
             depth = 0
-            for j in range(j, len(text)):
-                depth += {"(": 1, ")": -1}.get(text[j], 0)
+            for end in range(j, len(text)):
+                depth += {"(": 1, ")": -1}.get(text[end], 0)
                 if depth == 0:
                     break
-            j += 1
+            j = end + 1
         out.append(text[i:j].strip())
         i = j
     return out

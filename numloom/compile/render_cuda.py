@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 
 from . import kir
-from .cfamily import _all_text, _finish, _fold, _indent, _is_float, _lets, _start, _store, fp_checks
+from .cfamily import _all_text, _finish, _fold, _indent, _is_float, _lets, _start, _store
 
 THREADS = 256
 
@@ -48,14 +48,18 @@ def _function(k: kir.Kernel, name: str, body: list, extra: tuple = ()) -> list:
     for b in k.buffers:
         const = "" if b.output else "const "
         args.append(f"{const}{b.ctype} *__restrict__ {b.name}")
-    if k.fp_outputs:  # a reduction's flag word, after the buffers (as a map kernel's ``fpw``)
+    if k.fp or k.fp_outputs or k.fp_notes:  # the flag word, after the buffers (fperrors.py)
         extra = ("int64_t *__restrict__ fpw", *extra)
     args += list(extra)
     args += [f"const nl_idx p{i}" for i in range(kernel_params(k))]
     args += [f"const {ctype} k{off}" for off, ctype in kernel_constants(k)]
     head = [f'extern "C" __global__ void __launch_bounds__({THREADS}) {name}(',
             "        " + ", ".join(args) + ") {"]  # fmt: skip
-    return head + _indent(_lets(k.prologue) + body, 1) + ["}"]
+    lines = _lets(k.prologue) + body
+    if any("NL_FE_" in line for line in lines):  # notes (numloom.h): per thread, then the word
+        lines = (["float nl_fe_f = 0.0f;", "double nl_fe_d = 0.0;", "int nl_fe_i = 0;"] + lines
+                 + ["if (nl_fe_i || nl_fe_f != nl_fe_f || nl_fe_d != nl_fe_d) *fpw = 1;"])
+    return head + _indent(lines, 1) + ["}"]
 
 
 def kernel_params(k: kir.Kernel) -> int:
@@ -151,24 +155,11 @@ def _fold_loop(r: kir.Reduction, body: list, inner: tuple, var: str = "r",
 
 def _map(k: kir.Kernel) -> list:
     point = _lets(k.body) + [_store(k, s) for s in k.stores]
-    before, after, extra = _fp_frame(k)
-    if k.fp:
-        point += fp_checks(k)[1]
     if k.flat:
-        scalar = _function(k, k.name, before + _grid_loop("i", k.outer[0], point) + after, extra)
+        scalar = _function(k, k.name, _grid_loop("i", k.outer[0], point))
         return scalar + ([""] + _map_vec(k) if _vectorizable(k) else [])
     body = _unravel("f", k.outer, "i") + point
-    return _function(k, k.name, before + _grid_loop("f", _product(k.outer), body) + after, extra)
-
-
-def _fp_frame(k: kir.Kernel) -> tuple:
-    """A map kernel's floating-point error checks (fperrors.py) around its loop: per thread
-    accumulators before it, and after it one store of 1 into the flag word ``fpw`` (an argument
-    after the buffers) if any value was not finite or any integer divisor was 0."""
-    if not k.fp:
-        return [], [], ()
-    before, _, test, _, _, _ = fp_checks(k)
-    return before, [f"if ({test}) *fpw = 1;"], ("int64_t *__restrict__ fpw",)
+    return _function(k, k.name, _grid_loop("f", _product(k.outer), body))
 
 
 # 16-byte vector types: four 4-byte elements, or two 8-byte ones (twice per four lanes).
@@ -196,7 +187,6 @@ def _map_vec(k: kir.Kernel) -> list:
         reinterpret_cast<float4 *>(out0)[v] = out0_v;
     """
     ctype = {b.name: b.ctype for b in k.buffers}
-    fp_each = fp_checks(k)[1] if k.fp else []
     used = sorted(set(_LOAD.findall(" ".join(let.expr for let in k.body))))
     outs = sorted({s.buffer for s in k.stores})
     lines = []
@@ -209,21 +199,19 @@ def _map_vec(k: kir.Kernel) -> list:
                 for let in k.body]  # fmt: skip
         stores = [f"{_lane(ctype[s.buffer], s.buffer, j)} = ({ctype[s.buffer]})({s.value});"
                   for s in k.stores]  # fmt: skip
-        checks = [_LOAD.sub(lambda m, j=j: _lane(ctype[m[1]], m[1], j), c) for c in fp_each]
-        lines += ["{", *_indent([f"const nl_idx i = 4 * v + {j};"] + _lets(lets) + stores
-                                + checks, 1), "}"]  # fmt: skip
+        lines += ["{", *_indent([f"const nl_idx i = 4 * v + {j};"] + _lets(lets) + stores, 1),
+                  "}"]  # fmt: skip
     for o in outs:
         lines += _vector_access(ctype[o], o, load=False)
     n = k.outer[0]
-    tail = _lets(k.body) + [_store(k, s) for s in k.stores] + fp_each
-    before, after, extra = _fp_frame(k)
-    body = before + _grid_loop("v", f"({n}) / 4", lines) + [
+    tail = _lets(k.body) + [_store(k, s) for s in k.stores]
+    body = _grid_loop("v", f"({n}) / 4", lines) + [
         f"for (nl_idx i = ({n}) / 4 * 4 + blockIdx.x * (nl_idx)blockDim.x + threadIdx.x; "
         f"i < {n}; i += gridDim.x * (nl_idx)blockDim.x) {{",
         *_indent(tail, 1),
         "}",
-    ] + after
-    return _function(k, k.name + "_vec", body, extra)
+    ]
+    return _function(k, k.name + "_vec", body)
 
 
 def _declare_lanes(ctype: str, name: str) -> str:

@@ -19,15 +19,16 @@ share starts and ORs what it raised into the flag word when it ends (``fetestexc
 numloom.h's ``NL_FE_ENTER``/``NL_FE_LEAVE``), so nothing is hidden by a comparison, a select or
 a reduction, and the loops do no extra work. The word's bits are NumPy's categories
 (``BITS``), so an underflow is looked at only where the call's state does not ignore it. A GPU
-has no such flags: an elementwise kernel checks the values an error would show in (its float
-outputs, integer divisors, casts to integers, and a quotient or logarithm a comparison or
-select takes), a reduction its float results.
+has no such flags: each operation that can raise is checked where its value is made (a
+multiply-add of the value by 0 into a per-thread sum, NaN once any value is not finite;
+numloom.h's ``NL_FE_F``), unless every path from it passes an inf or NaN on to a value that
+is checked (``PROPAGATING``, ``notes``); integer divisors and casts to integers are checked
+too, a reduction's float sums and products where they are stored. A state that does not
+ignore underflow runs a GPU segment of such operations again on the host (a GPU cannot see
+an underflow), and a matrix product's result is checked by a kernel after cuBLAS.
 
-Not checked yet on a GPU (README says so): an inf or NaN that a comparison or select hides
-inside one kernel, unless it comes straight from a division or logarithm (checking every
-operand costs several times the work of loops like Mandelbrot's), one that a reduction hides
-(argmax, the min of an overflow), underflow, and the operations fused into a row, scan or
-write kernel, and a matrix product's overflow.
+Not seen on either device: an error in an element a fused kernel never computes, as in
+``(1 / x)[1:]`` (NumPy divides all of ``x``; the kernel only the elements it keeps).
 """
 
 from __future__ import annotations
@@ -47,13 +48,21 @@ FLOAT_RAISING = frozenset({
     "arccos", "arccosh", "arctanh", "sinh", "cosh", "hypot", "logaddexp", "logaddexp2", "ldexp",
 })  # fmt: skip
 INTEGER_DIVIDING = frozenset({"floor_divide", "remainder", "fmod", "divmod.0", "divmod.1"})
-# A select or comparison can hide an inf or NaN of its operands from the kernel's outputs;
-# it is checked when that operand comes straight from an operation that divides (the idiom
-# np.where(x != 0, 1 / x, 0)). Checking every operand costs too much in long loops of selects.
-HIDING = frozenset({"where", "equal", "not_equal", "less", "less_equal", "greater",
-                    "greater_equal", "isnan", "isinf", "isfinite", "fmax", "fmin"})  # fmt: skip
-DIVIDING = frozenset({"divide", "true_divide", "floor_divide", "remainder", "fmod", "reciprocal",
-                      "log", "log2", "log10", "log1p", "arctanh", "power", "float_power"})  # fmt: skip
+# Operations whose output is not finite wherever the operand at the given positions is not
+# (None: any operand): an inf or NaN made upstream shows in their result. Any other operation
+# can hide one (a comparison, a select, exp(-inf), 1 / inf, x ** 0, max, tanh), so on a GPU
+# an operation that can raise is checked where its value is made unless everything taking it
+# passes a bad value on to a value that is checked (``notes``).
+PROPAGATING = {
+    **dict.fromkeys((
+        "add", "subtract", "multiply", "negative", "positive", "absolute", "fabs", "sqrt",
+        "square", "cbrt", "log", "log2", "log10", "log1p", "floor", "ceil", "trunc", "rint",
+        "sin", "cos", "tan", "sinh", "cosh", "arcsin", "arccos", "arcsinh", "arccosh",
+        "arctanh", "deg2rad", "rad2deg", "degrees", "radians", "hypot", "conjugate",
+    ), None),
+    **dict.fromkeys(("divide", "true_divide", "floor_divide", "remainder", "fmod", "divmod.0",
+                     "divmod.1", "copysign", "ldexp"), (0,)),
+}  # fmt: skip
 # The flag word's bits: NumPy's error categories (numloom.h's nl_fe_bits spells the same).
 BITS = {"divide": 1, "over": 2, "invalid": 4, "under": 8}
 NOT_FINITE = 7  # what a value check finds (a GPU's flag, an integer division by zero: divide)

@@ -93,6 +93,36 @@ template <typename T> __device__ __forceinline__ T nl_shfl_down(T v, int s) {
 }
 #endif
 
+/* Notes of the values where a floating-point error would show (numloom/core/fperrors.py,
+ * compile/lower.py's ``notes``). A GPU has no IEEE flags: each noted float value is folded
+ * into a per-thread sum as v * 0 (NaN once any value is an inf or a NaN; one fused multiply-
+ * add), an integer division's divisor and a float-to-integer cast's source are tested, and the
+ * kernel stores 1 into its flag word at its end if any was bad. On the CPU the IEEE flags of
+ * each thread say all this, so the notes are the values themselves. */
+#ifdef __CUDACC_RTC__
+NL_FN float nl_fe_note_f(float v, float &s) {
+    s = fmaf(v, 0.0f, s);
+    return v;
+}
+NL_FN double nl_fe_note_d(double v, double &s) {
+    s = fma(v, 0.0, s);
+    return v;
+}
+template <typename T> __device__ __forceinline__ T nl_fe_note_i(T v, bool bad, int &s) {
+    s |= bad;
+    return v;
+}
+#define NL_FE_F(v) nl_fe_note_f((v), nl_fe_f)
+#define NL_FE_D(v) nl_fe_note_d((v), nl_fe_d)
+#define NL_FE_DIV0(v, d) nl_fe_note_i((v), (d) == 0, nl_fe_i)
+#define NL_FE_CAST(v, x, b) nl_fe_note_i((v), !(fabs((double)(x)) < (b)), nl_fe_i)
+#else
+#define NL_FE_F(v) (v)
+#define NL_FE_D(v) (v)
+#define NL_FE_DIV0(v, d) (v)
+#define NL_FE_CAST(v, x, b) (v)
+#endif
+
 /* hypot without undue overflow: glibc's on the CPU; on the GPU, CUDA's own overflows near the
  * largest double (hypot(DBL_MAX, 1) is inf there), so the larger side is scaled to [1, 2) by a
  * power of two first (exact), and float sides are summed in double. */
