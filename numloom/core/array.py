@@ -16,7 +16,7 @@ from sys import getrefcount as _getrefcount
 
 import numpy as _np
 
-from . import fperrors, host, methods, realize
+from . import config, fperrors, host, methods, realize
 from .dag import Node, Op, View, node, prod
 from .device import get_device
 from .host import _INTEGERS, _SCALARS, HostAccess, _full_integer, _is_identity, _row
@@ -28,10 +28,31 @@ from .views import (
 )
 
 
-class ndarray(HostAccess, Methods):
+def _handle_base():
+    """The handle's base: ``numloom.core._speedups.Handle`` (its storage, flags and host view, and
+    element access in C) unless it was not built or ``NUMLOOM_PURE_PYTHON=1``; else the same
+    slots in Python."""
+    if not config.PURE_PYTHON:
+        try:
+            from . import _speedups
+
+            return _speedups
+        except ImportError:
+            pass
+    return None
+
+
+_speedups = _handle_base()
+
+
+class _PythonHandle:
+    __slots__ = ("_storage", "_readonly", "_host", "_view", "_dtype", "_identity")
+
+
+class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAccess, Methods):
     """An N-dimensional array whose operations are recorded lazily and run fused."""
 
-    __slots__ = ("_storage", "_view", "_dtype", "_identity", "_readonly", "_host", "__weakref__")
+    __slots__ = ("__weakref__",)
     __array_priority__ = 100.0
 
     def __init__(self, *args, **kwargs):
@@ -62,6 +83,10 @@ class ndarray(HostAccess, Methods):
             )
         self._view, self._identity = view, _is_identity(self._storage, view, self._dtype)
         self._host = None
+
+    @shape.deleter
+    def shape(self) -> None:
+        raise AttributeError("Cannot delete array shape")
 
     @property
     def dtype(self) -> _np.dtype:
@@ -236,7 +261,9 @@ class ndarray(HostAccess, Methods):
             return _as_subclass(_api.getitem(self, key), self)
         return _api.getitem(self, key)
 
-    def __setitem__(self, key, value):
+    def __setitem__(self, key, value=None, *deleting):
+        if deleting:  # (``del a[key]``: the compiled handle passes a third argument)
+            raise ValueError("cannot delete array elements")
         if type(value) in _SCALARS:
             t = type(key)
             if t is int or t is tuple:
@@ -275,6 +302,22 @@ class ndarray(HostAccess, Methods):
 
 
 _TRACING = realize.TRACING  # (the list itself: numloom.jit appends while it traces)
+
+
+def _delitem(self, key):
+    raise ValueError("cannot delete array elements")
+
+
+ndarray.__delitem__ = _delitem
+if _speedups is not None:
+    # The compiled handle reads and writes elements itself where the host view is current and
+    # calls these for the rest: the class's own methods step aside for its C slots.
+    getitem_slow, setitem_slow = ndarray.__getitem__, ndarray.__setitem__
+    shape_setter = ndarray.shape.fset
+    del ndarray.__getitem__, ndarray.__setitem__, ndarray.__delitem__
+    del ndarray.shape, ndarray.dtype, ndarray.ndim  # (read from the slots in C)
+    _speedups.install(getitem_slow, setitem_slow, _TRACING, _SCALARS, _INTEGERS, shape_setter)
+    host._ROW[0] = _speedups.row
 
 
 def _construct(a: ndarray, shape, dtype=float, buffer=None, offset=0, strides=None, order=None):

@@ -30,6 +30,8 @@ VARIABLES = {
     "NUMLOOM_START_BYTES": "on a GPU, writes replacing most of their arrays start evaluating once "
     "they add up to this many bytes (default 268435456; 0: at the sync)",
     "NUMLOOM_INDEX32": "0 keeps CUDA kernels on 64-bit indices even where 32 bits fit (default 1)",
+    "NUMLOOM_PURE_PYTHON": "1 runs the array handle's element access in Python, not in the "
+    "compiled numloom.core._speedups (default 0; used when the extension was not built)",
 }
 
 
@@ -47,6 +49,7 @@ COMPILE_TIMEOUT = _int("NUMLOOM_COMPILE_TIMEOUT", 120)
 GRAPHS = _int("NUMLOOM_GRAPHS", 1) != 0
 INDEX32 = _int("NUMLOOM_INDEX32", 1) != 0
 START_BYTES = _int("NUMLOOM_START_BYTES", 256 << 20)
+PURE_PYTHON = _int("NUMLOOM_PURE_PYTHON", 0) != 0
 
 
 def show_config() -> None:

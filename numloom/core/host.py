@@ -5,6 +5,7 @@ iteration and pickling. ``ndarray`` (``array.py``) inherits them, and binds itse
 
 from __future__ import annotations
 
+import itertools
 import weakref
 
 import numpy as _np
@@ -16,6 +17,7 @@ from .views import _WARN_ON_WRITE, _warns_on_write, warn_on_first_write
 
 _TRACING = realize.TRACING  # (the list itself: numloom.jit appends while it traces)
 _NDARRAY: list = [None]  # numloom's ndarray class (array.py binds it)
+_ROW: list = [None]  # numloom.core._speedups.row where the handle is compiled (array.py binds it)
 _ASARRAY: list = [None]  # numloom's asarray (unpickling)
 
 
@@ -69,11 +71,21 @@ def _rows(a, start: int = 0, stop: int | None = None):
                                        dtype)  # fmt: skip
     warns = bool(_WARN_ON_WRITE) and _warns_on_write(a)
     ndarray = _NDARRAY[0]
+    if _ROW[0] is not None and not warns:  # (numloom.core._speedups: the same, in C)
+        parts = (ndarray, storage, readonly, dtype, identity, View, shape, strides, view.offset,
+                 step)  # fmt: skip
+        return map(_ROW[0], itertools.repeat(parts), range(start, n if stop is None else stop))
+    return _python_rows(ndarray, storage, readonly, dtype, identity, warns, shape, strides,
+                        view.offset, step, range(start, n if stop is None else stop))  # fmt: skip
+
+
+def _python_rows(ndarray, storage, readonly, dtype, identity, warns, shape, strides, offset,
+                 step, rows):  # fmt: skip
     new = ndarray.__new__
-    for i in range(start, n if stop is None else stop):
+    for i in rows:
         out = new(ndarray)
         out._storage, out._readonly, out._dtype, out._host = storage, readonly, dtype, None
-        out._view = _new_view(View, (shape, strides, view.offset + i * step))
+        out._view = _new_view(View, (shape, strides, offset + i * step))
         out._identity = identity
         if warns:
             warn_on_first_write(out)
@@ -168,7 +180,7 @@ class HostAccess:
         host = strided(data.reshape(-1).view(self._dtype), self._view)
         host.flags.writeable = False
         realize.value_read()
-        self._host = (weakref.ref(version), host, None)
+        self._host = (weakref.ref(version), host, None, host.ndim)
         return host
 
     def _set_element(self, key, value) -> bool:
@@ -199,7 +211,7 @@ class HostAccess:
             writable = version.arg.writable(self._dtype, self._view)
             host = writable.view()
             host.flags.writeable = False
-            h = self._host = (weakref.ref(version), host, writable)
+            h = self._host = (weakref.ref(version), host, writable, host.ndim)
         h[2][key] = value
         return True
 

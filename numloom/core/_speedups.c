@@ -1,0 +1,413 @@
+/* numloom.core._speedups: the array handle's element access in C.
+ *
+ * ``Handle`` is the base of ``numloom.ndarray``: it holds the handle's storage, read-only flag
+ * and host view (``_storage``, ``_readonly``, ``_host``, as the pure-Python handle's slots do)
+ * and implements ``a[i]`` and ``a[i] = v`` for a full integer index where the host view
+ * (core/host.py: ``(weakref to the version, read-only NumPy view, writable view or None,
+ * ndim)``) is current: the element is read from, or written into, NumPy's own array, as a
+ * NumPy user's loop over elements does. Everything else (slices, masks, pending work, a
+ * version someone else holds) calls the Python path (core/array.py's ``getitem_slow`` and
+ * ``setitem_slow``), which also does all of this in pure Python
+ * (``NUMLOOM_PURE_PYTHON=1``).
+ *
+ * The conditions are the Python path's, checked in the same order: a write goes in place only
+ * while nothing but the storage holds its version and nothing but the version holds its buffer
+ * (reference counts), the buffer is not exported, no function is being traced and the array
+ * is writable.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *storage;
+    PyObject *readonly;
+    PyObject *host;
+    PyObject *view;
+    PyObject *dtype;
+    PyObject *identity;
+} Handle;
+
+/* What ``install`` hands over: the Python paths and the objects the fast paths look at. */
+static PyObject *getitem_slow, *setitem_slow, *tracing, *scalars, *integers, *shape_setter;
+static PyObject *s_version, *s_arg, *s_exports;
+
+static int handle_traverse(Handle *self, visitproc visit, void *arg) {
+    Py_VISIT(self->storage);
+    Py_VISIT(self->readonly);
+    Py_VISIT(self->host);
+    Py_VISIT(self->view);
+    Py_VISIT(self->dtype);
+    Py_VISIT(self->identity);
+    return 0;
+}
+
+static int handle_clear(Handle *self) {
+    Py_CLEAR(self->storage);
+    Py_CLEAR(self->readonly);
+    Py_CLEAR(self->host);
+    Py_CLEAR(self->view);
+    Py_CLEAR(self->dtype);
+    Py_CLEAR(self->identity);
+    return 0;
+}
+
+static void handle_dealloc(Handle *self) {
+    PyObject_GC_UnTrack(self);
+    handle_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* The weakly referenced object of ``ref``, borrowed (NULL if it is gone), compared by
+ * identity only. */
+static PyObject *referent(PyObject *ref) {
+#if PY_VERSION_HEX >= 0x030D0000
+    PyObject *obj = NULL;
+    if (PyWeakref_GetRef(ref, &obj) <= 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    Py_DECREF(obj); /* (the caller holds the version it compares with) */
+    return obj;
+#else
+    PyObject *obj = PyWeakref_GetObject(ref);
+    return obj == Py_None ? NULL : obj;
+#endif
+}
+
+/* Whether ``key`` (an int or a tuple) indexes one element of an ``ndim``-d array: an int
+ * for 1-d, a tuple of ``ndim`` ints or NumPy integers otherwise. */
+static int one_element(PyObject *key, PyObject *ndim_obj) {
+    long ndim = PyLong_AsLong(ndim_obj);
+    if (ndim == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (PyLong_CheckExact(key))
+        return ndim == 1;
+    if (PyTuple_GET_SIZE(key) != ndim)
+        return 0;
+    for (Py_ssize_t i = 0; i < ndim; i++) {
+        PyObject *k = PyTuple_GET_ITEM(key, i);
+        if (PyLong_CheckExact(k))
+            continue;
+        int found = PySet_Contains(integers, (PyObject *)Py_TYPE(k));
+        if (found <= 0) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The host view tuple when it is current for the storage's version (a new reference to the
+ * version in ``*version``), else NULL with no error set (or with one, returned as -1). */
+static int current_host(Handle *self, PyObject **version) {
+    PyObject *h = self->host;
+    *version = NULL;
+    if (h == NULL || !PyTuple_CheckExact(h) || PyTuple_GET_SIZE(h) < 4 || self->storage == NULL)
+        return 0;
+    PyObject *v = PyObject_GetAttr(self->storage, s_version);
+    if (v == NULL)
+        return -1;
+    if (referent(PyTuple_GET_ITEM(h, 0)) != v) {
+        Py_DECREF(v);
+        return 0;
+    }
+    *version = v;
+    return 1;
+}
+
+static PyObject *handle_subscript(Handle *self, PyObject *key) {
+    PyTypeObject *t = Py_TYPE(key);
+    if ((t == &PyLong_Type || t == &PyTuple_Type) && PyList_GET_SIZE(tracing) == 0) {
+        PyObject *version;
+        int current = current_host(self, &version);
+        if (current < 0)
+            return NULL;
+        if (current) {
+            Py_DECREF(version);
+            PyObject *h = self->host;
+            if (one_element(key, PyTuple_GET_ITEM(h, 3)))
+                return PyObject_GetItem(PyTuple_GET_ITEM(h, 1), key);
+        }
+    }
+    return PyObject_CallFunctionObjArgs(getitem_slow, (PyObject *)self, key, NULL);
+}
+
+/* Whether ``a[key] = value`` may go straight into the host view's writable array. */
+static int writes_in_place(Handle *self, PyObject *key, PyObject *value) {
+    PyTypeObject *t = Py_TYPE(key);
+    if (!(t == &PyLong_Type || t == &PyTuple_Type))
+        return 0;
+    if (PySet_Contains(scalars, (PyObject *)Py_TYPE(value)) != 1) {
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *h = self->host;
+    if (h == NULL || !PyTuple_CheckExact(h) || PyTuple_GET_SIZE(h) < 4 ||
+        PyTuple_GET_ITEM(h, 2) == Py_None)
+        return 0;
+    PyObject *version;
+    int current = current_host(self, &version);
+    if (current <= 0)
+        return current;
+    /* nothing but the storage (and this function) holds the version */
+    int alone = Py_REFCNT(version) <= 2;
+    int ok = 0;
+    if (alone) {
+        PyObject *arg = PyObject_GetAttr(version, s_arg);
+        if (arg == NULL) {
+            Py_DECREF(version);
+            return -1;
+        }
+        if (Py_REFCNT(arg) <= 2) { /* the version (and this function) holds the buffer */
+            PyObject *exports = PyObject_GetAttr(arg, s_exports);
+            if (exports == NULL) {
+                Py_DECREF(arg);
+                Py_DECREF(version);
+                return -1;
+            }
+            int exported = PyObject_IsTrue(exports);
+            Py_DECREF(exports);
+            int readonly = self->readonly == NULL ? 1 : PyObject_IsTrue(self->readonly);
+            ok = exported == 0 && PyList_GET_SIZE(tracing) == 0 && readonly == 0 &&
+                 one_element(key, PyTuple_GET_ITEM(h, 3));
+            if (exported < 0 || readonly < 0)
+                PyErr_Clear();
+        }
+        Py_DECREF(arg);
+    }
+    Py_DECREF(version);
+    return ok;
+}
+
+static int handle_ass_subscript(Handle *self, PyObject *key, PyObject *value) {
+    if (value != NULL) {
+        int fast = writes_in_place(self, key, value);
+        if (fast < 0)
+            return -1;
+        if (fast)
+            return PyObject_SetItem(PyTuple_GET_ITEM(self->host, 2), key, value);
+    }
+    /* (``del a[key]``: a third argument after the value says so) */
+    PyObject *result =
+        value == NULL
+            ? PyObject_CallFunctionObjArgs(setitem_slow, (PyObject *)self, key, Py_None, Py_True,
+                                           NULL)
+            : PyObject_CallFunctionObjArgs(setitem_slow, (PyObject *)self, key, value, NULL);
+    if (result == NULL)
+        return -1;
+    Py_DECREF(result);
+    return 0;
+}
+
+/* ``shape``, ``dtype`` and ``ndim``: read from the view (a tuple whose first field is the
+ * shape) and the dtype slot; setting ``shape`` calls the Python setter. */
+static PyObject *view_shape(Handle *self) {
+    if (self->view == NULL || !PyTuple_Check(self->view) || PyTuple_GET_SIZE(self->view) < 1) {
+        PyErr_SetString(PyExc_AttributeError, "the array has no view yet");
+        return NULL;
+    }
+    return PyTuple_GET_ITEM(self->view, 0);
+}
+
+static PyObject *get_shape(Handle *self, void *closure) {
+    PyObject *shape = view_shape(self);
+    return shape == NULL ? NULL : Py_NewRef(shape);
+}
+
+static int set_shape(Handle *self, PyObject *value, void *closure) {
+    if (value == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "Cannot delete array shape");
+        return -1;
+    }
+    PyObject *r = PyObject_CallFunctionObjArgs(shape_setter, (PyObject *)self, value, NULL);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+static PyObject *get_dtype(Handle *self, void *closure) {
+    if (self->dtype == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "the array has no dtype yet");
+        return NULL;
+    }
+    return Py_NewRef(self->dtype);
+}
+
+static PyObject *get_ndim(Handle *self, void *closure) {
+    PyObject *shape = view_shape(self);
+    return shape == NULL ? NULL : PyLong_FromSsize_t(PyObject_Length(shape));
+}
+
+static PyGetSetDef handle_getset[] = {
+    {"shape", (getter)get_shape, (setter)set_shape, "Tuple of array dimensions.", NULL},
+    {"dtype", (getter)get_dtype, NULL, "Data-type of the array's elements.", NULL},
+    {"ndim", (getter)get_ndim, NULL, "Number of array dimensions.", NULL},
+    {NULL},
+};
+
+static PyMappingMethods handle_mapping = {
+    0,
+    (binaryfunc)handle_subscript,
+    (objobjargproc)handle_ass_subscript,
+};
+
+static PyMemberDef handle_members[] = {
+    {"_storage", T_OBJECT_EX, offsetof(Handle, storage), 0, NULL},
+    {"_readonly", T_OBJECT_EX, offsetof(Handle, readonly), 0, NULL},
+    {"_host", T_OBJECT_EX, offsetof(Handle, host), 0, NULL},
+    {"_view", T_OBJECT_EX, offsetof(Handle, view), 0, NULL},
+    {"_dtype", T_OBJECT_EX, offsetof(Handle, dtype), 0, NULL},
+    {"_identity", T_OBJECT_EX, offsetof(Handle, identity), 0, NULL},
+    {NULL},
+};
+
+static PyTypeObject HandleType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "numloom.core._speedups.Handle",
+    .tp_basicsize = sizeof(Handle),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "The array handle's storage, flags and host view, and its element access in C.",
+    .tp_traverse = (traverseproc)handle_traverse,
+    .tp_clear = (inquiry)handle_clear,
+    .tp_dealloc = (destructor)handle_dealloc,
+    .tp_as_mapping = &handle_mapping,
+    .tp_members = handle_members,
+    .tp_getset = handle_getset,
+    .tp_new = PyType_GenericNew,
+};
+
+static PyObject *install(PyObject *module, PyObject *args) {
+    PyObject *get, *set, *trace, *sc, *ints, *shape_set;
+    if (!PyArg_ParseTuple(args, "OOO!OOO:install", &get, &set, &PyList_Type, &trace, &sc, &ints,
+                          &shape_set))
+        return NULL;
+    if (!PyAnySet_Check(sc) || !PyAnySet_Check(ints)) {
+        PyErr_SetString(PyExc_TypeError, "install: scalars and integers are sets of types");
+        return NULL;
+    }
+    Py_INCREF(get);
+    Py_INCREF(set);
+    Py_INCREF(trace);
+    Py_INCREF(sc);
+    Py_INCREF(ints);
+    Py_INCREF(shape_set);
+    Py_XSETREF(shape_setter, shape_set);
+    Py_XSETREF(getitem_slow, get);
+    Py_XSETREF(setitem_slow, set);
+    Py_XSETREF(tracing, trace);
+    Py_XSETREF(scalars, sc);
+    Py_XSETREF(integers, ints);
+    Py_RETURN_NONE;
+}
+
+/* row(parts, i): row ``i`` of an array of two or more axes, a new handle of class ``cls`` on
+ * the same storage, from ``parts`` = (cls, storage, readonly, dtype, identity, View, shape,
+ * strides, offset, step) (core/host.py's ``_rows``, one row at a time). */
+static PyObject *row(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyTuple_Check(args[0]) || !PyLong_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "row(parts, i) takes a tuple and an int");
+        return NULL;
+    }
+    PyObject *parts = args[0];
+    Py_ssize_t i = PyLong_AsSsize_t(args[1]);
+    if (i == -1 && PyErr_Occurred())
+        return NULL;
+    if (PyTuple_GET_SIZE(parts) != 10 || !PyType_Check(PyTuple_GET_ITEM(parts, 0)) ||
+        !PyType_Check(PyTuple_GET_ITEM(parts, 5))) {
+        PyErr_SetString(PyExc_TypeError, "row: parts are (cls, storage, readonly, dtype, "
+                                         "identity, View, shape, strides, offset, step)");
+        return NULL;
+    }
+    PyTypeObject *cls = (PyTypeObject *)PyTuple_GET_ITEM(parts, 0);
+    if (!PyType_IsSubtype(cls, &HandleType)) {
+        PyErr_SetString(PyExc_TypeError, "row: the class is not a numloom handle");
+        return NULL;
+    }
+    Py_ssize_t offset = PyLong_AsSsize_t(PyTuple_GET_ITEM(parts, 8));
+    Py_ssize_t step = PyLong_AsSsize_t(PyTuple_GET_ITEM(parts, 9));
+    if ((offset == -1 || step == -1) && PyErr_Occurred())
+        return NULL;
+    PyObject *start = PyLong_FromSsize_t(offset + i * step);
+    if (start == NULL)
+        return NULL;
+    PyTypeObject *view_type = (PyTypeObject *)PyTuple_GET_ITEM(parts, 5);
+    PyObject *view;
+#if PY_VERSION_HEX < 0x030E0000
+    /* a tuple subclass's instance, filled in place (from 3.14 on a tuple caches its hash in a
+     * field that a zero-filled allocation would get wrong) */
+    if (PyType_IsSubtype(view_type, &PyTuple_Type) && view_type->tp_itemsize == sizeof(PyObject *)) {
+        view = view_type->tp_alloc(view_type, 3);
+        if (view == NULL) {
+            Py_DECREF(start);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(view, 0, Py_NewRef(PyTuple_GET_ITEM(parts, 6)));
+        PyTuple_SET_ITEM(view, 1, Py_NewRef(PyTuple_GET_ITEM(parts, 7)));
+        PyTuple_SET_ITEM(view, 2, start);
+    } else
+#endif
+    {
+        PyObject *fields = PyTuple_Pack(3, PyTuple_GET_ITEM(parts, 6), PyTuple_GET_ITEM(parts, 7),
+                                        start);
+        Py_DECREF(start);
+        if (fields == NULL)
+            return NULL;
+        PyObject *call = PyTuple_Pack(1, fields);
+        Py_DECREF(fields);
+        if (call == NULL)
+            return NULL;
+        view = PyTuple_Type.tp_new(view_type, call, NULL); /* (tuple.__new__(View, ...)) */
+        Py_DECREF(call);
+        if (view == NULL)
+            return NULL;
+    }
+    Handle *out = (Handle *)cls->tp_alloc(cls, 0);
+    if (out == NULL) {
+        Py_DECREF(view);
+        return NULL;
+    }
+    out->view = view;
+    out->storage = Py_NewRef(PyTuple_GET_ITEM(parts, 1));
+    out->readonly = Py_NewRef(PyTuple_GET_ITEM(parts, 2));
+    out->dtype = Py_NewRef(PyTuple_GET_ITEM(parts, 3));
+    out->identity = Py_NewRef(PyTuple_GET_ITEM(parts, 4));
+    out->host = Py_NewRef(Py_None);
+    return (PyObject *)out;
+}
+
+static PyMethodDef methods[] = {
+    {"row", (PyCFunction)(void (*)(void))row, METH_FASTCALL, "row(parts, i): row i of an array, a new handle (host.py)."},
+    {"install", install, METH_VARARGS,
+     "install(getitem_slow, setitem_slow, tracing, scalars, integers, shape_setter): the "
+     "Python paths and the objects the fast paths look at."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "numloom.core._speedups", "numloom's array handle in C.", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__speedups(void) {
+    if (PyType_Ready(&HandleType) < 0)
+        return NULL;
+    s_version = PyUnicode_InternFromString("version");
+    s_arg = PyUnicode_InternFromString("arg");
+    s_exports = PyUnicode_InternFromString("exports");
+    if (!s_version || !s_arg || !s_exports)
+        return NULL;
+    PyObject *m = PyModule_Create(&module_def);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(&HandleType);
+    if (PyModule_AddObject(m, "Handle", (PyObject *)&HandleType) < 0) {
+        Py_DECREF(&HandleType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
