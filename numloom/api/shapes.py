@@ -16,7 +16,38 @@ from ..core.views import broadcast_shapes, broadcast_view, warn_on_first_write
 
 
 def _contiguous_stand_in(shape: tuple):
-    return _np.lib.stride_tricks.as_strided(_np.zeros(1, _np.int8), shape, (0,) * len(shape))
+    """A read-only int8 array of ``shape`` over one byte (zero strides): NumPy's shape
+    functions run on it for their results and errors, and never copy."""
+    return _np.ndarray(shape, _np.int8, _ONE_BYTE, 0, (0,) * len(shape))
+
+
+_ONE_BYTE = bytes(1)
+
+
+def _reshaped(old: tuple, shape, order) -> tuple:
+    """NumPy's shape for ``reshape(a of shape old, shape)``: ints and one -1 resolved here,
+    anything else (and every error) by NumPy on a stand-in."""
+    if type(shape) is int:
+        shape = (shape,)
+    if type(shape) is tuple and order in ("C", "c", "F", "f", "A", "a"):
+        size, known, unknown = 1, 1, -1
+        for d in old:
+            size *= d
+        for k, d in enumerate(shape):
+            if type(d) is not int or d < -1:
+                break
+            if d == -1:
+                if unknown >= 0:
+                    break
+                unknown = k
+            else:
+                known *= d
+        else:
+            if unknown < 0 and known == size:
+                return shape
+            if unknown >= 0 and known and size % known == 0:
+                return shape[:unknown] + (size // known,) + shape[unknown + 1 :]
+    return _np.reshape(_contiguous_stand_in(old), shape, order=order).shape
 
 
 def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
@@ -24,7 +55,7 @@ def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
     a = asarray(a)
     shape = newshape if shape is None else shape
     # NumPy resolves -1 and raises its errors; a zero-stride stand-in never copies.
-    new_shape = _np.reshape(_contiguous_stand_in(a.shape), shape, order=order).shape
+    new_shape = _reshaped(a.shape, shape, order)
     if _fortran_order(a, order):
         # F order is C order on reversed axes: NumPy's own identity (its reshape does this).
         out = transpose(reshape_array(transpose(a), new_shape[::-1]))
