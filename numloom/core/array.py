@@ -442,11 +442,17 @@ def _adopt(a: ndarray, storage: Storage, view: View, readonly: bool = False,
 def result(n: Node, device: str | None = None) -> ndarray:
     """A new array (with its own storage) whose value is node ``n``: the whole of it, so the
     handle is its storage's identity (every traced operation makes one: kept short)."""
+    if _HANDLE is not None:  # (the same, in C)
+        return _HANDLE(_RESULT_TYPES[len(n.shape) > 0], Storage(n, device or get_device()),
+                       _whole(n.shape), False, n.dtype, True)  # fmt: skip
     a = ndarray.__new__(_RESULT_TYPES[len(n.shape) > 0])
     a._storage = Storage(n, device or get_device())
     a._view, a._readonly, a._dtype, a._identity = _whole(n.shape), False, n.dtype, True
     a._host = None
     return a
+
+
+_HANDLE = None if _speedups is None else _speedups.handle
 
 
 def array_result(n: Node, device: str | None = None) -> ndarray:
