@@ -156,13 +156,13 @@ def to_host(buffer: Buffer) -> np.ndarray:
     return host
 
 
-def write_bytes(buffer: Buffer, offset: int, address: int, nbytes: int) -> None:
-    """Copy ``nbytes`` of host memory at ``address`` into a device buffer at byte ``offset``,
-    in stream order (pageable memory is staged before the call returns)."""
+def write_bytes(data: DeviceArray, offset: int, address: int, nbytes: int) -> None:
+    """Copy ``nbytes`` of host memory at ``address`` into device memory ``data`` at byte
+    ``offset``, in stream order (pageable memory is staged before the call returns)."""
     from cuda.bindings import driver
 
-    state = _get(buffer.device)
-    _check(driver.cuMemcpyHtoDAsync(buffer.data.ptr + offset, address, nbytes,
+    state = _get(data.device)
+    _check(driver.cuMemcpyHtoDAsync(data.ptr + offset, address, nbytes,
                                     state.stream.handle), "cuMemcpyHtoDAsync")  # fmt: skip
     count("host_to_device_bytes", nbytes)
 

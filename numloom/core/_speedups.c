@@ -162,7 +162,11 @@ static int writes_in_place(Handle *self, PyObject *key, PyObject *value) {
             Py_DECREF(version);
             return -1;
         }
-        if (Py_REFCNT(arg) <= 2) { /* the version (and this function) holds the buffer */
+        /* the version (and this function) holds the buffer; a device's host mirror also
+         * needs the buffer to still be of the class the view was made for (host.py's
+         * ``_set_device_element``: its writes are still to be copied to the device) */
+        if (Py_REFCNT(arg) <= 2 &&
+            (PyTuple_GET_SIZE(h) < 5 || (PyObject *)Py_TYPE(arg) == PyTuple_GET_ITEM(h, 4))) {
             PyObject *exports = PyObject_GetAttr(arg, s_exports);
             if (exports == NULL) {
                 Py_DECREF(arg);

@@ -275,6 +275,7 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
                         version is self._storage.version
                         and _getrefcount(version) <= 3
                         and _getrefcount(version.arg) <= 2
+                        and (len(h) < 5 or type(version.arg) is h[4])  # (a device's mirror)
                         and not version.arg.exports
                         and not _TRACING
                         and not self._readonly
@@ -283,6 +284,7 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
                     ):  # fmt: skip
                         host[key] = value
                         return
+                    version = None  # (a reference held here would look like another holder)
                 ndim = len(self._view.shape)
                 if ((t is int and ndim == 1) or (t is tuple and _full_integer(key, ndim))) and (
                     self._set_element(key, value)

@@ -17,6 +17,15 @@ from .views import _WARN_ON_WRITE, _warns_on_write, warn_on_first_write
 
 _TRACING = realize.TRACING  # (the list itself: numloom.jit appends while it traces)
 _NDARRAY: list = [None]  # numloom's ndarray class (array.py binds it)
+# A device array's host mirror up to this size is copied whole after a loop of element writes
+# (``_set_device_element``); a larger one copies the range written.
+WHOLE_UPLOAD = 1 << 16
+
+
+class _NEVER:
+    """No buffer is of this class: a host view whose writes must each go through Python."""
+
+
 _ROW: list = [None]  # numloom.core._speedups.row where the handle is compiled (array.py binds it)
 _ASARRAY: list = [None]  # numloom's asarray (unpickling)
 
@@ -217,14 +226,34 @@ class HostAccess:
 
     def _set_device_element(self, key, value) -> bool:
         """An element write into a computed GPU array that nothing else holds: into its host
-        mirror (NumPy's casts and errors), then those bytes to the device, in stream order."""
+        mirror (NumPy's casts and errors); the bytes written reach the device before anything
+        next reads its buffer (``realize.write_through``: one copy for a loop of writes).
+
+        A mirror of at most ``WHOLE_UPLOAD`` bytes is marked written as a whole, and the
+        writable view is kept in the handle's host view (``_host[2]``, with the buffer class
+        that must still hold, ``realize._Uploading``): the next writes go straight into the
+        mirror (core/_speedups.c, or ``__setitem__``'s fast path) until the device takes the
+        buffer's data, which copies the mirror once. A larger mirror has each write's range
+        marked, in Python."""
         storage = self._storage
         mirror = realize.host_mirror(storage)
-        mirror.flags.writeable = True
-        try:
-            strided(mirror.reshape(-1).view(self._dtype), self._view)[key] = value
-        finally:
-            mirror.flags.writeable = False
+        version = storage.version
+        h = self._host
+        if h is None or h[2] is None or h[0]() is not version:
+            mirror.flags.writeable = True
+            try:
+                writable = strided(mirror.reshape(-1).view(self._dtype), self._view)
+            finally:
+                mirror.flags.writeable = False
+            host = writable.view()
+            host.flags.writeable = False
+            whole = mirror.nbytes <= WHOLE_UPLOAD
+            h = self._host = (weakref.ref(version), host, writable, host.ndim,
+                              realize._Uploading if whole else _NEVER)  # fmt: skip
+        h[2][key] = value
+        if h[4] is not _NEVER:
+            realize.write_through(storage, 0, mirror.nbytes)
+            return True
         view = self._view
         offset = view.offset
         for i, n, stride in zip((key,) if type(key) is int else key, view.shape, view.strides):

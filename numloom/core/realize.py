@@ -146,10 +146,42 @@ def host_mirror(storage: Storage) -> _np.ndarray:
 
 
 def write_through(storage: Storage, offset: int, nbytes: int) -> None:
-    """Copy bytes ``[offset, offset + nbytes)`` of a device storage's host mirror, just
-    written, to the device (after the work already queued there)."""
-    address = storage.mirror[1].ctypes.data + offset
-    _backend(storage.device).write_bytes(storage.version.arg, offset, address, nbytes)
+    """Bytes ``[offset, offset + nbytes)`` of a device storage's host mirror were just written
+    (an element write in a Python loop): they reach the device buffer before anything reads
+    it. The buffer becomes an ``_Uploading`` one until then, remembering the range written
+    (one copy for a loop of writes, made when a kernel, a copy to the host or an export next
+    takes the buffer's data)."""
+    buffer = storage.version.arg
+    with _UPLOAD_LOCK:
+        if type(buffer) is _Uploading:
+            entry = _UPLOADS[buffer]
+            entry[1] = min(entry[1], offset)
+            entry[2] = max(entry[2], offset + nbytes)
+        else:
+            _UPLOADS[buffer] = [storage.mirror[1], offset, offset + nbytes]
+            buffer.__class__ = _Uploading
+
+
+class _Uploading(Buffer):
+    """A device buffer whose host mirror holds writes the device has not: taking its data
+    copies them to the device first (in stream order), and it is a plain ``Buffer`` again."""
+
+    __slots__ = ()
+
+    @property
+    def data(self):
+        with _UPLOAD_LOCK:
+            if type(self) is _Uploading:  # (another thread may have copied them meanwhile)
+                mirror, start, stop = _UPLOADS.pop(self)
+                _backend(self.device).write_bytes(_DATA(self), start, mirror.ctypes.data + start,
+                                                  stop - start)  # fmt: skip
+                self.__class__ = Buffer  # (after the copy is queued: other threads wait here)
+        return _DATA(self)
+
+
+_DATA = Buffer.__dict__["data"].__get__  # a Buffer's own data slot
+_UPLOADS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # buffer -> [mirror, start, stop]
+_UPLOAD_LOCK = threading.RLock()
 
 
 def value_read() -> None:

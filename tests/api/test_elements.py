@@ -349,3 +349,30 @@ def test_gpu_element_writes_in_a_loop_land_and_keep_other_holders():
         assert grid.get()[1, 2] == 7 and int((grid * 1).get()[3, 4]) == 10
         with pytest.raises(OverflowError):
             nl.zeros(3, dtype="uint8")[1] = 300
+
+
+def test_gpu_element_writes_reach_the_device_in_one_copy():
+    """A loop of element writes copies its bytes to the device once, when a kernel next reads
+    the array: the whole mirror of a small array, the range written of a large one; a write
+    after that copy is copied again before the next read."""
+    from numloom.core.device import cuda_problem
+
+    if cuda_problem() is not None:
+        pytest.skip(f"CUDA is not usable here: {cuda_problem()}")
+    with nl.device("cuda"):
+        for n, first, stop, want_bytes in ((1000, 2, 1000, 8000), (20000, 100, 200, 800)):
+            a = nl.zeros(n)
+            a[0], a[1] = 1.0, 2.0
+            a.get()  # (their copy to the device)
+            before = nl.stats()["host_to_device_bytes"]
+            for i in range(first, stop):
+                a[i] = i * 0.5
+            want = numpy.zeros(n)
+            want[:2] = 1.0, 2.0
+            want[first:stop] = numpy.arange(first, stop) * 0.5
+            numpy.testing.assert_array_equal((a * 1).get(), want)
+            assert nl.stats()["host_to_device_bytes"] - before == want_bytes
+            a[first] = -1.0
+            want[first] = -1.0
+            numpy.testing.assert_array_equal((a + 0).get(), want)
+            numpy.testing.assert_array_equal(a.get(), want)
