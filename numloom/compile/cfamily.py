@@ -30,34 +30,6 @@ def _store(k: kir.Kernel, s: kir.Store) -> str:
     return f"if ({s.when}) {store}" if s.when else store
 
 
-def fp_checks(k: kir.Kernel, floats: bool = True) -> tuple:
-    """A map kernel's floating-point error checks (fperrors.py): a sum of ``v - v`` per float
-    type (NaN once any ``v`` is not finite: plain adds beside the kernel's own arithmetic), an
-    or of integer divisions by zero (``int``) and one of float-to-integer casts out of range
-    (``cast``). ``floats=False`` leaves the float sums out (the CPU reads the IEEE flags).
-    Returns (declarations before the loop, statements per element, the test after it, the
-    float accumulators, the integer ones, the flag bits (fperrors.BITS) the test stands for)."""
-    acc = {"float": "nl_fe_f", "double": "nl_fe_d", "int": "nl_fe_i", "cast": "nl_fe_c"}
-    used = sorted({t for t, _ in k.fp if floats or t in _FLAGGED})
-    each = []
-    for t in used:
-        terms = [e for u, e in k.fp if u == t]
-        flagged = t in _FLAGGED
-        op = " |= " if flagged else " += "
-        each.append(acc[t] + op + (" | " if flagged else " + ").join(terms) + ";")
-    before = [f"{'int' if t in _FLAGGED else t} {acc[t]} = 0;" for t in used]
-    sums = [acc[t] for t in used if t not in _FLAGGED]
-    ints = [acc[t] for t in used if t in _FLAGGED]
-    test = " || ".join([f"{a} != {a}" for a in sums] + ints)
-    bits = " | ".join([f"({a} != {a} ? 7 : 0)" for a in sums]
-                      + [f"({acc[t]} ? {_FLAGGED[t]} : 0)" for t in used if t in _FLAGGED])
-    return before, each, test, sums, ints, bits or "0"
-
-
-# Integer checks and the flag bit each sets (fperrors.BITS): a division by 0, a bad cast.
-_FLAGGED = {"int": 1, "cast": 4}
-
-
 _INIT = {
     "sum": "0", "prod": "1", "any": "false", "all": "true",
 }  # fmt: skip

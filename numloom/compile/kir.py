@@ -96,7 +96,7 @@ class Kernel:
     # a write at computed positions that may repeat with different values: the last one stays
     last_wins: bool = False
     functions: tuple = ()  # Structs and Functions the expressions call (compiled vectorize)
-    fp: tuple = ()  # (accumulator type, C expression): floating-point error checks (fperrors.py)
+    fp: tuple = ()  # ("int" or "cast", C expression): a CPU map kernel's integer checks (fperrors.py)
     # a reduction of operations that can raise: the launcher checks its float results are finite
     fp_outputs: bool = False
     # a value carries a note (numloom.h's NL_FE_F...): a GPU kernel gets a flag word

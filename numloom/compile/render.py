@@ -27,6 +27,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+from ..core import fperrors
 from . import kir
 from .cfamily import (
     _INIT,
@@ -43,7 +44,6 @@ from .cfamily import (
     _start,
     _store,
     definitions,
-    fp_checks,
 )
 
 # Elements below which a kernel runs on one thread: waking OpenMP's (passively waiting) workers
@@ -222,17 +222,25 @@ def _block_end(lines: list, first: int) -> int:
     raise ValueError("unbalanced braces in a generated kernel")
 
 
+# A CPU map kernel's integer checks (lower.py's ``fp``): per-thread accumulators, and the
+# category each stands for (a division by 0, a cast of a NaN or an out-of-range value).
+_FP_ACC = {"int": "nl_fe_i", "cast": "nl_fe_c"}
+_FP_BIT = {"int": "divide", "cast": "invalid"}
+
+
 def _render_map(k: kir.Kernel) -> list:
     point = _lets(k.body) + [_store(k, s) for s in k.stores]
     clause, before, after = "", [], []
     if k.fp:  # integer checks (fperrors.py), folded into the flag word at the end (the IEEE
         # flags stand for the float ones)
-        before, each, test, sums, ints, bits = fp_checks(k, floats=not k.fenv)
-        point += each
-        clause = (f" reduction(+:{', '.join(sums)})" if sums else "") + (
-            f" reduction(|:{', '.join(ints)})" if ints else ""
-        )
-        after = [f"if ({test}) fpw[0] |= {bits};"] if test else []
+        used = sorted({check for check, _ in k.fp})
+        before = [f"int {_FP_ACC[c]} = 0;" for c in used]
+        point += [f"{_FP_ACC[c]} |= " + " | ".join(e for u, e in k.fp if u == c) + ";"
+                  for c in used]  # fmt: skip
+        clause = f" reduction(|:{', '.join(_FP_ACC[c] for c in used)})"
+        test = " || ".join(_FP_ACC[c] for c in used)
+        bits = " | ".join(f"({_FP_ACC[c]} ? {fperrors.BITS[_FP_BIT[c]]} : 0)" for c in used)
+        after = [f"if ({test}) fpw[0] |= {bits};"]
     if k.flat:
         (n,) = k.outer
         return (
