@@ -106,6 +106,23 @@ def _load_pipeline(arch: str) -> None:
         pass
 
 
+def fixed_functions(device: str, name: str, source: str, kernels: tuple) -> dict:
+    """The ``__global__`` functions ``kernels`` of a fixed CUDA source (numloom's own, not
+    generated: compaction, the product check), compiled once per device and kept by ``name``."""
+    state = _get(device)
+    functions = state.functions.get(name)
+    if functions is None:
+        from cuda.core import ObjectCode
+
+        from ..compile.compiler import compile_cuda, cuda_code_kind
+
+        code = compile_cuda(source, state.arch, name_hint=name)
+        module = (ObjectCode.from_cubin(code) if cuda_code_kind(code) == "cubin"
+                  else ObjectCode.from_ptx(code))  # fmt: skip
+        functions = state.functions[name] = {k: module.get_kernel(k) for k in kernels}
+    return functions
+
+
 def synchronize(device: str) -> None:
     if device in _devices:
         _devices[device].stream.sync()

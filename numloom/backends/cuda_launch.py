@@ -21,7 +21,7 @@ from ..core.device import CudaError
 from ..core.realize import Buffer, count
 from . import cublas, reference
 from .cpu import positions
-from .cuda_device import SHORT_REDUCTION, THREADS, _check, _Device, _get
+from .cuda_device import SHORT_REDUCTION, THREADS, _check, _Device, _get, fixed_functions
 from .cuda_graph import Launch, run_eagerly, run_segment
 from .cuda_memory import DeviceArray, _zero, to_device, to_host
 from .cuda_programs import Program, Recipe, Step, _on_gpu, _program, _tokens
@@ -103,11 +103,12 @@ def _run_kernels(program: Program, segment: tuple, order: list, values: dict,
             recipe = program.recipes[i] = _recipe(step, order, state.sms)
         flag = None
         if step.fp or step.fp_outputs:  # (fperrors.py)
-            reports = fperrors.may_report(order[p] for p in step.nodes)
+            bits = fperrors.reported(order[p] for p in step.nodes)
+            reports = bool(bits & fperrors.NOT_FINITE)
             reporting = reporting or reports
             # a GPU cannot see an underflow: where the state warns or raises on one, NumPy
             # runs the segment again on the host (rare: NumPy ignores underflow by default)
-            rerun = rerun or fperrors.may_report((order[p] for p in step.nodes), UNDER)
+            rerun = rerun or bool(bits & UNDER)
             flag = _fp_words(state)[0 if reports else 1][1]
         errors = _step_launches(step, recipe, order, values, device, deps, launches, held,
                                 program.reuse.get(i), flag)  # fmt: skip
@@ -461,23 +462,12 @@ def _check_finite(out: DeviceArray, word: int, device: str) -> None:
     from cuda.core import LaunchConfig, launch
 
     state = _get(device)
-    functions = state.functions.get("nl_finite")
-    if functions is None:
-        from cuda.core import ObjectCode
-
-        from ..compile.compiler import compile_cuda, cuda_code_kind
-
-        code = compile_cuda(_FINITE_SOURCE, state.arch, name_hint="nl_finite")
-        module = (ObjectCode.from_cubin(code) if cuda_code_kind(code) == "cubin"
-                  else ObjectCode.from_ptx(code))  # fmt: skip
-        functions = state.functions["nl_finite"] = {
-            t: module.get_kernel(f"nl_finite_{t}") for t in ("f", "d")
-        }
+    functions = fixed_functions(device, "nl_finite", _FINITE_SOURCE, ("nl_finite_f", "nl_finite_d"))
     single = out.dtype in (np.float32, np.complex64)  # (a complex value: two floats)
     n = math.prod(out.shape) * (2 if out.dtype.kind == "c" else 1)
     grid = max(1, min(-(-n // THREADS), 4 * state.sms))
     launch(state.stream, LaunchConfig(grid=grid, block=THREADS),
-           functions["f" if single else "d"], np.uint64(out.ptr), np.int64(n),
+           functions["nl_finite_f" if single else "nl_finite_d"], np.uint64(out.ptr), np.int64(n),
            np.uint64(word))  # fmt: skip
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.realize import count
-from .cuda_device import _check, _get
+from .cuda_device import _check, _get, fixed_functions
 from .cuda_memory import DeviceArray
 
 THREADS = 256
@@ -97,21 +97,8 @@ extern "C" __global__ void __launch_bounds__(NL_THREADS) nl_true_positions(
 
 
 def _functions(device: str) -> dict:
-    state = _get(device)
-    functions = state.functions.get("nl_true_positions")
-    if functions is None:
-        from cuda.core import ObjectCode
-
-        from ..compile.compiler import compile_cuda, cuda_code_kind
-
-        code = compile_cuda(SOURCE, state.arch, name_hint="nl_true_positions")
-        module = (ObjectCode.from_cubin(code) if cuda_code_kind(code) == "cubin"
-                  else ObjectCode.from_ptx(code))  # fmt: skip
-        functions = state.functions["nl_true_positions"] = {
-            name: module.get_kernel(name)
-            for name in ("nl_true_counts", "nl_true_offsets", "nl_true_positions")
-        }
-    return functions
+    return fixed_functions(device, "nl_true_positions", SOURCE,
+                           ("nl_true_counts", "nl_true_offsets", "nl_true_positions"))  # fmt: skip
 
 
 def true_positions(mask: DeviceArray, offset: int, n: int, device: str) -> DeviceArray:

@@ -129,6 +129,21 @@ def may_report(nodes, bits: int = NOT_FINITE) -> bool:
     return False
 
 
+def reported(nodes) -> int:
+    """The categories (``BITS``) that the error states ``nodes`` were called under warn or
+    raise on, together (``may_report`` for all of them in one pass)."""
+    seen, bits = None, 0
+    for n in nodes:
+        call = n.call
+        if call is not None and call[0] is not seen:
+            seen = call[0]
+            bits |= _reports(seen)
+            if bits == ALL_BITS:
+                break
+    return bits
+
+
+ALL_BITS = 15
 _REPORTING: dict = {}  # NumPy's error-state object -> the BITS it warns or raises on
 
 

@@ -305,3 +305,23 @@ def test_reductions_of_raising_operations_warn_as_numpy(case, state):
     assert messages == want_messages
     if want_error is None:
         numpy.testing.assert_array_equal(out, want_out)
+
+
+def test_reported_gathers_the_categories_of_every_call_state():
+    """What a GPU launch asks of its nodes' error states in one pass: the categories any of
+    them warns or raises on (underflow among them: a GPU segment then runs on the host)."""
+    from numloom.core import fperrors
+
+    x = nl.asarray(numpy.ones(3))
+    with numpy.errstate(all="ignore", under="raise"):
+        a = x / 3
+    with numpy.errstate(all="ignore", divide="warn"):
+        b = a * 2
+    nodes = [a._storage.version, b._storage.version]
+    bits = fperrors.BITS
+    assert fperrors.reported(nodes) == bits["under"] | bits["divide"]
+    assert fperrors.reported(nodes[:1]) == bits["under"]
+    with numpy.errstate(all="ignore"):
+        c = x * 5
+    assert fperrors.reported([c._storage.version]) == 0
+    numpy.testing.assert_array_equal(numpy.asarray(b), numpy.full(3, 2 / 3))
