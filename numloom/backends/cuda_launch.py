@@ -433,12 +433,12 @@ def _matmul(program: Program, i: int, order: list, values: dict, device: str) ->
             cublas.gemm(gemm, root.dtype, values[b_pos].ptr, values[a_pos].ptr, out.ptr,
                         int(_get(device).stream.handle), device)  # fmt: skip
     values[out_pos] = out
-    if root.size and fperrors.may_report([root]):  # "overflow encountered in matmul"
+    bits = fperrors.reported([root]) if root.size else 0
+    if bits & fperrors.NOT_FINITE:  # "overflow encountered in matmul"
         state = _get(device)
         if gemm.k:
             _check_finite(out, _fp_words(state)[0][1], device)
-        _read_fp_word(state, fperrors.may_report([root], UNDER), program, (i,), order, values,
-                      device)  # fmt: skip
+        _read_fp_word(state, bool(bits & UNDER), program, (i,), order, values, device)
 
 
 _FINITE_SOURCE = r"""

@@ -263,7 +263,7 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
 
     def __setitem__(self, key, value=None, *deleting):
         if deleting:  # (``del a[key]``: the compiled handle passes a third argument)
-            raise ValueError("cannot delete array elements")
+            _delitem(self, key)
         if type(value) in _SCALARS:
             t = type(key)
             if t is int or t is tuple:

@@ -143,7 +143,7 @@ def reported(nodes) -> int:
     return bits
 
 
-ALL_BITS = 15
+ALL_BITS = sum(BITS.values())
 _REPORTING: dict = {}  # NumPy's error-state object -> the BITS it warns or raises on
 
 

@@ -80,12 +80,13 @@ def _rows(a, start: int = 0, stop: int | None = None):
                                        dtype)  # fmt: skip
     warns = bool(_WARN_ON_WRITE) and _warns_on_write(a)
     ndarray = _NDARRAY[0]
+    rows = range(start, n if stop is None else stop)
     if _ROW[0] is not None and not warns:  # (numloom.core._speedups: the same, in C)
         parts = (ndarray, storage, readonly, dtype, identity, View, shape, strides, view.offset,
                  step)  # fmt: skip
-        return map(_ROW[0], itertools.repeat(parts), range(start, n if stop is None else stop))
+        return map(_ROW[0], itertools.repeat(parts), rows)
     return _python_rows(ndarray, storage, readonly, dtype, identity, warns, shape, strides,
-                        view.offset, step, range(start, n if stop is None else stop))  # fmt: skip
+                        view.offset, step, rows)  # fmt: skip
 
 
 def _python_rows(ndarray, storage, readonly, dtype, identity, warns, shape, strides, offset,
