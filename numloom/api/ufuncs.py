@@ -492,11 +492,18 @@ class _Plain:
     """What a plain call of one ufunc on one combination of operand types needs: its loop,
     and whether a scalar's value can still send the call to ``apply``."""
 
-    __slots__ = ("loop", "check", "slow", "names", "raising")
+    __slots__ = ("loop", "check", "slow", "names", "raising", "bounds")
 
     def __init__(self, uf: ufunc, loop: tuple, keys: tuple):
         self.loop = loop
         self.check = any(k is int for k in keys) or uf.__name__ == "power"
+        # what ``_value_matters`` checks, for the compiled path: the range each Python int
+        # operand must lie in (None: a power, whose exponent's sign matters, checks in Python)
+        self.bounds = None if uf.__name__ == "power" else tuple(
+            (_int_range(d) if d.kind in "iu" else (int(_INT64.min), int(_INT64.max)))
+            if k is int else None
+            for k, d in zip(keys, loop)
+        )  # fmt: skip
         self.slow = (
             uf.__name__ == "power" and loop[1].kind == "i" and isinstance(keys[1], _np.dtype)
         )

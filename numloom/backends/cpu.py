@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import os
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -22,6 +21,7 @@ import numpy as np
 from ..compile import pipeline
 from ..compile.schedule import Plan
 from ..core import config, fperrors
+from ..core.array import _speedups
 from ..core.dag import Op, node, structure, toposort, warn_at_user
 from ..core.realize import Buffer, count
 from . import reference
@@ -69,6 +69,11 @@ class Step:
         """Where ``params`` lies (NumPy's ``.ctypes`` costs microseconds a call)."""
         return self.params.ctypes.data
 
+    @functools.cached_property
+    def fn_address(self) -> int:
+        """Where the compiled function lies (``_speedups.launch`` calls it there)."""
+        return ctypes.cast(self.fn, ctypes.c_void_p).value
+
 
 
 
@@ -81,15 +86,23 @@ class Program:
 
 PLAN_CACHE_SIZE = 1024  # programs kept (least recently used dropped first)
 _warned_no_compiler = False
+_ready: dict = {}  # (NUMLOOM_BACKEND, NUMLOOM_CC, CC, PATH) -> a working compiler was found
 
 
 def _compiler_ready() -> bool:
     global _warned_no_compiler
-    if os.environ.get("NUMLOOM_BACKEND", "compiled") == "numpy":
+    setting = (config.env("NUMLOOM_BACKEND"), config.env("NUMLOOM_CC"), config.env("CC"),
+               config.env("PATH"))  # fmt: skip
+    if setting[0] == "numpy":
         return False
+    if _ready.get(setting):  # (every sync asks: a compiler found once for this environment)
+        return True
     from ..compile.compiler import has_c_compiler
 
     if has_c_compiler():
+        if len(_ready) >= 64:
+            _ready.clear()
+        _ready[setting] = True
         return True
     if not _warned_no_compiler:
         _warned_no_compiler = True
@@ -239,10 +252,14 @@ def _launch(step: Step, order: list, values: dict, blocks: dict) -> None:
         outs.append(out)
     errors = [np.zeros(2 * len(step.checks), np.int64)] if step.checks else []
     flags = [np.zeros(1, np.int64)] if step.fp or step.fenv else []
-    pointers = (ctypes.c_void_p * (len(arrays) + len(outs) + len(errors) + len(flags)))(
-        *[a.ctypes.data for a in arrays + outs + errors + flags]
-    )
-    step.fn(pointers, step.params_address, _constants(step, order))
+    if _LAUNCH is not None:  # (the same call, in C)
+        _LAUNCH(step.fn_address, arrays + outs + errors + flags, step.params_address,
+                _constants(step, order))  # fmt: skip
+    else:
+        pointers = (ctypes.c_void_p * (len(arrays) + len(outs) + len(errors) + len(flags)))(
+            *[a.ctypes.data for a in arrays + outs + errors + flags]
+        )
+        step.fn(pointers, step.params_address, _constants(step, order))
     if errors and errors[0].any():
         with np.errstate(all="ignore"):
             raise_data_error(step, partial(_interpret, step, order, values, positions(order)))
@@ -256,6 +273,9 @@ def _launch(step: Step, order: list, values: dict, blocks: dict) -> None:
         return
     for p, a in zip(step.outputs, outs):
         values[p] = a
+
+
+_LAUNCH = None if _speedups is None else _speedups.launch
 
 
 def raise_data_error(step: Step, rerun) -> None:

@@ -15,19 +15,8 @@
  * (reference counts), the buffer is not exported, no function is being traced and the array
  * is writable.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "_speedups.h"
 #include <structmember.h>
-
-typedef struct {
-    PyObject_HEAD
-    PyObject *storage;
-    PyObject *readonly;
-    PyObject *host;
-    PyObject *view;
-    PyObject *dtype;
-    PyObject *identity;
-} Handle;
 
 /* What ``install`` hands over: the Python paths and the objects the fast paths look at. */
 static PyObject *getitem_slow, *setitem_slow, *tracing, *scalars, *integers, *shape_setter;
@@ -57,23 +46,6 @@ static void handle_dealloc(Handle *self) {
     PyObject_GC_UnTrack(self);
     handle_clear(self);
     Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-/* The weakly referenced object of ``ref``, borrowed (NULL if it is gone), compared by
- * identity only. */
-static PyObject *referent(PyObject *ref) {
-#if PY_VERSION_HEX >= 0x030D0000
-    PyObject *obj = NULL;
-    if (PyWeakref_GetRef(ref, &obj) <= 0) {
-        PyErr_Clear();
-        return NULL;
-    }
-    Py_DECREF(obj); /* (the caller holds the version it compares with) */
-    return obj;
-#else
-    PyObject *obj = PyWeakref_GetObject(ref);
-    return obj == Py_None ? NULL : obj;
-#endif
 }
 
 /* Whether ``key`` (an int or a tuple) indexes one element of an ``ndim``-d array: an int
@@ -111,7 +83,7 @@ static int current_host(Handle *self, PyObject **version) {
     PyObject *v = PyObject_GetAttr(self->storage, s_version);
     if (v == NULL)
         return -1;
-    if (referent(PyTuple_GET_ITEM(h, 0)) != v) {
+    if (nl_referent(PyTuple_GET_ITEM(h, 0)) != v) {
         Py_DECREF(v);
         return 0;
     }
@@ -270,7 +242,7 @@ static PyMemberDef handle_members[] = {
     {NULL},
 };
 
-static PyTypeObject HandleType = {
+PyTypeObject HandleType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "numloom.core._speedups.Handle",
     .tp_basicsize = sizeof(Handle),
@@ -280,6 +252,8 @@ static PyTypeObject HandleType = {
     .tp_clear = (inquiry)handle_clear,
     .tp_dealloc = (destructor)handle_dealloc,
     .tp_as_mapping = &handle_mapping,
+    .tp_as_number = &nl_handle_number,
+    .tp_richcompare = nl_handle_richcompare,
     .tp_members = handle_members,
     .tp_getset = handle_getset,
     .tp_new = PyType_GenericNew,
@@ -433,6 +407,10 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL)
         return NULL;
+    if (PyModule_AddFunctions(m, nl_tracing_methods) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     Py_INCREF(&HandleType);
     if (PyModule_AddObject(m, "Handle", (PyObject *)&HandleType) < 0) {
         Py_DECREF(&HandleType);

@@ -576,6 +576,44 @@ def bind_namespace(api) -> None:
     global _namespace, _api
     _namespace, _api = api, api.numpy_api
     methods.bind(api)
+    if _speedups is not None:
+        _install_tracing(api)
+
+
+def _install_tracing(api) -> None:
+    """Hand the compiled traced operation (``_speedups``' _tracing.c) what it works with: the
+    classes whose slots it fills, the dicts it shares with the Python path, and the Python
+    functions it calls for the rest. The operators of ``Handle`` and every ufunc call then
+    take the compiled path first, and a sync's walk of the DAG is done in C."""
+    from . import dag
+
+    ufuncs, np_api = api.ufuncs, api.numpy_api
+    python_plain_call = ufuncs._plain_call
+    _speedups.install_tracing({
+        "Node": Node, "Storage": Storage, "Plain": ufuncs._Plain, "ndarray": ndarray,
+        "Scalar": _Scalar,
+        "sids": dag._sids, "interned": dag._interned, "dag_sweep": dag._sweep, "MAP": Op.MAP,
+        "MAP_ID": dag._MAP_ID, "map_node": dag.map_node, "user_line": dag.user_line,
+        "plain_loops": ufuncs._plain_loops, "scalar_keys": ufuncs._SCALAR_KEYS,
+        "scalars": ufuncs._scalars, "as_loop_node": ufuncs.as_loop_node,
+        "plain_call": python_plain_call, "value_matters": ufuncs._value_matters,
+        "seq": realize._SEQ, "pending_refs": realize._pending.refs,
+        "pending_sweep": realize._pending._sweep, "register_limits": realize.register_limits,
+        "config": config, "extobj": fperrors._extobj_contextvar, "whole": _whole,
+        "binary": methods._binary, "compare": np_api.compare, "package": _PACKAGE,
+        "ufuncs": {name: getattr(np_api, name) for name in _OPERATOR_UFUNCS},
+    })  # fmt: skip
+    ufuncs._plain_call = methods._plain_call = _speedups.plain_call
+    dag._STRUCTURE[0] = _speedups.structure
+
+
+_PACKAGE = __name__.split(".")[0]
+_OPERATOR_UFUNCS = (
+    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "negative", "positive",
+    "absolute", "invert", "less", "less_equal", "equal", "not_equal", "greater",
+    "greater_equal",
+)  # fmt: skip
 
 
 _NOT_SUBTYPE = _numpy_message(lambda: _np.zeros(1).view(type=int))

@@ -35,6 +35,24 @@ VARIABLES = {
 }
 
 
+# CPython's os.environ keeps the process environment in a dict of bytes (on POSIX): read there,
+# a variable costs a dict lookup, not os.environ's encoding of the name and decoding of the
+# value (syncs read a few on every evaluation). It is the same dict os.environ writes.
+_ENVIRON = getattr(os.environ, "_data", None) if os.name == "posix" else None
+_ENV_KEYS: dict = {}
+
+
+def env(name: str, default=None):
+    """``os.environ.get(name, default)``, read from the environment's own dict where it can."""
+    if type(_ENVIRON) is not dict:
+        return os.environ.get(name, default)
+    key = _ENV_KEYS.get(name)
+    if key is None:
+        key = _ENV_KEYS[name] = os.fsencode(name)
+    value = _ENVIRON.get(key)
+    return default if value is None else os.fsdecode(value)
+
+
 def _int(name: str, default: int) -> int:
     try:
         return int(os.environ.get(name, default))

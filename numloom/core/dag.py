@@ -328,6 +328,8 @@ def structure(roots) -> tuple:
     if max([r.depth for r in roots], default=0) > _RECURSIVE_DEPTH:
         order = toposort(roots)
         return (order, *structure_key(order, roots))
+    if _STRUCTURE[0] is not None:  # (the same walk in C: _speedups.structure)
+        return _STRUCTURE[0](roots if type(roots) is list else list(roots))
     # toposort's order by recursion (a quarter faster than the explicit stack), each node
     # numbered and keyed as it is placed
     pos, order, items = {}, [], []
@@ -361,6 +363,7 @@ def _place(n: Node, pos: dict, order: list, items: list) -> None:
         items.append((n.sid, *[pos[id(s)] for s in srcs]))
 
 
+_STRUCTURE = [None]  # the compiled walk, once numloom's API is bound (array._install_tracing)
 _RECURSIVE_DEPTH = 400  # deeper DAGs are sorted with an explicit stack (the recursion limit)
 
 

@@ -296,6 +296,13 @@ LOCK = threading.RLock()
 def register(storage: Storage) -> None:
     """Record a storage with a new pending version; flush when its graph grows too deep."""
     _pending.add(storage)
+    register_limits(storage)
+
+
+def register_limits(storage: Storage) -> None:
+    """After a storage was registered: flush when its graph grows too deep or too many arrays
+    are pending (the compiled path registers the storages it makes and calls this only when
+    a limit is passed)."""
     if storage.version.depth > config.FLUSH_DEPTH and not _flushing:
         count("auto_flushes")
         evaluate_device(storage.device)

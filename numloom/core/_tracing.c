@@ -1,0 +1,865 @@
+/* numloom.core._speedups, the tracing half: a traced elementwise operation, and the walk of a
+ * DAG at a sync, in C.
+ *
+ * ``a * b``, ``np.exp(a)``: every traced operation of a user's program comes through
+ * ``plain``, which does what api/ufuncs.py's ``_plain_call`` does in Python, for the common
+ * case of one or two operands that are whole arrays or Python scalars:
+ *
+ *   - the loop of this ufunc on these operand types, from ``_plain_loops`` (the Python path
+ *     resolves a new combination once and caches it there);
+ *   - each operand's node: a whole array's current version, or a Python scalar's broadcast
+ *     constant from ``_scalars``;
+ *   - the interned MAP node (core/dag.py's ``_intern``: the same keys in the same dicts, so
+ *     nodes made here and in Python are one set);
+ *   - NumPy's error state and the user's line, for an operation that can set an error flag
+ *     (fperrors.record);
+ *   - the result: a new Storage registered as pending (realize.register) and a handle on it
+ *     (array.result).
+ *
+ * Anything else (broadcasting, a view, a scalar whose value matters, a first call) returns
+ * "not handled" and the Python path runs, which stays the reference and runs everything when
+ * ``NUMLOOM_PURE_PYTHON=1``.
+ *
+ * numloom's classes (Node, Storage, _Plain) are Python classes with ``__slots__``: their
+ * fields are read and written here at the offsets of their slot descriptors, found by name
+ * when ``install_tracing`` is called, so both paths make the same objects.
+ */
+#include "_speedups.h"
+#include <structmember.h>
+
+#define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
+
+/* Set a slot of a freshly allocated object (it holds NULL) or replace its value. */
+static inline void slot_set(PyObject *o, Py_ssize_t off, PyObject *value) {
+    PyObject *old = SLOT(o, off);
+    SLOT(o, off) = value;
+    Py_XDECREF(old);
+}
+
+static int installed;
+static PyTypeObject *NodeType, *StorageType, *PlainType, *ArrayType, *ScalarType;
+static Py_ssize_t off_op, off_srcs, off_arg, off_shape, off_dtype, off_depth, off_where,
+    off_fallible, off_sid, off_call;
+static Py_ssize_t off_version, off_device, off_error, off_seq, off_mirror;
+static Py_ssize_t off_loop, off_check, off_slow, off_names, off_raising, off_bounds;
+static PyObject *sids, *interned, *dag_sweep, *op_map, *map_id, *map_node_py;
+static PyObject *plain_loops, *scalar_keys, *scalars_cache, *as_loop_node_py, *plain_call_py;
+static PyObject *value_matters_py, *seq_counter, *pending_refs, *pending_sweep;
+static PyObject *register_limits, *config_module, *extobj_var, *user_line_py, *whole_py;
+static PyObject *binary_py, *compare_py, *package, *views, *lines;
+static PyObject *s_FLUSH_DEPTH, *s_FLUSH_WIDTH, *s_name, *s_hex;
+static unsigned long inserts, adds;
+
+/* The operators' ufuncs (numloom.add, ...), by the slot that calls them. */
+enum {
+    OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_FLOORDIV, OP_MOD, OP_AND, OP_OR, OP_XOR, OP_LSHIFT,
+    OP_RSHIFT, OP_NEG, OP_POS, OP_ABS, OP_INVERT, OP_LT, OP_LE, OP_EQ, OP_NE, OP_GT, OP_GE,
+    OP_COUNT
+};
+static const char *op_names[OP_COUNT] = {
+    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "negative", "positive",
+    "absolute", "invert", "less", "less_equal", "equal", "not_equal", "greater",
+    "greater_equal",
+};
+static PyObject *op_ufuncs[OP_COUNT];
+
+#define NOT_HANDLED NULL /* (with no error set: the Python path runs) */
+
+/* --- installing ---------------------------------------------------------------------------- */
+
+static int slot_offset(PyTypeObject *t, const char *name, Py_ssize_t *off) {
+    PyObject *d = PyObject_GetAttrString((PyObject *)t, name);
+    if (d == NULL)
+        return -1;
+    int ok = Py_IS_TYPE(d, &PyMemberDescr_Type) &&
+             ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX;
+    if (ok)
+        *off = ((PyMemberDescrObject *)d)->d_member->offset;
+    Py_DECREF(d);
+    if (!ok) {
+        PyErr_Format(PyExc_TypeError, "install_tracing: %s.%s is not a __slots__ field",
+                     t->tp_name, name);
+        return -1;
+    }
+    return 0;
+}
+
+/* ``objects[name]``, a new reference stored in ``*into`` (its old value released). */
+static int take(PyObject *objects, const char *name, PyObject **into) {
+    PyObject *o = PyDict_GetItemString(objects, name);
+    if (o == NULL) {
+        PyErr_Format(PyExc_KeyError, "install_tracing: %s is missing", name);
+        return -1;
+    }
+    Py_INCREF(o);
+    Py_XSETREF(*into, o);
+    return 0;
+}
+
+static int take_type(PyObject *objects, const char *name, PyTypeObject **into) {
+    PyObject *o = NULL;
+    if (take(objects, name, &o) < 0)
+        return -1;
+    if (!PyType_Check(o)) {
+        Py_DECREF(o);
+        PyErr_Format(PyExc_TypeError, "install_tracing: %s is not a class", name);
+        return -1;
+    }
+    Py_XSETREF(*into, (PyTypeObject *)o);
+    return 0;
+}
+
+/* install_tracing(objects): the dicts, classes and Python paths the traced operation uses,
+ * by name (core/array.py's ``_install_tracing`` lists them). */
+static PyObject *install_tracing(PyObject *module, PyObject *objects) {
+    if (!PyDict_Check(objects)) {
+        PyErr_SetString(PyExc_TypeError, "install_tracing takes a dict");
+        return NULL;
+    }
+    if (take_type(objects, "Node", &NodeType) < 0 || take_type(objects, "Storage", &StorageType) < 0 ||
+        take_type(objects, "Plain", &PlainType) < 0 || take_type(objects, "ndarray", &ArrayType) < 0 ||
+        take_type(objects, "Scalar", &ScalarType) < 0)
+        return NULL;
+    if (!PyType_IsSubtype(ArrayType, &HandleType) || !PyType_IsSubtype(ScalarType, &HandleType)) {
+        PyErr_SetString(PyExc_TypeError, "install_tracing: the array classes are not handles");
+        return NULL;
+    }
+    struct {
+        PyTypeObject *t;
+        const char *name;
+        Py_ssize_t *off;
+    } fields[] = {
+        {NodeType, "op", &off_op},           {NodeType, "srcs", &off_srcs},
+        {NodeType, "arg", &off_arg},         {NodeType, "shape", &off_shape},
+        {NodeType, "dtype", &off_dtype},     {NodeType, "depth", &off_depth},
+        {NodeType, "where", &off_where},     {NodeType, "fallible", &off_fallible},
+        {NodeType, "sid", &off_sid},         {NodeType, "call", &off_call},
+        {StorageType, "version", &off_version}, {StorageType, "device", &off_device},
+        {StorageType, "error", &off_error},  {StorageType, "seq", &off_seq},
+        {StorageType, "mirror", &off_mirror}, {PlainType, "loop", &off_loop},
+        {PlainType, "check", &off_check},    {PlainType, "slow", &off_slow},
+        {PlainType, "names", &off_names},    {PlainType, "raising", &off_raising},
+        {PlainType, "bounds", &off_bounds},
+    };
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+        if (slot_offset(fields[i].t, fields[i].name, fields[i].off) < 0)
+            return NULL;
+    struct {
+        const char *name;
+        PyObject **into;
+    } named[] = {
+        {"sids", &sids},
+        {"interned", &interned},
+        {"dag_sweep", &dag_sweep},
+        {"MAP", &op_map},
+        {"MAP_ID", &map_id},
+        {"map_node", &map_node_py},
+        {"plain_loops", &plain_loops},
+        {"scalar_keys", &scalar_keys},
+        {"scalars", &scalars_cache},
+        {"as_loop_node", &as_loop_node_py},
+        {"plain_call", &plain_call_py},
+        {"value_matters", &value_matters_py},
+        {"seq", &seq_counter},
+        {"pending_refs", &pending_refs},
+        {"pending_sweep", &pending_sweep},
+        {"register_limits", &register_limits},
+        {"config", &config_module},
+        {"extobj", &extobj_var},
+        {"user_line", &user_line_py},
+        {"whole", &whole_py},
+        {"binary", &binary_py},
+        {"compare", &compare_py},
+        {"package", &package},
+    };
+    for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+        if (take(objects, named[i].name, named[i].into) < 0)
+            return NULL;
+    if (!PyDict_Check(sids) || !PyDict_Check(interned) || !PyDict_Check(plain_loops) ||
+        !PyDict_Check(scalar_keys) || !PyDict_Check(scalars_cache) || !PyDict_Check(pending_refs) ||
+        !PyUnicode_Check(package) || !PyContextVar_CheckExact(extobj_var) ||
+        !PyModule_Check(config_module)) {
+        PyErr_SetString(PyExc_TypeError, "install_tracing: an object is not of its kind");
+        return NULL;
+    }
+    PyObject *ufuncs = PyDict_GetItemString(objects, "ufuncs");
+    if (ufuncs == NULL || !PyDict_Check(ufuncs)) {
+        PyErr_SetString(PyExc_KeyError, "install_tracing: ufuncs (name -> ufunc) is missing");
+        return NULL;
+    }
+    for (int i = 0; i < OP_COUNT; i++) {
+        PyObject *uf = PyDict_GetItemString(ufuncs, op_names[i]);
+        if (uf == NULL) {
+            PyErr_Format(PyExc_KeyError, "install_tracing: ufunc %s is missing", op_names[i]);
+            return NULL;
+        }
+        Py_INCREF(uf);
+        Py_XSETREF(op_ufuncs[i], uf);
+    }
+    if (views == NULL && (views = PyDict_New()) == NULL)
+        return NULL;
+    if (lines == NULL && (lines = PyDict_New()) == NULL)
+        return NULL;
+    if (s_FLUSH_DEPTH == NULL) {
+        s_FLUSH_DEPTH = PyUnicode_InternFromString("FLUSH_DEPTH");
+        s_FLUSH_WIDTH = PyUnicode_InternFromString("FLUSH_WIDTH");
+        s_name = PyUnicode_InternFromString("__name__");
+        s_hex = PyUnicode_InternFromString("hex");
+        if (!s_FLUSH_DEPTH || !s_FLUSH_WIDTH || !s_name || !s_hex)
+            return NULL;
+    }
+    installed = 1;
+    Py_RETURN_NONE;
+}
+
+/* --- the user's line ----------------------------------------------------------------------- */
+
+/* (file, line) of the first Python frame outside numloom (dag.user_line), or None. */
+static PyObject *user_line(void) {
+#if PY_VERSION_HEX >= 0x030B0000
+    PyFrameObject *f = PyEval_GetFrame();
+    Py_XINCREF(f);
+    while (f != NULL) {
+        PyObject *globals = PyFrame_GetGlobals(f);
+        PyObject *name = globals == NULL ? NULL : PyDict_GetItemWithError(globals, s_name);
+        int ours = name != NULL && PyUnicode_Check(name) &&
+                   PyUnicode_Tailmatch(name, package, 0, PY_SSIZE_T_MAX, -1) == 1;
+        Py_XDECREF(globals);
+        if (PyErr_Occurred()) {
+            Py_DECREF(f);
+            return NULL;
+        }
+        if (!ours)
+            break;
+        PyFrameObject *back = PyFrame_GetBack(f);
+        Py_DECREF(f);
+        f = back;
+    }
+    if (f == NULL)
+        Py_RETURN_NONE;
+    /* (file, line) by the code and instruction: a line number is found by scanning the code's
+     * line table, which costs more than the rest of a traced operation */
+    PyCodeObject *code = PyFrame_GetCode(f);
+    PyObject *key = Py_BuildValue("(Ni)", PyLong_FromVoidPtr(code), PyFrame_GetLasti(f));
+    PyObject *where = NULL;
+    if (key != NULL) {
+        PyObject *known = PyDict_GetItemWithError(lines, key);
+        if (known != NULL && PyTuple_GET_ITEM(known, 0) == (PyObject *)code) {
+            where = Py_NewRef(PyTuple_GET_ITEM(known, 1));
+        } else if (!PyErr_Occurred()) {
+            where = Py_BuildValue("(Oi)", code->co_filename, PyFrame_GetLineNumber(f));
+            PyObject *entry = where == NULL ? NULL : PyTuple_Pack(2, (PyObject *)code, where);
+            if (PyDict_GET_SIZE(lines) >= 4096)
+                PyDict_Clear(lines);
+            if (entry == NULL || PyDict_SetItem(lines, key, entry) < 0)
+                Py_CLEAR(where);
+            Py_XDECREF(entry);
+        }
+        Py_DECREF(key);
+    }
+    Py_DECREF(code);
+    Py_DECREF(f);
+    return where;
+#else
+    return PyObject_CallNoArgs(user_line_py);
+#endif
+}
+
+/* --- nodes ----------------------------------------------------------------------------------- */
+
+/* The interned MAP node ``name(srcs)`` of ``shape`` and ``dtype`` (dag.map_node). */
+static PyObject *map_node(PyObject *srcs, PyObject *name, PyObject *shape, PyObject *dtype) {
+    PyObject *skey = PyTuple_Pack(4, map_id, dtype, shape, name);
+    if (skey == NULL)
+        return NULL;
+    PyObject *sid = PyDict_GetItemWithError(sids, skey);
+    Py_DECREF(skey);
+    if (sid == NULL) {
+        if (PyErr_Occurred())
+            return NULL;
+        /* a new structure: Python numbers it */
+        return PyObject_CallFunctionObjArgs(map_node_py, srcs, name, shape, dtype, NULL);
+    }
+    Py_ssize_t count = PyTuple_GET_SIZE(srcs);
+    PyObject *key = PyTuple_New(count + 1);
+    if (key == NULL)
+        return NULL;
+    PyTuple_SET_ITEM(key, 0, Py_NewRef(sid));
+    long depth = 0;
+    int fallible = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *s = PyTuple_GET_ITEM(srcs, i);
+        PyObject *id = PyLong_FromVoidPtr(s);
+        if (id == NULL) {
+            Py_DECREF(key);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(key, i + 1, id);
+        PyObject *d = SLOT(s, off_depth), *f = SLOT(s, off_fallible);
+        if (d == NULL || f == NULL || !Py_IS_TYPE(s, NodeType)) {
+            Py_DECREF(key);
+            PyErr_SetString(PyExc_TypeError, "numloom: a source is not a node");
+            return NULL;
+        }
+        long di = PyLong_AsLong(d);
+        if (di == -1 && PyErr_Occurred()) {
+            Py_DECREF(key);
+            return NULL;
+        }
+        if (di > depth)
+            depth = di;
+        fallible |= f == Py_True;
+    }
+    PyObject *ref = PyDict_GetItemWithError(interned, key);
+    if (ref != NULL) {
+        PyObject *found = nl_referent(ref);
+        if (found != NULL) {
+            Py_DECREF(key);
+            return Py_NewRef(found);
+        }
+    } else if (PyErr_Occurred()) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    PyObject *n = NodeType->tp_alloc(NodeType, 0);
+    PyObject *depth_obj = PyLong_FromLong(depth + 1);
+    if (n == NULL || depth_obj == NULL) {
+        Py_XDECREF(n);
+        Py_XDECREF(depth_obj);
+        Py_DECREF(key);
+        return NULL;
+    }
+    slot_set(n, off_op, Py_NewRef(op_map));
+    slot_set(n, off_srcs, Py_NewRef(srcs));
+    slot_set(n, off_arg, Py_NewRef(name));
+    slot_set(n, off_shape, Py_NewRef(shape));
+    slot_set(n, off_dtype, Py_NewRef(dtype));
+    slot_set(n, off_where, Py_NewRef(Py_None));
+    slot_set(n, off_sid, Py_NewRef(sid));
+    slot_set(n, off_call, Py_NewRef(Py_None));
+    slot_set(n, off_depth, depth_obj);
+    slot_set(n, off_fallible, Py_NewRef(fallible ? Py_True : Py_False));
+    PyObject *wr = PyWeakref_NewRef(n, NULL);
+    int failed = wr == NULL || PyDict_SetItem(interned, key, wr) < 0;
+    Py_XDECREF(wr);
+    Py_DECREF(key);
+    if (failed) {
+        Py_DECREF(n);
+        return NULL;
+    }
+    if ((++inserts & ((1 << 14) - 1)) == 0) { /* forget keys of dead nodes now and then */
+        PyObject *r = PyObject_CallNoArgs(dag_sweep);
+        if (r == NULL) {
+            Py_DECREF(n);
+            return NULL;
+        }
+        Py_DECREF(r);
+    }
+    return n;
+}
+
+/* Operand ``x`` as a node of ``dtype`` broadcast to ``shape`` (ufuncs.as_loop_node). */
+static PyObject *loop_node(PyObject *x, PyObject *dtype, PyObject *shape) {
+    PyTypeObject *t = Py_TYPE(x);
+    if (t == ArrayType || t == ScalarType) {
+        Handle *h = (Handle *)x;
+        if (h->identity == Py_True && h->dtype == dtype && h->view != NULL &&
+            PyTuple_Check(h->view) && PyTuple_GET_SIZE(h->view) > 0 && h->storage != NULL) {
+            PyObject *own = PyTuple_GET_ITEM(h->view, 0);
+            int same = own == shape ? 1 : PyObject_RichCompareBool(own, shape, Py_EQ);
+            if (same < 0)
+                return NULL;
+            PyObject *error = SLOT(h->storage, off_error);
+            PyObject *version = SLOT(h->storage, off_version);
+            if (same && error == Py_None && version != NULL)
+                return Py_NewRef(version);
+        }
+    } else if (t == &PyFloat_Type || t == &PyLong_Type || t == &PyBool_Type) {
+        PyObject *value = x;
+        int keyed = 1;
+        if (t == &PyFloat_Type) {
+            double v = PyFloat_AS_DOUBLE(x);
+            keyed = !(v == 0.0 || v != v); /* (0.0, -0.0 and NaNs: keyed by their hex form) */
+        }
+        if (keyed) {
+            PyObject *key = PyTuple_Pack(4, dtype, shape, (PyObject *)t, value);
+            if (key == NULL)
+                return NULL;
+            PyObject *found = PyDict_GetItemWithError(scalars_cache, key);
+            Py_DECREF(key);
+            if (found != NULL)
+                return Py_NewRef(found);
+            if (PyErr_Occurred())
+                return NULL;
+        }
+    }
+    return PyObject_CallFunctionObjArgs(as_loop_node_py, x, dtype, shape, NULL);
+}
+
+/* --- results ----------------------------------------------------------------------------- */
+
+static long config_long(PyObject *name) {
+    PyObject *v = PyDict_GetItemWithError(PyModule_GetDict(config_module), name);
+    if (v == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_AttributeError, name);
+        return -1;
+    }
+    return PyLong_AsLong(v);
+}
+
+/* A new Storage whose pending version is ``n``, registered (realize.Storage, register). */
+static PyObject *new_storage(PyObject *n, PyObject *device) {
+    PyObject *seq = PyIter_Next(seq_counter);
+    if (seq == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_RuntimeError, "numloom: the storage counter ended");
+        return NULL;
+    }
+    PyObject *s = StorageType->tp_alloc(StorageType, 0);
+    if (s == NULL) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    slot_set(s, off_version, Py_NewRef(n));
+    slot_set(s, off_device, Py_NewRef(device));
+    slot_set(s, off_error, Py_NewRef(Py_None));
+    slot_set(s, off_seq, seq);
+    slot_set(s, off_mirror, Py_NewRef(Py_None));
+    PyObject *id = PyLong_FromVoidPtr(s);
+    PyObject *wr = id == NULL ? NULL : PyWeakref_NewRef(s, NULL);
+    int failed = wr == NULL || PyDict_SetItem(pending_refs, id, wr) < 0;
+    Py_XDECREF(id);
+    Py_XDECREF(wr);
+    if (failed) {
+        Py_DECREF(s);
+        return NULL;
+    }
+    if ((++adds & 4095) == 0) { /* drop the entries of dead storages now and then */
+        PyObject *r = PyObject_CallNoArgs(pending_sweep);
+        if (r == NULL) {
+            Py_DECREF(s);
+            return NULL;
+        }
+        Py_DECREF(r);
+    }
+    long depth = PyLong_AsLong(SLOT(n, off_depth));
+    long flush_depth = config_long(s_FLUSH_DEPTH);
+    long flush_width = config_long(s_FLUSH_WIDTH);
+    if (PyErr_Occurred()) {
+        Py_DECREF(s);
+        return NULL;
+    }
+    if (depth > flush_depth || PyDict_GET_SIZE(pending_refs) > flush_width) {
+        PyObject *r = PyObject_CallOneArg(register_limits, s); /* (may evaluate now) */
+        if (r == NULL) {
+            Py_DECREF(s);
+            return NULL;
+        }
+        Py_DECREF(r);
+    }
+    return s;
+}
+
+/* A new array whose value is the whole of node ``n`` (array.result). */
+static PyObject *new_result(PyObject *n, PyObject *device) {
+    PyObject *shape = SLOT(n, off_shape), *dtype = SLOT(n, off_dtype);
+    PyObject *view = PyDict_GetItemWithError(views, shape);
+    if (view != NULL) {
+        Py_INCREF(view);
+    } else {
+        if (PyErr_Occurred())
+            return NULL;
+        view = PyObject_CallOneArg(whole_py, shape);
+        if (view == NULL)
+            return NULL;
+        if (PyDict_GET_SIZE(views) >= 4096)
+            PyDict_Clear(views);
+        if (PyDict_SetItem(views, shape, view) < 0) {
+            Py_DECREF(view);
+            return NULL;
+        }
+    }
+    PyObject *storage = new_storage(n, device);
+    if (storage == NULL) {
+        Py_DECREF(view);
+        return NULL;
+    }
+    PyTypeObject *cls = PyTuple_GET_SIZE(shape) ? ArrayType : ScalarType;
+    Handle *out = (Handle *)cls->tp_alloc(cls, 0);
+    if (out == NULL) {
+        Py_DECREF(view);
+        Py_DECREF(storage);
+        return NULL;
+    }
+    out->storage = storage;
+    out->view = view;
+    out->readonly = Py_NewRef(Py_False);
+    out->dtype = Py_NewRef(dtype);
+    out->identity = Py_NewRef(Py_True);
+    out->host = Py_NewRef(Py_None);
+    return (PyObject *)out;
+}
+
+/* --- the traced operation ------------------------------------------------------------------ */
+
+/* Whether Python int ``x`` lies in ``bounds`` = (low, high). */
+static int within(PyObject *x, PyObject *bounds) {
+    if (!PyTuple_Check(bounds) || PyTuple_GET_SIZE(bounds) != 2)
+        return 0;
+    int low = PyObject_RichCompareBool(PyTuple_GET_ITEM(bounds, 0), x, Py_LE);
+    if (low <= 0)
+        return low;
+    return PyObject_RichCompareBool(x, PyTuple_GET_ITEM(bounds, 1), Py_LE);
+}
+
+/* ``uf(*args)`` for one or two operands, each a whole array or a Python scalar: the traced
+ * result, or NOT_HANDLED (NULL, no error) when the Python path must run. */
+static PyObject *plain(PyObject *uf, PyObject *const *args, Py_ssize_t nargs) {
+    if (!installed || nargs < 1 || nargs > 2)
+        return NOT_HANDLED;
+    PyObject *keys[3] = {uf, NULL, NULL};
+    PyObject *first = NULL; /* the first array operand: the shape and device */
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyTypeObject *t = Py_TYPE(args[i]);
+        if (t == ArrayType || t == ScalarType) {
+            keys[i + 1] = ((Handle *)args[i])->dtype;
+            if (first == NULL)
+                first = args[i];
+        } else {
+            keys[i + 1] = PyDict_GetItemWithError(scalar_keys, (PyObject *)t);
+        }
+        if (keys[i + 1] == NULL)
+            return NOT_HANDLED; /* (an error, if set, is returned as one) */
+    }
+    if (first == NULL)
+        return NOT_HANDLED;
+    PyObject *key = nargs == 2 ? PyTuple_Pack(3, keys[0], keys[1], keys[2])
+                               : PyTuple_Pack(2, keys[0], keys[1]);
+    if (key == NULL)
+        return NULL;
+    PyObject *p = PyDict_GetItemWithError(plain_loops, key);
+    Py_DECREF(key);
+    if (p == NULL || !Py_IS_TYPE(p, PlainType))
+        return NOT_HANDLED; /* a first call: Python resolves and caches its loop */
+    PyObject *loop = SLOT(p, off_loop), *names = SLOT(p, off_names);
+    if (loop == NULL || names == NULL || !PyTuple_Check(loop) || PyTuple_GET_SIZE(loop) != nargs + 1 ||
+        !PyTuple_Check(names) || PyTuple_GET_SIZE(names) != 1 || SLOT(p, off_slow) != Py_False)
+        return NOT_HANDLED;
+    if (SLOT(p, off_check) == Py_True) {
+        PyObject *bounds = SLOT(p, off_bounds);
+        if (bounds == NULL || !PyTuple_Check(bounds) || PyTuple_GET_SIZE(bounds) != nargs)
+            return NOT_HANDLED; /* (power: the value_matters check in Python) */
+        for (Py_ssize_t i = 0; i < nargs; i++) {
+            PyObject *b = PyTuple_GET_ITEM(bounds, i);
+            if (b == Py_None || !PyLong_CheckExact(args[i]))
+                continue;
+            int in = within(args[i], b);
+            if (in <= 0)
+                return NOT_HANDLED; /* (an int out of the loop's range: NumPy's rules) */
+        }
+    }
+    Handle *h = (Handle *)first;
+    if (h->view == NULL || !PyTuple_Check(h->view) || PyTuple_GET_SIZE(h->view) < 1 ||
+        h->storage == NULL)
+        return NOT_HANDLED;
+    PyObject *shape = PyTuple_GET_ITEM(h->view, 0);
+    PyObject *device = SLOT(h->storage, off_device);
+    if (device == NULL || !PyTuple_CheckExact(shape))
+        return NOT_HANDLED;
+    if (nargs == 2) {
+        PyObject *other = args[1] == first ? args[0] : args[1];
+        PyTypeObject *t = Py_TYPE(other);
+        if (t == ArrayType || t == ScalarType) {
+            Handle *o = (Handle *)other;
+            if (o->view == NULL || !PyTuple_Check(o->view) || PyTuple_GET_SIZE(o->view) < 1)
+                return NOT_HANDLED;
+            PyObject *oshape = PyTuple_GET_ITEM(o->view, 0);
+            int same = oshape == shape ? 1 : PyObject_RichCompareBool(oshape, shape, Py_EQ);
+            if (same <= 0)
+                return NOT_HANDLED; /* (broadcasting: Python's path) */
+        }
+    }
+    PyObject *srcs = PyTuple_New(nargs);
+    if (srcs == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyObject *s = loop_node(args[i], PyTuple_GET_ITEM(loop, i), shape);
+        if (s == NULL) {
+            Py_DECREF(srcs);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(srcs, i, s);
+    }
+    PyObject *n = map_node(srcs, PyTuple_GET_ITEM(names, 0), shape, PyTuple_GET_ITEM(loop, nargs));
+    Py_DECREF(srcs);
+    if (n == NULL)
+        return NULL;
+    if (SLOT(p, off_raising) == Py_True) { /* NumPy's error state at this call (fperrors.record) */
+        PyObject *state = NULL;
+        if (PyContextVar_Get(extobj_var, NULL, &state) < 0 || state == NULL) {
+            Py_DECREF(n);
+            return NULL;
+        }
+        PyObject *where = user_line();
+        PyObject *call = where == NULL ? NULL : PyTuple_Pack(2, state, where);
+        Py_DECREF(state);
+        Py_XDECREF(where);
+        if (call == NULL) {
+            Py_DECREF(n);
+            return NULL;
+        }
+        slot_set(n, off_call, call);
+    }
+    PyObject *out = new_result(n, device);
+    Py_DECREF(n);
+    return out;
+}
+
+/* plain_call(uf, args): api/ufuncs.py's ``_plain_call``, in C where it can be (the Python
+ * path otherwise). */
+static PyObject *plain_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "plain_call(uf, args) takes a ufunc and a tuple");
+        return NULL;
+    }
+    PyObject *made = plain(args[0], &PyTuple_GET_ITEM(args[1], 0), PyTuple_GET_SIZE(args[1]));
+    if (made != NULL || PyErr_Occurred())
+        return made;
+    return PyObject_Vectorcall(plain_call_py, args, 2, NULL);
+}
+
+/* --- the handle's operators ------------------------------------------------------------------ */
+
+static PyObject *not_installed(void) {
+    PyErr_SetString(PyExc_RuntimeError, "numloom's operators are used before numloom.api loaded");
+    return NULL;
+}
+
+static PyObject *binary(int which, PyObject *a, PyObject *b) {
+    if (!installed)
+        return not_installed();
+    PyObject *args[2] = {a, b};
+    PyObject *made = plain(op_ufuncs[which], args, 2);
+    if (made != NULL || PyErr_Occurred())
+        return made;
+    PyObject *call[3] = {op_ufuncs[which], a, b};
+    return PyObject_Vectorcall(binary_py, call, 3, NULL); /* (methods._binary) */
+}
+
+static PyObject *unary(int which, PyObject *a) {
+    if (!installed)
+        return not_installed();
+    PyObject *made = plain(op_ufuncs[which], &a, 1);
+    if (made != NULL || PyErr_Occurred())
+        return made;
+    return PyObject_CallOneArg(op_ufuncs[which], a);
+}
+
+#define BINARY(fn, which) \
+    static PyObject *fn(PyObject *a, PyObject *b) { return binary(which, a, b); }
+#define UNARY(fn, which) \
+    static PyObject *fn(PyObject *a) { return unary(which, a); }
+BINARY(nb_add, OP_ADD)
+BINARY(nb_subtract, OP_SUB)
+BINARY(nb_multiply, OP_MUL)
+BINARY(nb_true_divide, OP_DIV)
+BINARY(nb_floor_divide, OP_FLOORDIV)
+BINARY(nb_remainder, OP_MOD)
+BINARY(nb_and, OP_AND)
+BINARY(nb_or, OP_OR)
+BINARY(nb_xor, OP_XOR)
+BINARY(nb_lshift, OP_LSHIFT)
+BINARY(nb_rshift, OP_RSHIFT)
+UNARY(nb_negative, OP_NEG)
+UNARY(nb_positive, OP_POS)
+UNARY(nb_absolute, OP_ABS)
+UNARY(nb_invert, OP_INVERT)
+
+PyNumberMethods nl_handle_number = {
+    .nb_add = nb_add,
+    .nb_subtract = nb_subtract,
+    .nb_multiply = nb_multiply,
+    .nb_remainder = nb_remainder,
+    .nb_negative = nb_negative,
+    .nb_positive = nb_positive,
+    .nb_absolute = nb_absolute,
+    .nb_invert = nb_invert,
+    .nb_lshift = nb_lshift,
+    .nb_rshift = nb_rshift,
+    .nb_and = nb_and,
+    .nb_xor = nb_xor,
+    .nb_or = nb_or,
+    .nb_floor_divide = nb_floor_divide,
+    .nb_true_divide = nb_true_divide,
+};
+
+/* ``a < b`` ...: the traced comparison, else elementwise.compare (== None is all False). */
+PyObject *nl_handle_richcompare(PyObject *self, PyObject *other, int op) {
+    if (!installed)
+        return not_installed();
+    int which = op == Py_LT   ? OP_LT
+                : op == Py_LE ? OP_LE
+                : op == Py_EQ ? OP_EQ
+                : op == Py_NE ? OP_NE
+                : op == Py_GT ? OP_GT
+                              : OP_GE;
+    PyObject *args[2] = {self, other};
+    PyObject *made = plain(op_ufuncs[which], args, 2);
+    if (made != NULL || PyErr_Occurred())
+        return made;
+    PyObject *call[3] = {op_ufuncs[which], self, other};
+    return PyObject_Vectorcall(compare_py, call, 3, NULL);
+}
+
+/* --- the walk at a sync -------------------------------------------------------------------- */
+
+/* dag.structure's recursion (``_place``): ``n`` and its unplaced sources, sources first. */
+static int place(PyObject *n, PyObject *pos, PyObject *order, PyObject *items, int depth) {
+    PyObject *srcs = SLOT(n, off_srcs), *sid = SLOT(n, off_sid);
+    if (srcs == NULL || sid == NULL || !PyTuple_Check(srcs)) {
+        PyErr_SetString(PyExc_TypeError, "numloom: a DAG holds something that is not a node");
+        return -1;
+    }
+    Py_ssize_t count = PyTuple_GET_SIZE(srcs);
+    PyObject *item = count ? PyTuple_New(count + 1) : Py_NewRef(sid);
+    if (item == NULL)
+        return -1;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *s = PyTuple_GET_ITEM(srcs, i);
+        PyObject *id = PyLong_FromVoidPtr(s);
+        if (id == NULL) {
+            Py_DECREF(item);
+            return -1;
+        }
+        PyObject *at = PyDict_GetItemWithError(pos, id);
+        if (at == NULL) {
+            if (PyErr_Occurred() || place(s, pos, order, items, depth + 1) < 0) {
+                Py_DECREF(id);
+                Py_DECREF(item);
+                return -1;
+            }
+            at = PyDict_GetItemWithError(pos, id);
+            if (at == NULL) {
+                Py_DECREF(id);
+                Py_DECREF(item);
+                return -1;
+            }
+        }
+        Py_DECREF(id);
+        PyTuple_SET_ITEM(item, i + 1, Py_NewRef(at));
+    }
+    if (count)
+        PyTuple_SET_ITEM(item, 0, Py_NewRef(sid));
+    PyObject *id = PyLong_FromVoidPtr(n);
+    PyObject *at = PyLong_FromSsize_t(PyList_GET_SIZE(order));
+    int failed = id == NULL || at == NULL || PyDict_SetItem(pos, id, at) < 0 ||
+                 PyList_Append(order, n) < 0 || PyList_Append(items, item) < 0;
+    Py_XDECREF(id);
+    Py_XDECREF(at);
+    Py_DECREF(item);
+    return failed ? -1 : 0;
+}
+
+/* structure(roots): ``(order, positions, key)`` as dag.structure makes them, for a DAG no
+ * deeper than the recursion allows (dag.py sorts deeper ones with an explicit stack). */
+static PyObject *structure(PyObject *module, PyObject *roots) {
+    if (!installed || !PyList_Check(roots)) {
+        PyErr_SetString(PyExc_TypeError, "structure(roots) takes a list of nodes");
+        return NULL;
+    }
+    PyObject *pos = PyDict_New(), *order = PyList_New(0), *items = PyList_New(0);
+    PyObject *rootpos = PyTuple_New(PyList_GET_SIZE(roots));
+    PyObject *out = NULL;
+    if (!pos || !order || !items || !rootpos)
+        goto done;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(roots); i++) {
+        PyObject *r = PyList_GET_ITEM(roots, i);
+        if (!Py_IS_TYPE(r, NodeType)) {
+            PyErr_SetString(PyExc_TypeError, "structure: a root is not a node");
+            goto done;
+        }
+        PyObject *id = PyLong_FromVoidPtr(r);
+        if (id == NULL)
+            goto done;
+        PyObject *at = PyDict_GetItemWithError(pos, id);
+        if (at == NULL && !PyErr_Occurred() && place(r, pos, order, items, 0) == 0)
+            at = PyDict_GetItemWithError(pos, id);
+        Py_DECREF(id);
+        if (at == NULL)
+            goto done;
+        PyTuple_SET_ITEM(rootpos, i, Py_NewRef(at));
+    }
+    PyObject *itemtuple = PyList_AsTuple(items);
+    if (itemtuple == NULL)
+        goto done;
+    out = Py_BuildValue("(OO(NO))", order, pos, itemtuple, rootpos);
+done:
+    Py_XDECREF(pos);
+    Py_XDECREF(order);
+    Py_XDECREF(items);
+    Py_XDECREF(rootpos);
+    return out;
+}
+
+/* --- the launch of a compiled CPU kernel --------------------------------------------------- */
+
+typedef void (*kernel_fn)(void *, void *, void *);
+
+/* launch(address, arrays, params, constants): call the compiled kernel at ``address`` with
+ * the data pointers of ``arrays`` (NumPy arrays, C-contiguous: its inputs, outputs and flag
+ * words), the address of its int64 parameters and its constant block (bytes), as
+ * backends/cpu.py's ctypes call does, without ctypes' conversions. The GIL is released while
+ * the kernel runs (other threads trace meanwhile). */
+static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyList_CheckExact(args[1]) || !PyBytes_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "launch(address, arrays, params, constants)");
+        return NULL;
+    }
+    void *fn = PyLong_AsVoidPtr(args[0]);
+    void *params = PyLong_AsVoidPtr(args[2]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (fn == NULL) {
+        PyErr_SetString(PyExc_ValueError, "launch: no kernel at address 0");
+        return NULL;
+    }
+    PyObject *arrays = args[1];
+    Py_ssize_t count = PyList_GET_SIZE(arrays);
+    void *local[64];
+    void **pointers = count <= 64 ? local : PyMem_Malloc(count * sizeof(void *));
+    if (pointers == NULL)
+        return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(PyList_GET_ITEM(arrays, i), &view, PyBUF_ANY_CONTIGUOUS) < 0) {
+            if (pointers != local)
+                PyMem_Free(pointers);
+            return NULL;
+        }
+        pointers[i] = view.buf; /* (the list keeps the array, and so its memory, alive) */
+        PyBuffer_Release(&view);
+    }
+    void *constants = PyBytes_AS_STRING(args[3]);
+    PyObject *keep = Py_NewRef(args[3]);
+    Py_BEGIN_ALLOW_THREADS
+    ((kernel_fn)fn)(pointers, params, constants);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(keep);
+    if (pointers != local)
+        PyMem_Free(pointers);
+    Py_RETURN_NONE;
+}
+
+PyMethodDef nl_tracing_methods[] = {
+    {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL,
+     "launch(address, arrays, params, constants): run a compiled CPU kernel (backends/cpu.py)."},
+    {"install_tracing", install_tracing, METH_O,
+     "install_tracing(objects): the classes, dicts and Python paths of the traced operation."},
+    {"plain_call", (PyCFunction)(void (*)(void))plain_call, METH_FASTCALL,
+     "plain_call(uf, args): a traced ufunc call's fast path (api/ufuncs.py's _plain_call)."},
+    {"structure", structure, METH_O,
+     "structure(roots): (order, positions, key) of a DAG (dag.structure)."},
+    {NULL, NULL, 0, NULL},
+};
