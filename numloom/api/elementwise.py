@@ -10,7 +10,7 @@ import operator
 import numpy as _np
 
 from ..core import fperrors
-from ..core.array import asarray, ndarray, operand, result
+from ..core.array import _speedups, asarray, ndarray, operand, result
 from ..core.dag import Op, node
 from ..core.views import broadcast_shapes
 from .creation import array, empty, full_like, zeros_like
@@ -168,6 +168,8 @@ def where(condition, x=None, y=None):
         and cond._view.shape == x._view.shape == y._view.shape
     ):
         dtype, shape = x._dtype, x._view.shape  # the common call: NumPy's answers, known
+        if _MAP_RESULT is not None:  # (its node and array made in C)
+            return _MAP_RESULT("where", (cond, x, y), (_BOOL, dtype, dtype, dtype), shape)
     else:
         dtype = _np.result_type(*(_dtype_or_scalar(v) for v in (x, y)))
         shapes = [_np.shape(v) if not isinstance(v, ndarray) else v.shape for v in (cond, x, y)]
@@ -179,6 +181,10 @@ def where(condition, x=None, y=None):
     srcs = (as_loop_node(cond, _np.dtype(bool), shape), as_loop_node(x, dtype, shape),
             as_loop_node(y, dtype, shape))  # fmt: skip
     return result(node(Op.MAP, srcs, "where", shape, dtype), _device_of(cond, x, y))
+
+
+_MAP_RESULT = None if _speedups is None else _speedups.map_result
+_BOOL = _np.dtype(bool)
 
 
 def _dtype_or_scalar(v):

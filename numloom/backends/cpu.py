@@ -22,7 +22,7 @@ from ..compile import pipeline
 from ..compile.schedule import Plan
 from ..core import config, fperrors
 from ..core.array import _speedups
-from ..core.dag import Op, node, structure, toposort, warn_at_user
+from ..core.dag import Op, buffer_of, structure, toposort, warn_at_user
 from ..core.realize import Buffer, count
 from . import reference
 from .cpu_memory import POOL
@@ -188,15 +188,18 @@ def program_for(order: list, roots: list, device: str = "cpu", signature=None) -
 def run(roots: list, device: str = "cpu") -> dict:
     """Evaluate ``roots``; returns ``{id(root): BUFFER node}``."""
     order, pos, signature = structure(roots)
-    return execute(program_for(order, roots, signature=signature), order, roots, device, pos=pos)
+    return execute(program_for(order, roots, signature=signature), order, roots, device, pos=pos,
+                   at=signature[1])  # fmt: skip
 
 
 def execute(program: Program, order: list, roots: list, device: str, leaves=None,
-            pos=None) -> dict:  # fmt: skip
+            pos=None, at=None) -> dict:  # fmt: skip
     """Run ``program`` over the DAG ``order``; ``leaves`` replaces the data of some BUFFER
-    positions (``numloom.jit`` replays a traced DAG on new inputs this way)."""
-    if pos is None:
-        pos = positions(order)
+    positions (``numloom.jit`` replays a traced DAG on new inputs this way). ``pos`` is
+    ``{id(node): position}`` and ``at`` the roots' positions, when the caller has them."""
+    if at is None:
+        pos = pos if pos is not None else positions(order)
+        at = [pos[id(r)] for r in roots]
     buffers = program.buffers
     if buffers is None:
         buffers = program.buffers = tuple(i for i, n in enumerate(order) if n.op is Op.BUFFER)
@@ -209,6 +212,7 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
             _launch(step, order, values, blocks)  # compiled C: NumPy's error state plays no part
         else:
             with np.errstate(all="ignore"):
+                pos = pos if pos is not None else positions(order)
                 if step.kernel.kind == "kernel":  # a kernel written in Python (numloom.cuda)
                     from . import cpu_kernels
 
@@ -229,19 +233,18 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
             if p in blocks:
                 POOL.give(blocks.pop(p))
     count("kernels_launched", len(program.steps))
-    return {id(r): r if r.op is Op.BUFFER else _result(r, values[pos[id(r)]],
-                                                       blocks.get(pos[id(r)]), device)
-            for r in roots}  # fmt: skip
+    return {id(r): r if r.op is Op.BUFFER else _result(r, values[p], blocks.get(p), device)
+            for r, p in zip(roots, at)}  # fmt: skip
 
 
 def _result(root, data, block, device: str):
     """A BUFFER node owning ``data``: pooled memory goes back to the pool when it dies; an
     array that may alias another buffer (a NumPy view) is copied first."""
     if block is not None:
-        buffer = Buffer(data, device, release=lambda: POOL.give(block))
+        buffer = Buffer(data, device, release=partial(POOL.give, block))
     else:
         buffer = Buffer(data if data.base is None else data.copy(), device)
-    return node(Op.BUFFER, (), buffer, root.shape, root.dtype)
+    return buffer_of(buffer, root.shape, root.dtype)
 
 
 def _launch(step: Step, order: list, values: dict, blocks: dict) -> None:
@@ -294,12 +297,11 @@ def positions(order: list) -> dict:
 
 def _constants(step: Step, order: list) -> bytes:
     """The constant block: each constant's bytes at its offset (8-byte aligned block)."""
-    from ..compile.lower import const_value
-
     nodes = tuple([order[p] for p, _ in step.consts])
     memo = step.memo
     if memo[0] == nodes:  # (Nodes compare by identity)
         return memo[1]
+    from ..compile.lower import const_value
 
     size = max((off + dt.itemsize for off, dt in step.layout), default=8)
     block = bytearray(-(-size // 8) * 8)

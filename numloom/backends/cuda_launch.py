@@ -16,7 +16,7 @@ import numpy as np
 from ..compile.lower import const_value
 from ..compile.render_cuda import NARROW, has_narrow
 from ..core import config, fperrors
-from ..core.dag import Op, node, structure
+from ..core.dag import Op, buffer_of, structure
 from ..core.device import CudaError
 from ..core.realize import Buffer, count
 from . import cublas, reference
@@ -68,7 +68,7 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
         if r.op is Op.BUFFER:
             results[id(r)] = r
         else:
-            results[id(r)] = node(Op.BUFFER, (), Buffer(values[p], device), r.shape, r.dtype)
+            results[id(r)] = buffer_of(Buffer(values[p], device), r.shape, r.dtype)
     return results
 
 

@@ -715,11 +715,72 @@ PyObject *nl_handle_richcompare(PyObject *self, PyObject *other, int op) {
 
 /* --- the walk at a sync -------------------------------------------------------------------- */
 
-/* dag.structure's recursion (``_place``): ``n`` and its unplaced sources, sources first. */
-static int place(PyObject *n, PyObject *pos, PyObject *order, PyObject *items, int depth) {
+/* Positions of placed nodes by address: an open-addressing table (no Python objects made). */
+typedef struct {
+    void **keys;
+    Py_ssize_t *values;
+    size_t mask, used;
+} Table;
+
+static size_t table_slot(const Table *t, void *key) {
+    size_t h = ((size_t)key >> 4) * 0x9E3779B97F4A7C15ull;
+    size_t i = (h >> 17) & t->mask;
+    while (t->keys[i] != NULL && t->keys[i] != key)
+        i = (i + 1) & t->mask;
+    return i;
+}
+
+static int table_grow(Table *t) {
+    Table bigger = {NULL, NULL, t->mask ? 2 * t->mask + 1 : 255, 0};
+    bigger.keys = PyMem_Calloc(bigger.mask + 1, sizeof(void *));
+    bigger.values = PyMem_Malloc((bigger.mask + 1) * sizeof(Py_ssize_t));
+    if (bigger.keys == NULL || bigger.values == NULL) {
+        PyMem_Free(bigger.keys);
+        PyMem_Free(bigger.values);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t i = 0; t->keys != NULL && i <= t->mask; i++) {
+        if (t->keys[i] != NULL) {
+            size_t j = table_slot(&bigger, t->keys[i]);
+            bigger.keys[j] = t->keys[i];
+            bigger.values[j] = t->values[i];
+            bigger.used++;
+        }
+    }
+    PyMem_Free(t->keys);
+    PyMem_Free(t->values);
+    *t = bigger;
+    return 0;
+}
+
+/* Small position numbers, made once: a DAG's key holds many. */
+#define POSITIONS 8192
+static PyObject *position_objects[POSITIONS];
+
+static PyObject *position(Py_ssize_t at) {
+    if (at >= POSITIONS)
+        return PyLong_FromSsize_t(at);
+    if (position_objects[at] == NULL && (position_objects[at] = PyLong_FromSsize_t(at)) == NULL)
+        return NULL;
+    return Py_NewRef(position_objects[at]);
+}
+
+typedef struct {
+    Table table;
+    PyObject *order, *items;
+} Walk;
+
+/* dag.structure's recursion (``_place``): ``n`` and its unplaced sources, sources first;
+ * returns n's position (-1 on error). */
+static Py_ssize_t place(Walk *w, PyObject *n) {
+    if (!Py_IS_TYPE(n, NodeType)) {
+        PyErr_SetString(PyExc_TypeError, "numloom: a DAG holds something that is not a node");
+        return -1;
+    }
     PyObject *srcs = SLOT(n, off_srcs), *sid = SLOT(n, off_sid);
     if (srcs == NULL || sid == NULL || !PyTuple_Check(srcs)) {
-        PyErr_SetString(PyExc_TypeError, "numloom: a DAG holds something that is not a node");
+        PyErr_SetString(PyExc_TypeError, "numloom: a node without its fields");
         return -1;
     }
     Py_ssize_t count = PyTuple_GET_SIZE(srcs);
@@ -728,79 +789,138 @@ static int place(PyObject *n, PyObject *pos, PyObject *order, PyObject *items, i
         return -1;
     for (Py_ssize_t i = 0; i < count; i++) {
         PyObject *s = PyTuple_GET_ITEM(srcs, i);
-        PyObject *id = PyLong_FromVoidPtr(s);
-        if (id == NULL) {
+        size_t slot = table_slot(&w->table, s);
+        Py_ssize_t at = w->table.keys[slot] == s ? w->table.values[slot] : place(w, s);
+        PyObject *p = at < 0 ? NULL : position(at);
+        if (p == NULL) {
             Py_DECREF(item);
             return -1;
         }
-        PyObject *at = PyDict_GetItemWithError(pos, id);
-        if (at == NULL) {
-            if (PyErr_Occurred() || place(s, pos, order, items, depth + 1) < 0) {
-                Py_DECREF(id);
-                Py_DECREF(item);
-                return -1;
-            }
-            at = PyDict_GetItemWithError(pos, id);
-            if (at == NULL) {
-                Py_DECREF(id);
-                Py_DECREF(item);
-                return -1;
-            }
-        }
-        Py_DECREF(id);
-        PyTuple_SET_ITEM(item, i + 1, Py_NewRef(at));
+        PyTuple_SET_ITEM(item, i + 1, p);
     }
     if (count)
         PyTuple_SET_ITEM(item, 0, Py_NewRef(sid));
-    PyObject *id = PyLong_FromVoidPtr(n);
-    PyObject *at = PyLong_FromSsize_t(PyList_GET_SIZE(order));
-    int failed = id == NULL || at == NULL || PyDict_SetItem(pos, id, at) < 0 ||
-                 PyList_Append(order, n) < 0 || PyList_Append(items, item) < 0;
-    Py_XDECREF(id);
-    Py_XDECREF(at);
+    Py_ssize_t at = PyList_GET_SIZE(w->order);
+    if ((w->table.used + 1) * 2 > w->table.mask && table_grow(&w->table) < 0) {
+        Py_DECREF(item);
+        return -1;
+    }
+    size_t slot = table_slot(&w->table, n);
+    w->table.keys[slot] = n;
+    w->table.values[slot] = at;
+    w->table.used++;
+    int failed = PyList_Append(w->order, n) < 0 || PyList_Append(w->items, item) < 0;
     Py_DECREF(item);
-    return failed ? -1 : 0;
+    return failed ? -1 : at;
 }
 
-/* structure(roots): ``(order, positions, key)`` as dag.structure makes them, for a DAG no
- * deeper than the recursion allows (dag.py sorts deeper ones with an explicit stack). */
+/* structure(roots): ``(order, key)`` as dag.structure makes them (its positions are made from
+ * ``order`` when a caller needs them), for a DAG no deeper than the recursion allows (dag.py
+ * sorts deeper ones with an explicit stack). */
 static PyObject *structure(PyObject *module, PyObject *roots) {
     if (!installed || !PyList_Check(roots)) {
         PyErr_SetString(PyExc_TypeError, "structure(roots) takes a list of nodes");
         return NULL;
     }
-    PyObject *pos = PyDict_New(), *order = PyList_New(0), *items = PyList_New(0);
+    Walk w = {{NULL, NULL, 0, 0}, PyList_New(0), PyList_New(0)};
     PyObject *rootpos = PyTuple_New(PyList_GET_SIZE(roots));
     PyObject *out = NULL;
-    if (!pos || !order || !items || !rootpos)
+    if (w.order == NULL || w.items == NULL || rootpos == NULL || table_grow(&w.table) < 0)
         goto done;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(roots); i++) {
         PyObject *r = PyList_GET_ITEM(roots, i);
-        if (!Py_IS_TYPE(r, NodeType)) {
-            PyErr_SetString(PyExc_TypeError, "structure: a root is not a node");
+        size_t slot = table_slot(&w.table, r);
+        Py_ssize_t at = w.table.keys[slot] == r ? w.table.values[slot] : place(&w, r);
+        PyObject *p = at < 0 ? NULL : position(at);
+        if (p == NULL)
             goto done;
-        }
-        PyObject *id = PyLong_FromVoidPtr(r);
-        if (id == NULL)
-            goto done;
-        PyObject *at = PyDict_GetItemWithError(pos, id);
-        if (at == NULL && !PyErr_Occurred() && place(r, pos, order, items, 0) == 0)
-            at = PyDict_GetItemWithError(pos, id);
-        Py_DECREF(id);
-        if (at == NULL)
-            goto done;
-        PyTuple_SET_ITEM(rootpos, i, Py_NewRef(at));
+        PyTuple_SET_ITEM(rootpos, i, p);
     }
-    PyObject *itemtuple = PyList_AsTuple(items);
-    if (itemtuple == NULL)
+    PyObject *items = PyList_AsTuple(w.items);
+    if (items == NULL)
         goto done;
-    out = Py_BuildValue("(OO(NO))", order, pos, itemtuple, rootpos);
+    out = Py_BuildValue("(O(NO))", w.order, items, rootpos);
 done:
-    Py_XDECREF(pos);
-    Py_XDECREF(order);
-    Py_XDECREF(items);
+    PyMem_Free(w.table.keys);
+    PyMem_Free(w.table.values);
+    Py_XDECREF(w.order);
+    Py_XDECREF(w.items);
     Py_XDECREF(rootpos);
     return out;
+}
+
+/* map_result(name, operands, loop, shape): the traced MAP ``name`` of ``operands`` (arrays of
+ * numloom's own classes, or Python scalars) read as ``loop``'s input dtypes and broadcast to
+ * ``shape``, giving ``loop[-1]``: a new array (on the first array operand's device) whose value
+ * is that node. The caller has checked the call as NumPy would (api/elementwise.py's
+ * ``where``). */
+static PyObject *map_result(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (!installed || nargs != 4 || !PyUnicode_Check(args[0]) || !PyTuple_Check(args[1]) ||
+        !PyTuple_Check(args[2]) || !PyTuple_CheckExact(args[3]) ||
+        PyTuple_GET_SIZE(args[2]) != PyTuple_GET_SIZE(args[1]) + 1) {
+        PyErr_SetString(PyExc_TypeError, "map_result(name, operands, loop, shape)");
+        return NULL;
+    }
+    PyObject *operands = args[1], *loop = args[2], *shape = args[3], *device = NULL;
+    Py_ssize_t count = PyTuple_GET_SIZE(operands);
+    for (Py_ssize_t i = 0; i < count && device == NULL; i++) {
+        PyObject *x = PyTuple_GET_ITEM(operands, i);
+        if ((Py_TYPE(x) == ArrayType || Py_TYPE(x) == ScalarType) && ((Handle *)x)->storage)
+            device = SLOT(((Handle *)x)->storage, off_device);
+    }
+    if (device == NULL) {
+        PyErr_SetString(PyExc_TypeError, "map_result: no operand is a numloom array");
+        return NULL;
+    }
+    PyObject *srcs = PyTuple_New(count);
+    if (srcs == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *s = loop_node(PyTuple_GET_ITEM(operands, i), PyTuple_GET_ITEM(loop, i), shape);
+        if (s == NULL) {
+            Py_DECREF(srcs);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(srcs, i, s);
+    }
+    PyObject *n = map_node(srcs, args[0], shape, PyTuple_GET_ITEM(loop, count));
+    Py_DECREF(srcs);
+    if (n == NULL)
+        return NULL;
+    PyObject *out = new_result(n, device);
+    Py_DECREF(n);
+    return out;
+}
+
+/* --- pending storages ---------------------------------------------------------------------- */
+
+/* sweep(refs): the live storages of ``refs`` ({id: weak reference}, realize._Pending's), its
+ * entries of dead ones removed. No Python code runs meanwhile, so no other thread changes
+ * ``refs`` during the sweep. */
+static PyObject *sweep(PyObject *module, PyObject *refs) {
+    if (!PyDict_CheckExact(refs)) {
+        PyErr_SetString(PyExc_TypeError, "sweep(refs) takes a dict");
+        return NULL;
+    }
+    PyObject *live = PyList_New(0), *dead = PyList_New(0);
+    if (live == NULL || dead == NULL)
+        goto failed;
+    Py_ssize_t at = 0;
+    PyObject *key, *ref;
+    while (PyDict_Next(refs, &at, &key, &ref)) {
+        PyObject *obj = PyWeakref_Check(ref) ? nl_referent(ref) : NULL;
+        if (PyList_Append(obj == NULL ? dead : live, obj == NULL ? key : obj) < 0)
+            goto failed;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(dead); i++)
+        if (PyDict_DelItem(refs, PyList_GET_ITEM(dead, i)) < 0)
+            goto failed;
+    Py_DECREF(dead);
+    return live;
+failed:
+    Py_XDECREF(live);
+    Py_XDECREF(dead);
+    return NULL;
 }
 
 /* --- the launch of a compiled CPU kernel --------------------------------------------------- */
@@ -853,6 +973,10 @@ static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t narg
 }
 
 PyMethodDef nl_tracing_methods[] = {
+    {"map_result", (PyCFunction)(void (*)(void))map_result, METH_FASTCALL,
+     "map_result(name, operands, loop, shape): a traced MAP node's new array."},
+    {"sweep", sweep, METH_O,
+     "sweep(refs): the live storages of a {id: weakref} dict, dead entries removed."},
     {"launch", (PyCFunction)(void (*)(void))launch, METH_FASTCALL,
      "launch(address, arrays, params, constants): run a compiled CPU kernel (backends/cpu.py)."},
     {"install_tracing", install_tracing, METH_O,
@@ -860,6 +984,6 @@ PyMethodDef nl_tracing_methods[] = {
     {"plain_call", (PyCFunction)(void (*)(void))plain_call, METH_FASTCALL,
      "plain_call(uf, args): a traced ufunc call's fast path (api/ufuncs.py's _plain_call)."},
     {"structure", structure, METH_O,
-     "structure(roots): (order, positions, key) of a DAG (dag.structure)."},
+     "structure(roots): (order, key) of a DAG (dag.structure)."},
     {NULL, NULL, 0, NULL},
 };

@@ -605,6 +605,7 @@ def _install_tracing(api) -> None:
     })  # fmt: skip
     ufuncs._plain_call = methods._plain_call = _speedups.plain_call
     dag._STRUCTURE[0] = _speedups.structure
+    realize.SWEEP[0] = _speedups.sweep
 
 
 _PACKAGE = __name__.split(".")[0]

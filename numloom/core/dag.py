@@ -197,6 +197,13 @@ def node(op: Op, srcs: tuple, arg, shape: tuple, dtype, where=None) -> Node:
     return _intern(op, srcs, arg, shape, dtype, where, shape_key, arg_key)
 
 
+def buffer_of(buffer, shape: tuple, dtype) -> Node:
+    """``node(Op.BUFFER, (), buffer, shape, dtype)`` for a tuple of ints ``shape`` and a NumPy
+    ``dtype``: a computed result's node (every sync makes one per output)."""
+    return _intern(_BUFFER, (), buffer, shape, dtype, None, (_BUFFER_ID, dtype, shape, None),
+                   id(buffer))  # fmt: skip
+
+
 def map_node(srcs: tuple, name: str, shape: tuple, dtype) -> Node:
     """``node(Op.MAP, srcs, name, shape, dtype)`` for a tuple of ints ``shape`` and a NumPy
     ``dtype``: the node of every traced elementwise operation, without ``node``'s checks of
@@ -204,7 +211,7 @@ def map_node(srcs: tuple, name: str, shape: tuple, dtype) -> Node:
     return _intern(_MAP, srcs, name, shape, dtype, None, (_MAP_ID, dtype, shape, name), None)
 
 
-_MAP, _MAP_ID = Op.MAP, id(Op.MAP)
+_MAP, _MAP_ID, _BUFFER_ID = Op.MAP, id(Op.MAP), id(Op.BUFFER)
 
 
 def _intern(op: Op, srcs: tuple, arg, shape: tuple, dtype, where, shape_key: tuple,
@@ -324,12 +331,15 @@ def _sweep() -> None:
 
 def structure(roots) -> tuple:
     """``(order, positions, key)``: ``toposort(roots)``, ``{id(node): position}`` and
-    ``structure_key`` of that order."""
+    ``structure_key`` of that order. The compiled walk gives None for the positions: a sync
+    whose plan is cached needs only the roots' (the key's second part), and a caller that
+    needs them all makes them (``{id(n): i for i, n in enumerate(order)}``)."""
     if max([r.depth for r in roots], default=0) > _RECURSIVE_DEPTH:
         order = toposort(roots)
         return (order, *structure_key(order, roots))
     if _STRUCTURE[0] is not None:  # (the same walk in C: _speedups.structure)
-        return _STRUCTURE[0](roots if type(roots) is list else list(roots))
+        order, key = _STRUCTURE[0](roots if type(roots) is list else list(roots))
+        return order, None, key  # (positions: made by a caller that needs them)
     # toposort's order by recursion (a quarter faster than the explicit stack), each node
     # numbered and keyed as it is placed
     pos, order, items = {}, [], []
