@@ -103,7 +103,7 @@ def _run_kernels(program: Program, segment: tuple, order: list, values: dict,
             recipe = program.recipes[i] = _recipe(step, order, state.sms)
         flag = None
         if step.fp or step.fp_outputs:  # (fperrors.py)
-            bits = fperrors.reported(order[p] for p in step.nodes)
+            bits = fperrors.reported_at(order, step.nodes)
             reports = bool(bits & fperrors.NOT_FINITE)
             reporting = reporting or reports
             # a GPU cannot see an underflow: where the state warns or raises on one, NumPy

@@ -923,6 +923,44 @@ failed:
     return NULL;
 }
 
+/* call_states(order, positions): the error states (fperrors.record's ``call[0]``) of the
+ * nodes at ``positions`` of ``order``, each run of one state given once (most kernels' nodes
+ * were all called under one state): what fperrors.reported looks at, for every launch. */
+static PyObject *call_states(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (!installed || nargs != 2 || !PyList_Check(args[0]) || !PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "call_states(order, positions)");
+        return NULL;
+    }
+    PyObject *order = args[0], *positions = args[1], *last = NULL;
+    PyObject *states = PyList_New(0);
+    if (states == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(positions); i++) {
+        Py_ssize_t p = PyLong_AsSsize_t(PyTuple_GET_ITEM(positions, i));
+        if (p < 0 || p >= PyList_GET_SIZE(order)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_IndexError, "call_states: a position outside the DAG");
+            Py_DECREF(states);
+            return NULL;
+        }
+        PyObject *n = PyList_GET_ITEM(order, p);
+        if (!Py_IS_TYPE(n, NodeType))
+            continue;
+        PyObject *call = SLOT(n, off_call);
+        if (call == NULL || !PyTuple_Check(call) || PyTuple_GET_SIZE(call) < 1)
+            continue;
+        PyObject *state = PyTuple_GET_ITEM(call, 0);
+        if (state != last) {
+            last = state;
+            if (PyList_Append(states, state) < 0) {
+                Py_DECREF(states);
+                return NULL;
+            }
+        }
+    }
+    return states;
+}
+
 /* --- the launch of a compiled CPU kernel --------------------------------------------------- */
 
 typedef void (*kernel_fn)(void *, void *, void *);
@@ -973,6 +1011,8 @@ static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t narg
 }
 
 PyMethodDef nl_tracing_methods[] = {
+    {"call_states", (PyCFunction)(void (*)(void))call_states, METH_FASTCALL,
+     "call_states(order, positions): the error states of those nodes' calls, runs once."},
     {"map_result", (PyCFunction)(void (*)(void))map_result, METH_FASTCALL,
      "map_result(name, operands, loop, shape): a traced MAP node's new array."},
     {"sweep", sweep, METH_O,

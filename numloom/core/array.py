@@ -606,6 +606,7 @@ def _install_tracing(api) -> None:
     ufuncs._plain_call = methods._plain_call = _speedups.plain_call
     dag._STRUCTURE[0] = _speedups.structure
     realize.SWEEP[0] = _speedups.sweep
+    fperrors.CALL_STATES[0] = _speedups.call_states
 
 
 _PACKAGE = __name__.split(".")[0]

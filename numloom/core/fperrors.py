@@ -143,6 +143,18 @@ def reported(nodes) -> int:
     return bits
 
 
+def reported_at(order: list, positions: tuple) -> int:
+    """``reported`` for the nodes at ``positions`` of ``order`` (a kernel's: every launch of
+    it asks)."""
+    if CALL_STATES[0] is None or type(order) is not list or type(positions) is not tuple:
+        return reported([order[p] for p in positions])
+    bits = 0
+    for state in CALL_STATES[0](order, positions):  # (the states, each run once, from C)
+        bits |= _reports(state)
+    return bits
+
+
+CALL_STATES = [None]  # _speedups.call_states, once numloom's API is bound (array.py)
 ALL_BITS = sum(BITS.values())
 _REPORTING: dict = {}  # NumPy's error-state object -> the BITS it warns or raises on
 

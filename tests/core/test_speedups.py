@@ -83,8 +83,119 @@ def test_the_pure_python_handle_passes_the_element_tests():
          "tests/api/test_elements.py", "tests/core/test_speedups.py::"
          "test_an_element_write_does_not_reach_a_version_someone_holds",
          "tests/core/test_speedups.py::test_the_compiled_handle_is_built_and_used",
-         "tests/core/test_speedups.py::test_deleting_elements_or_the_shape_raises_numpys_errors"],
+         "tests/core/test_speedups.py::test_deleting_elements_or_the_shape_raises_numpys_errors",
+         "tests/core/test_evaluation.py", "tests/core/test_fp_errors.py"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert " passed" in run.stdout and "failed" not in run.stdout
+
+
+# --- the traced operation and the sync in C (numloom/core/_tracing.c) ---------------------------
+
+needs_compiled = pytest.mark.skipif(array._speedups is None, reason="the Python path is in use")
+
+
+@needs_compiled
+def test_operators_and_ufunc_calls_make_the_python_paths_nodes():
+    """The compiled path interns into the same tables as Python's: the node of ``x * y`` made
+    in C is the one ``dag.map_node`` finds, with the same depth, flags and error state."""
+    from numloom.api import ufuncs
+    from numloom.core import dag
+
+    x, y = nl.asarray(numpy.arange(5.0)), nl.asarray(numpy.ones(5))
+    for made, name, other in [(x * y, "multiply", y), (y + x, "add", x), (x < y, "less", y)]:
+        n = made._storage.version
+        srcs = (x._storage.version, y._storage.version) if other is y else (
+            y._storage.version, x._storage.version)
+        assert n is dag.map_node(srcs, name, (5,), n.dtype)
+        assert n.depth == 1 and n.fallible is False and made._identity is True
+    assert (x * 2.5)._storage.version.call[1][0] == __file__  # the user's line, for errors
+    python = ufuncs._plain_call is not array._speedups.plain_call
+    assert not python, "ufunc calls do not take the compiled path"
+
+
+@needs_compiled
+@pytest.mark.parametrize("op", ["+", "-", "*", "/", "//", "%", "&", "|", "^", "<<", ">>", "<",
+                                "<=", "==", "!=", ">", ">="])  # fmt: skip
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int64", "float32", "float64", "bool"])
+@pytest.mark.parametrize("scalar", [3, -1, 200, 2**40, 2.5, True, None])
+def test_operators_give_numpys_results_on_every_path(op, dtype, scalar):
+    """Each operator on arrays and Python scalars (ints in and out of the dtype's range) gives
+    NumPy's values, dtype and errors, reflected operands included."""
+    host = (numpy.arange(-3, 5) % 7).astype(dtype)
+    other = host[::-1].copy() if scalar is None else scalar
+    mine = nl.asarray(host)
+    theirs = nl.asarray(other) if scalar is None else other
+    for expr in (f"a {op} b", f"b {op} a"):
+        try:
+            with numpy.errstate(all="ignore"):
+                expected = eval(expr, {"a": host, "b": other})
+        except Exception as error:  # noqa: BLE001 (numloom raises the same)
+            with pytest.raises(type(error)):
+                with numpy.errstate(all="ignore"):
+                    numpy.asarray(eval(expr, {"a": mine, "b": theirs}))
+            continue
+        with numpy.errstate(all="ignore"):
+            got = numpy.asarray(eval(expr, {"a": mine, "b": theirs}))
+        assert got.dtype == expected.dtype, expr
+        numpy.testing.assert_array_equal(got, expected, err_msg=expr)
+
+
+@needs_compiled
+def test_unary_operators_and_where():
+    host = numpy.array([-2.5, 0.0, 1.5, -0.0])
+    a = nl.asarray(host)
+    for got, expected in [(-a, -host), (+a, +host), (abs(a), abs(host)),
+                          (nl.where(a > 0, a, -a), numpy.where(host > 0, host, -host))]:  # fmt: skip
+        numpy.testing.assert_array_equal(numpy.asarray(got), expected)
+    i = nl.asarray(numpy.arange(4))
+    numpy.testing.assert_array_equal(numpy.asarray(~i), ~numpy.arange(4))
+
+
+@needs_compiled
+def test_the_compiled_walk_and_sweep_match_pythons():
+    """``structure`` in C gives toposort's order and the Python key; ``sweep`` keeps the live
+    pending storages and drops the dead ones; ``call_states`` gives each run of an error state
+    once, so ``fperrors.reported_at`` is ``reported``."""
+    from numloom.core import dag, fperrors, realize
+
+    a = nl.asarray(numpy.arange(6.0))
+    x = a
+    for _ in range(5):
+        x = x * 2.0 + a[::-1]
+    with numpy.errstate(over="raise"):
+        y = x - 1.0
+    roots = [x._node(), y._node()]
+    order, _, key = dag.structure(roots)
+    assert order == dag.toposort(roots)
+    assert key == dag.structure_key(order, roots)[1]
+    positions = tuple(range(len(order)))
+    assert fperrors.reported_at(order, positions) == fperrors.reported(order)
+    states = array._speedups.call_states(order, positions)
+    assert len(states) == 2 and states[0] is not states[1]
+    refs = realize._pending.refs
+    live = realize._pending._sweep()
+    assert x._storage in live and y._storage in live
+    assert all(r() is not None for r in refs.values())
+    nl.evaluate(x, y)
+
+
+@needs_compiled
+def test_a_loop_of_traced_operations_keeps_memory_bounded():
+    """Nodes and storages made in C die with their arrays: a long loop leaves no pending
+    entries, interned nodes or handles behind."""
+    import gc
+
+    from numloom.core import dag, realize
+
+    x = nl.asarray(numpy.ones(10))
+    ref = weakref.ref((x * 3.0)._storage.version)
+    gc.collect()
+    assert ref() is None
+    for _ in range(20000):
+        y = x * 1.5 + x
+    numpy.testing.assert_array_equal(numpy.asarray(y), numpy.full(10, 2.5))
+    gc.collect()
+    assert len(realize._pending._sweep()) == 0
+    assert len(dag._interned) < 20000
