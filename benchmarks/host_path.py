@@ -101,9 +101,15 @@ def workload_rows(device: str, repeat: int) -> list:
         for e, g in zip(expected if isinstance(expected, tuple) else (expected,),
                         got if isinstance(got, tuple) else (got,)):  # fmt: skip
             numpy.testing.assert_allclose(numpy.asarray(g), e, rtol=1e-5, atol=1e-6)
-        inner = max(1, int(0.02 / max(_median(lambda: fn(numpy, *inputs), 1, 3), 1e-7)))
-        base = _median(lambda: fn(numpy, *inputs), repeat, inner)
-        ours = _median(lambda: _done(fn(numloom, *mine)), repeat, inner)
+        def eager(fn=fn, inputs=inputs):
+            return fn(numpy, *inputs)
+
+        def lazy(fn=fn, mine=mine):
+            return _done(fn(numloom, *mine))
+
+        inner = max(1, int(0.02 / max(_median(eager, 1, 3), 1e-7)))
+        base = _median(eager, repeat, inner)
+        ours = _median(lazy, repeat, inner)
         peer = _numba(name, inputs, repeat, inner)
         rows.append((name, base, ours, peer))
     return rows
