@@ -10,8 +10,8 @@ import operator
 import numpy as _np
 
 from ..core import fperrors
-from ..core.array import _speedups, asarray, ndarray, operand, result
-from ..core.dag import Op, node
+from ..core.array import _RESULT_TYPES, _speedups, asarray, ndarray, operand, result
+from ..core.dag import Op, node, user_line
 from ..core.views import broadcast_shapes
 from .creation import array, empty, full_like, zeros_like
 from .shapes import complex_part as _complex_part
@@ -323,6 +323,18 @@ def fix(x, out=None):
 
 
 def astype(x, dtype, /, *, casting="unsafe", copy=True, device=None):  # noqa: F811 (NumPy's name)
+    if type(x) in _HANDLES:  # the common call, a loop's ``mask.astype(np.int32)``: one lookup
+        try:
+            known = _casts.get((x._dtype, dtype, casting))
+        except TypeError:  # (a dtype argument that is not hashable)
+            known = None
+        if known is not None and known[0] is not x._dtype:
+            target, raising = known
+            cast = node(Op.CAST, (x._node(),), None, x._view.shape, target)
+            if raising:
+                fperrors.record(cast, user_line())
+            return result(cast, x._storage.device)
+    key = (getattr(x, "_dtype", None), dtype, casting)
     x = asarray(x)
     dtype = _np.dtype(dtype)
     from ..core.array import _check_dtype
@@ -334,8 +346,21 @@ def astype(x, dtype, /, *, casting="unsafe", copy=True, device=None):  # noqa: F
                         f"the rule {casting!r}")  # fmt: skip
     if dtype == x.dtype:
         return x.copy() if copy else x
+    if key[0] is x._dtype:
+        try:
+            if len(_casts) >= 1024:
+                _casts.clear()
+            _casts[key] = (dtype, fperrors.cast_raising(x.dtype, dtype))
+        except TypeError:
+            pass
     cast = fperrors.record_if_raising(node(Op.CAST, (x._node(),), None, x.shape, dtype))
     return result(cast, x.device)
+
+
+# (source dtype, dtype argument, casting) -> (target dtype, whether the cast can warn): casts
+# already checked as NumPy does (can_cast, a numloom dtype)
+_casts: dict = {}
+_HANDLES = frozenset(_RESULT_TYPES)  # (numloom's own array classes: not a subclass)
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):

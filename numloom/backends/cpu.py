@@ -87,13 +87,14 @@ class Program:
 PLAN_CACHE_SIZE = 1024  # programs kept (least recently used dropped first)
 _warned_no_compiler = False
 _ready: dict = {}  # (NUMLOOM_BACKEND, NUMLOOM_CC, CC, PATH) -> a working compiler was found
+_NUMPY_BACKEND = ("numpy", b"numpy")  # (the variable's value as the environment holds it)
 
 
 def _compiler_ready() -> bool:
     global _warned_no_compiler
-    setting = (config.env("NUMLOOM_BACKEND"), config.env("NUMLOOM_CC"), config.env("CC"),
-               config.env("PATH"))  # fmt: skip
-    if setting[0] == "numpy":
+    setting = (config.env_raw("NUMLOOM_BACKEND"), config.env_raw("NUMLOOM_CC"),
+               config.env_raw("CC"), config.env_raw("PATH"))  # fmt: skip
+    if setting[0] in _NUMPY_BACKEND:
         return False
     if _ready.get(setting):  # (every sync asks: a compiler found once for this environment)
         return True

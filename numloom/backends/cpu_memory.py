@@ -32,9 +32,15 @@ class Pool:
 
     def array(self, shape: tuple, dtype) -> tuple:
         """A new array and the block behind it (a free block of its size class, or a new one)."""
-        itemsize = np.dtype(dtype).itemsize
-        count = math.prod(shape)
-        nbytes = self.size_class(max(count * itemsize, itemsize))  # empty arrays get one item
+        spec = _specs.get((shape, dtype))
+        if spec is None:
+            itemsize = np.dtype(dtype).itemsize
+            count = math.prod(shape)
+            nbytes = self.size_class(max(count * itemsize, itemsize))  # empty: one item
+            if len(_specs) >= 4096:
+                _specs.clear()
+            spec = _specs[(shape, dtype)] = (nbytes, count * itemsize, len(shape) != 1)
+        nbytes, used, reshape = spec
         blocks = self.free.get(nbytes)
         block = None
         if blocks:
@@ -47,7 +53,8 @@ class Pool:
             self.held -= nbytes
         else:
             block = np.empty(nbytes, np.uint8)
-        return block[: count * itemsize].view(dtype).reshape(shape), block
+        data = block[:used].view(dtype)
+        return (data.reshape(shape) if reshape else data), block
 
     def clear(self) -> None:
         """Give every kept block back to the allocator."""
@@ -75,4 +82,7 @@ class Pool:
         self.held += nbytes
 
 
+# (shape, dtype) -> (size class, bytes used, whether the flat view needs a reshape): every
+# output of every evaluation asks
+_specs: dict = {}
 POOL = Pool()

@@ -42,7 +42,7 @@ static Py_ssize_t off_op, off_srcs, off_arg, off_shape, off_dtype, off_depth, of
     off_fallible, off_sid, off_call;
 static Py_ssize_t off_version, off_device, off_error, off_seq, off_mirror;
 static Py_ssize_t off_loop, off_check, off_slow, off_names, off_raising, off_bounds;
-static PyObject *sids, *interned, *dag_sweep, *op_map, *map_id, *map_node_py;
+static PyObject *sids, *interned, *dag_sweep, *op_map, *map_id, *sid_counter;
 static PyObject *plain_loops, *scalar_keys, *scalars_cache, *as_loop_node_py, *plain_call_py;
 static PyObject *value_matters_py, *seq_counter, *pending_refs, *pending_sweep;
 static PyObject *register_limits, *config_module, *extobj_var, *user_line_py, *whole_py;
@@ -154,7 +154,7 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         {"dag_sweep", &dag_sweep},
         {"MAP", &op_map},
         {"MAP_ID", &map_id},
-        {"map_node", &map_node_py},
+        {"sid_counter", &sid_counter},
         {"plain_loops", &plain_loops},
         {"scalar_keys", &scalar_keys},
         {"scalars", &scalars_cache},
@@ -268,48 +268,69 @@ static PyObject *user_line(void) {
 
 /* --- nodes ----------------------------------------------------------------------------------- */
 
-/* The interned MAP node ``name(srcs)`` of ``shape`` and ``dtype`` (dag.map_node). */
-static PyObject *map_node(PyObject *srcs, PyObject *name, PyObject *shape, PyObject *dtype) {
-    PyObject *skey = PyTuple_Pack(4, map_id, dtype, shape, name);
-    if (skey == NULL)
-        return NULL;
+/* The structure number of ``skey`` (dag._intern's ``_sids``: a new number for a new key), a
+ * new reference. */
+static PyObject *structure_number(PyObject *skey) {
     PyObject *sid = PyDict_GetItemWithError(sids, skey);
-    Py_DECREF(skey);
-    if (sid == NULL) {
-        if (PyErr_Occurred())
-            return NULL;
-        /* a new structure: Python numbers it */
-        return PyObject_CallFunctionObjArgs(map_node_py, srcs, name, shape, dtype, NULL);
-    }
-    Py_ssize_t count = PyTuple_GET_SIZE(srcs);
-    PyObject *key = PyTuple_New(count + 1);
-    if (key == NULL)
+    if (sid != NULL)
+        return Py_NewRef(sid);
+    if (PyErr_Occurred())
         return NULL;
-    PyTuple_SET_ITEM(key, 0, Py_NewRef(sid));
-    long depth = 0;
-    int fallible = 0;
+    if (PyDict_GET_SIZE(sids) >= (1 << 17))
+        PyDict_Clear(sids); /* old plans then miss once: their keys name retired numbers */
+    sid = PyIter_Next(sid_counter);
+    if (sid == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_RuntimeError, "numloom: the structure counter ended");
+        return NULL;
+    }
+    if (PyDict_SetItem(sids, skey, sid) < 0) {
+        Py_DECREF(sid);
+        return NULL;
+    }
+    return sid;
+}
+
+/* dag._intern: the interned node ``op(srcs; arg)`` of ``shape`` and ``dtype``, found by its
+ * structure number (``skey``'s) with its sources' ids, or for a leaf ``arg_key``, if it is
+ * alive; else made. ``where``: the user's line to blame for its data errors, or None. */
+static PyObject *intern_node(PyObject *op, PyObject *srcs, PyObject *arg, PyObject *shape,
+                             PyObject *dtype, PyObject *where, PyObject *skey, PyObject *arg_key) {
+    PyObject *sid = structure_number(skey);
+    if (sid == NULL)
+        return NULL;
+    Py_ssize_t count = PyTuple_GET_SIZE(srcs);
+    PyObject *key = PyTuple_New(count ? count + 1 : 2);
+    if (key == NULL) {
+        Py_DECREF(sid);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(key, 0, sid); /* (the key holds the number) */
+    if (!count)
+        PyTuple_SET_ITEM(key, 1, Py_NewRef(arg_key));
+    long depth = -1;
+    int fallible = where != Py_None;
     for (Py_ssize_t i = 0; i < count; i++) {
         PyObject *s = PyTuple_GET_ITEM(srcs, i);
+        if (!Py_IS_TYPE(s, NodeType) || SLOT(s, off_depth) == NULL || SLOT(s, off_fallible) == NULL) {
+            Py_DECREF(key);
+            PyErr_SetString(PyExc_TypeError, "numloom: a source is not a node");
+            return NULL;
+        }
         PyObject *id = PyLong_FromVoidPtr(s);
         if (id == NULL) {
             Py_DECREF(key);
             return NULL;
         }
         PyTuple_SET_ITEM(key, i + 1, id);
-        PyObject *d = SLOT(s, off_depth), *f = SLOT(s, off_fallible);
-        if (d == NULL || f == NULL || !Py_IS_TYPE(s, NodeType)) {
-            Py_DECREF(key);
-            PyErr_SetString(PyExc_TypeError, "numloom: a source is not a node");
-            return NULL;
-        }
-        long di = PyLong_AsLong(d);
-        if (di == -1 && PyErr_Occurred()) {
+        long d = PyLong_AsLong(SLOT(s, off_depth));
+        if (d == -1 && PyErr_Occurred()) {
             Py_DECREF(key);
             return NULL;
         }
-        if (di > depth)
-            depth = di;
-        fallible |= f == Py_True;
+        if (d > depth)
+            depth = d;
+        fallible |= SLOT(s, off_fallible) == Py_True;
     }
     PyObject *ref = PyDict_GetItemWithError(interned, key);
     if (ref != NULL) {
@@ -330,13 +351,13 @@ static PyObject *map_node(PyObject *srcs, PyObject *name, PyObject *shape, PyObj
         Py_DECREF(key);
         return NULL;
     }
-    slot_set(n, off_op, Py_NewRef(op_map));
+    slot_set(n, off_op, Py_NewRef(op));
     slot_set(n, off_srcs, Py_NewRef(srcs));
-    slot_set(n, off_arg, Py_NewRef(name));
+    slot_set(n, off_arg, Py_NewRef(arg));
     slot_set(n, off_shape, Py_NewRef(shape));
     slot_set(n, off_dtype, Py_NewRef(dtype));
-    slot_set(n, off_where, Py_NewRef(Py_None));
-    slot_set(n, off_sid, Py_NewRef(sid));
+    slot_set(n, off_where, Py_NewRef(where));
+    slot_set(n, off_sid, Py_NewRef(PyTuple_GET_ITEM(key, 0)));
     slot_set(n, off_call, Py_NewRef(Py_None));
     slot_set(n, off_depth, depth_obj);
     slot_set(n, off_fallible, Py_NewRef(fallible ? Py_True : Py_False));
@@ -356,6 +377,34 @@ static PyObject *map_node(PyObject *srcs, PyObject *name, PyObject *shape, PyObj
         }
         Py_DECREF(r);
     }
+    return n;
+}
+
+/* The interned MAP node ``name(srcs)`` of ``shape`` and ``dtype`` (dag.map_node). */
+static PyObject *map_node(PyObject *srcs, PyObject *name, PyObject *shape, PyObject *dtype) {
+    PyObject *skey = PyTuple_Pack(4, map_id, dtype, shape, name);
+    if (skey == NULL)
+        return NULL;
+    PyObject *n = intern_node(op_map, srcs, name, shape, dtype, Py_None, skey, Py_None);
+    Py_DECREF(skey);
+    return n;
+}
+
+/* intern(op, srcs, arg, shape, dtype, where, shape_key, arg_key): dag._intern, in C. */
+static PyObject *intern_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (!installed || nargs != 8) {
+        PyErr_SetString(PyExc_TypeError,
+                        "intern(op, srcs, arg, shape, dtype, where, shape_key, arg_key)");
+        return NULL;
+    }
+    PyObject *srcs = args[1];
+    if (PyTuple_Check(srcs))
+        return intern_node(args[0], srcs, args[2], args[3], args[4], args[5], args[6], args[7]);
+    srcs = PySequence_Tuple(srcs);
+    if (srcs == NULL)
+        return NULL;
+    PyObject *n = intern_node(args[0], srcs, args[2], args[3], args[4], args[5], args[6], args[7]);
+    Py_DECREF(srcs);
     return n;
 }
 
@@ -1011,6 +1060,8 @@ static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t narg
 }
 
 PyMethodDef nl_tracing_methods[] = {
+    {"intern", (PyCFunction)(void (*)(void))intern_call, METH_FASTCALL,
+     "intern(op, srcs, arg, shape, dtype, where, shape_key, arg_key): dag._intern."},
     {"call_states", (PyCFunction)(void (*)(void))call_states, METH_FASTCALL,
      "call_states(order, positions): the error states of those nodes' calls, runs once."},
     {"map_result", (PyCFunction)(void (*)(void))map_result, METH_FASTCALL,

@@ -593,7 +593,7 @@ def _install_tracing(api) -> None:
         "Node": Node, "Storage": Storage, "Plain": ufuncs._Plain, "ndarray": ndarray,
         "Scalar": _Scalar,
         "sids": dag._sids, "interned": dag._interned, "dag_sweep": dag._sweep, "MAP": Op.MAP,
-        "MAP_ID": dag._MAP_ID, "map_node": dag.map_node, "user_line": dag.user_line,
+        "MAP_ID": dag._MAP_ID, "sid_counter": dag._sid_counter, "user_line": dag.user_line,
         "plain_loops": ufuncs._plain_loops, "scalar_keys": ufuncs._SCALAR_KEYS,
         "scalars": ufuncs._scalars, "as_loop_node": ufuncs.as_loop_node,
         "plain_call": python_plain_call, "value_matters": ufuncs._value_matters,
@@ -605,6 +605,7 @@ def _install_tracing(api) -> None:
     })  # fmt: skip
     ufuncs._plain_call = methods._plain_call = _speedups.plain_call
     dag._STRUCTURE[0] = _speedups.structure
+    dag._intern = _speedups.intern  # (every node numloom makes: node(), map_node, buffer_of)
     realize.SWEEP[0] = _speedups.sweep
     fperrors.CALL_STATES[0] = _speedups.call_states
 

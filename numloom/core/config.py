@@ -44,13 +44,19 @@ _ENV_KEYS: dict = {}
 
 def env(name: str, default=None):
     """``os.environ.get(name, default)``, read from the environment's own dict where it can."""
+    raw = env_raw(name)
+    return default if raw is None else raw if type(raw) is str else os.fsdecode(raw)
+
+
+def env_raw(name: str):
+    """The value of environment variable ``name`` as the environment holds it (bytes on
+    POSIX), or None: a cache key for what depends on the variable, without decoding it."""
     if type(_ENVIRON) is not dict:
-        return os.environ.get(name, default)
+        return os.environ.get(name)
     key = _ENV_KEYS.get(name)
     if key is None:
         key = _ENV_KEYS[name] = os.fsencode(name)
-    value = _ENVIRON.get(key)
-    return default if value is None else os.fsdecode(value)
+    return _ENVIRON.get(key)
 
 
 def _int(name: str, default: int) -> int:
