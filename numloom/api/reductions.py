@@ -14,9 +14,9 @@ import numpy as _np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..core import fperrors
-from ..core.array import asarray, ndarray, result
+from ..core.array import _RESULT_TYPES, asarray, ndarray, result
 from ..core.array_views import reshape_array
-from ..core.dag import Op, node, warn_at_user
+from ..core.dag import Op, node, user_line, warn_at_user
 from ..core.dag import prod as _size_of
 from .ufuncs import bind_reductions
 
@@ -87,6 +87,16 @@ def _finish(n, a: ndarray, axes: tuple, keepdims: bool, out):
 
 def _reduce(kind: str, a, axis, dtype, out, keepdims, where, np_fn, initial=_NO_VALUE):
     """One REDUCE node; NumPy's ``np_fn`` on a stand-in gives the dtype and raises errors."""
+    plain = (out is None and where is True and initial is _NO_VALUE and dtype is None
+             and type(a) in _HANDLES)  # fmt: skip
+    if plain:  # the common call, as a loop makes it again: its nodes from what the last one found
+        try:
+            key = (kind, np_fn, a._dtype, a._view.shape, type(axis), axis, keepdims)
+            known = _plans.get(key)
+        except TypeError:  # (an unhashable axis: a list)
+            plain, known = False, None
+        if known is not None:
+            return _planned(known, a)
     a = asarray(a)
     kwargs = {} if initial is _NO_VALUE else {"initial": initial}
     if dtype is not None:
@@ -100,7 +110,7 @@ def _reduce(kind: str, a, axis, dtype, out, keepdims, where, np_fn, initial=_NO_
                        axes, keepdims, out)  # fmt: skip
     if out_dtype.kind == "b" and kind in ("sum", "prod"):
         kind = _BOOL_KINDS[kind]  # NumPy's add and multiply on bools are or and and
-    src = a._node()
+    src = first = a._node()
     if kind in ("any", "all") and src.dtype != bool:
         src = node(Op.CAST, (src,), None, src.shape, bool)
     elif kind in ("sum", "prod") and src.dtype != out_dtype:
@@ -115,9 +125,45 @@ def _reduce(kind: str, a, axis, dtype, out, keepdims, where, np_fn, initial=_NO_
         n = _with_initial(kind, n, initial)
     if n.dtype != out_dtype:
         n = fperrors.record_if_raising(node(Op.CAST, (n,), None, n.shape, out_dtype))
+    if plain and 0 not in a.shape:
+        if len(_plans) >= 1024:
+            _plans.clear()
+        _plans[key] = _Planned(kind, axes, _reduced_shape(a.shape, axes, False),
+                               src.dtype if src is not first else None, src.dtype, out_dtype,
+                               _reduced_shape(a.shape, axes, True) if keepdims else None)  # fmt: skip
     return _finish(n, a, axes, keepdims, out)
 
 
+class _Planned:
+    """What a plain reduction (no out, where, initial or dtype) of one dtype, shape and axis
+    makes, found by the first call: the next ones build their nodes without asking NumPy."""
+
+    __slots__ = ("kind", "axes", "shape", "cast", "raising", "out_dtype", "kept")
+
+    def __init__(self, kind, axes, shape, cast, loop, out_dtype, kept):
+        self.kind, self.axes, self.shape, self.cast, self.kept = kind, axes, shape, cast, kept
+        self.out_dtype = out_dtype
+        # the REDUCE node's error state, as fperrors.can_raise says for it ("overflow
+        # encountered in reduce")
+        self.raising = kind in ("sum", "prod") and loop.kind == "f"
+
+
+def _planned(p: _Planned, a: ndarray):
+    """``_reduce``'s nodes and result from a ``_Planned`` (its first call's findings)."""
+    src = a._node()
+    if p.cast is not None:
+        src = fperrors.record_if_raising(node(Op.CAST, (src,), None, src.shape, p.cast))
+    n = node(Op.REDUCE, (src,), (p.kind, p.axes), p.shape, src.dtype) if p.axes else src
+    if p.axes and p.raising:
+        fperrors.record(n, user_line())
+    if n.dtype != p.out_dtype:
+        n = fperrors.record_if_raising(node(Op.CAST, (n,), None, n.shape, p.out_dtype))
+    r = result(n, a._storage.device)
+    return r if p.kept is None else reshape_array(r, p.kept)
+
+
+_plans: dict = {}  # (kind, function, dtype, shape, axis's type, axis, keepdims) -> _Planned
+_HANDLES = frozenset(_RESULT_TYPES)
 _BOOL_KINDS = {"sum": "any", "prod": "all"}
 
 # (function, dtype, stand-in shape, axis, dtype=, initial=) -> (result dtype, reduced axes): a

@@ -551,7 +551,48 @@ static PyObject *new_result(PyObject *n, PyObject *device) {
     return (PyObject *)out;
 }
 
+/* result(n, device): array.result in C, a new array whose value is the whole of node ``n``. */
+static PyObject *result_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (!installed || nargs != 2 || !Py_IS_TYPE(args[0], NodeType) || SLOT(args[0], off_shape) == NULL ||
+        !PyTuple_Check(SLOT(args[0], off_shape)) || SLOT(args[0], off_dtype) == NULL) {
+        PyErr_SetString(PyExc_TypeError, "result(node, device)");
+        return NULL;
+    }
+    return new_result(args[0], args[1]);
+}
+
 /* --- the traced operation ------------------------------------------------------------------ */
+
+/* The shape two shapes broadcast to (NumPy's rule: aligned from the right, each pair equal or
+ * one of them 1), a new tuple; NULL with no error set when they do not broadcast. */
+static PyObject *broadcast_shapes(PyObject *a, PyObject *b) {
+    if (!PyTuple_Check(a) || !PyTuple_Check(b))
+        return NOT_HANDLED;
+    Py_ssize_t na = PyTuple_GET_SIZE(a), nb = PyTuple_GET_SIZE(b), n = na > nb ? na : nb;
+    PyObject *out = PyTuple_New(n);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *x = k < n - na ? NULL : PyTuple_GET_ITEM(a, k - (n - na));
+        PyObject *y = k < n - nb ? NULL : PyTuple_GET_ITEM(b, k - (n - nb));
+        long vx = x == NULL ? 1 : PyLong_AsLong(x), vy = y == NULL ? 1 : PyLong_AsLong(y);
+        if ((vx == -1 || vy == -1) && PyErr_Occurred()) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyObject *pick;
+        if (vx == vy || vy == 1)
+            pick = x != NULL ? x : y;
+        else if (vx == 1)
+            pick = y;
+        else {
+            Py_DECREF(out);
+            return NOT_HANDLED;
+        }
+        PyTuple_SET_ITEM(out, k, Py_NewRef(pick));
+    }
+    return out;
+}
 
 /* Whether Python int ``x`` lies in ``bounds`` = (low, high). */
 static int within(PyObject *x, PyObject *bounds) {
@@ -617,6 +658,7 @@ static PyObject *plain(PyObject *uf, PyObject *const *args, Py_ssize_t nargs) {
     PyObject *device = SLOT(h->storage, off_device);
     if (device == NULL || !PyTuple_CheckExact(shape))
         return NOT_HANDLED;
+    PyObject *broadcast = NULL; /* the call's shape, where the operands' shapes differ */
     if (nargs == 2) {
         PyObject *other = args[1] == first ? args[0] : args[1];
         PyTypeObject *t = Py_TYPE(other);
@@ -626,23 +668,33 @@ static PyObject *plain(PyObject *uf, PyObject *const *args, Py_ssize_t nargs) {
                 return NOT_HANDLED;
             PyObject *oshape = PyTuple_GET_ITEM(o->view, 0);
             int same = oshape == shape ? 1 : PyObject_RichCompareBool(oshape, shape, Py_EQ);
-            if (same <= 0)
-                return NOT_HANDLED; /* (broadcasting: Python's path) */
+            if (same < 0)
+                return NULL;
+            if (!same) {
+                broadcast = broadcast_shapes(shape, oshape);
+                if (broadcast == NULL)
+                    return NULL; /* (NOT_HANDLED when they do not broadcast: NumPy's error) */
+                shape = broadcast;
+            }
         }
     }
     PyObject *srcs = PyTuple_New(nargs);
-    if (srcs == NULL)
+    if (srcs == NULL) {
+        Py_XDECREF(broadcast);
         return NULL;
+    }
     for (Py_ssize_t i = 0; i < nargs; i++) {
         PyObject *s = loop_node(args[i], PyTuple_GET_ITEM(loop, i), shape);
         if (s == NULL) {
             Py_DECREF(srcs);
+            Py_XDECREF(broadcast);
             return NULL;
         }
         PyTuple_SET_ITEM(srcs, i, s);
     }
     PyObject *n = map_node(srcs, PyTuple_GET_ITEM(names, 0), shape, PyTuple_GET_ITEM(loop, nargs));
     Py_DECREF(srcs);
+    Py_XDECREF(broadcast); /* (the node holds its shape) */
     if (n == NULL)
         return NULL;
     if (SLOT(p, off_raising) == Py_True) { /* NumPy's error state at this call (fperrors.record) */
@@ -1060,6 +1112,8 @@ static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t narg
 }
 
 PyMethodDef nl_tracing_methods[] = {
+    {"result", (PyCFunction)(void (*)(void))result_call, METH_FASTCALL,
+     "result(node, device): a new array whose value is the node (array.result)."},
     {"intern", (PyCFunction)(void (*)(void))intern_call, METH_FASTCALL,
      "intern(op, srcs, arg, shape, dtype, where, shape_key, arg_key): dag._intern."},
     {"call_states", (PyCFunction)(void (*)(void))call_states, METH_FASTCALL,

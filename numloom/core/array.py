@@ -444,7 +444,9 @@ def _adopt(a: ndarray, storage: Storage, view: View, readonly: bool = False,
 def result(n: Node, device: str | None = None) -> ndarray:
     """A new array (with its own storage) whose value is node ``n``: the whole of it, so the
     handle is its storage's identity (every traced operation makes one: kept short)."""
-    if _HANDLE is not None:  # (the same, in C)
+    if _RESULT[0] is not None:  # (the same, in C: the storage registered there too)
+        return _RESULT[0](n, device or get_device())
+    if _HANDLE is not None:
         return _HANDLE(_RESULT_TYPES[len(n.shape) > 0], Storage(n, device or get_device()),
                        _whole(n.shape), False, n.dtype, True)  # fmt: skip
     a = ndarray.__new__(_RESULT_TYPES[len(n.shape) > 0])
@@ -455,6 +457,7 @@ def result(n: Node, device: str | None = None) -> ndarray:
 
 
 _HANDLE = None if _speedups is None else _speedups.handle
+_RESULT = [None]  # _speedups.result, once numloom's API is bound (_install_tracing)
 
 
 def array_result(n: Node, device: str | None = None) -> ndarray:
@@ -606,6 +609,7 @@ def _install_tracing(api) -> None:
     ufuncs._plain_call = methods._plain_call = _speedups.plain_call
     dag._STRUCTURE[0] = _speedups.structure
     dag._intern = _speedups.intern  # (every node numloom makes: node(), map_node, buffer_of)
+    _RESULT[0] = _speedups.result
     realize.SWEEP[0] = _speedups.sweep
     fperrors.CALL_STATES[0] = _speedups.call_states
 

@@ -199,3 +199,59 @@ def test_a_loop_of_traced_operations_keeps_memory_bounded():
     gc.collect()
     assert len(realize._pending._sweep()) == 0
     assert len(dag._interned) < 20000
+
+
+@pytest.mark.parametrize("left, right", [((4, 3), (3,)), ((4, 1), (1, 5)), ((2, 1, 3), (4, 1)),
+                                         ((), (3,)), ((5,), ())])  # fmt: skip
+def test_broadcasting_operators_give_numpys_results(left, right):
+    rng = numpy.random.default_rng(0)
+    a, b = rng.random(left), rng.random(right)
+    x, y = nl.asarray(a), nl.asarray(b)
+    for got, want in [(x - y, a - b), (y * x, b * a), (x < y, a < b), (x + 1.5, a + 1.5)]:
+        got = numpy.asarray(got)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        numpy.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        nl.ones((4, 3)) - nl.ones(2)
+
+
+def test_a_repeated_reduction_asks_numpy_once(monkeypatch):
+    """The second reduction of a dtype, shape and axis builds its nodes from what the first
+    found (NumPy's probe is not called again), with the same values, dtypes and errors."""
+    from numloom.api import reductions
+
+    host = numpy.arange(24.0).reshape(4, 6)
+    a, flags = nl.asarray(host), nl.asarray(host > 10)
+    calls = [
+        (lambda m: m.sum(axis=1), lambda h: h.sum(axis=1)),
+        (lambda m: m.max(axis=0, keepdims=True), lambda h: h.max(axis=0, keepdims=True)),
+        (lambda m: m.mean(), lambda h: h.mean()),
+    ]
+    first = [numpy.asarray(f(a)) for f, _ in calls] + [numpy.asarray(flags.sum(axis=0))]
+    probe = reductions._probe
+    monkeypatch.setattr(reductions, "_probe", lambda *args: pytest.fail("probed again"))
+    again = [numpy.asarray(f(a)) for f, _ in calls] + [numpy.asarray(flags.sum(axis=0))]
+    monkeypatch.setattr(reductions, "_probe", probe)
+    wanted = [g(host) for _, g in calls] + [(host > 10).sum(axis=0)]
+    for got, repeat, want in zip(first, again, wanted):
+        for g in (got, repeat):
+            assert g.dtype == numpy.asarray(want).dtype and g.shape == numpy.shape(want)
+            numpy.testing.assert_array_equal(g, want)
+    with numpy.errstate(over="raise"):
+        big = nl.asarray(numpy.full(3, 1e308))
+        for _ in range(2):  # (the second call is the planned one)
+            with pytest.raises(FloatingPointError, match="overflow encountered in reduce"):
+                numpy.asarray(big.sum())
+
+
+def test_a_repeated_cast_gives_numpys_values_and_errors():
+    host = numpy.array([1.5, -2.5, numpy.nan])
+    a = nl.asarray(host)
+    for _ in range(2):
+        numpy.testing.assert_array_equal(numpy.asarray((a > 0).astype(numpy.int32)),
+                                         (host > 0).astype(numpy.int32))  # fmt: skip
+        with numpy.errstate(invalid="raise"):
+            with pytest.raises(FloatingPointError, match="invalid value encountered in cast"):
+                numpy.asarray(a.astype(numpy.int32))
+        with pytest.raises(TypeError, match="according to the rule 'safe'"):
+            a.astype(numpy.int8, casting="safe")
