@@ -20,6 +20,7 @@ from ..compile.ufunc_table import COMPARISONS
 from ..core import fperrors
 from ..core.array import (
     _SUPPORTED_KINDS,
+    _speedups,
     SUBCLASSES,
     OtherDtype,
     _as_subclass,
@@ -48,7 +49,7 @@ def bind_reductions(reduce, accumulate) -> None:
     _REDUCTIONS.update(reduce=reduce, accumulate=accumulate)
 
 
-class ufunc:
+class ufunc(object if _speedups is None else _speedups.UfuncBase):
     """A NumPy ufunc that records its work lazily (``numloom.add``, ``numloom.sin``...)."""
 
     def __init__(self, np_ufunc):
@@ -147,6 +148,13 @@ class ufunc:
         host = a.get()
         self._np.at(host, fallback.to_numpy(indices), *extra)
         setitem(a, Ellipsis, host)
+
+
+if _speedups is not None:
+    # The compiled base calls the plain path itself and this for the rest (the class's own
+    # __call__ steps aside for its C slot).
+    ufunc._python_call = ufunc.__call__
+    del ufunc.__call__
 
 
 def _of_subclass(made, args: tuple):

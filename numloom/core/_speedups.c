@@ -411,6 +411,16 @@ PyMODINIT_FUNC PyInit__speedups(void) {
         Py_DECREF(m);
         return NULL;
     }
+    if (PyType_Ready(&nl_ufunc_base) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&nl_ufunc_base);
+    if (PyModule_AddObject(m, "UfuncBase", (PyObject *)&nl_ufunc_base) < 0) {
+        Py_DECREF(&nl_ufunc_base);
+        Py_DECREF(m);
+        return NULL;
+    }
     Py_INCREF(&HandleType);
     if (PyModule_AddObject(m, "Handle", (PyObject *)&HandleType) < 0) {
         Py_DECREF(&HandleType);

@@ -22,6 +22,9 @@ extern PyTypeObject HandleType;
 extern PyNumberMethods nl_handle_number;
 PyObject *nl_handle_richcompare(PyObject *self, PyObject *other, int op);
 
+/* The base class of numloom's ufuncs (their call in C): _tracing.c. */
+extern PyTypeObject nl_ufunc_base;
+
 /* The module functions _tracing.c adds (install_tracing, plain_call, structure). */
 extern PyMethodDef nl_tracing_methods[];
 

@@ -47,7 +47,7 @@ static PyObject *plain_loops, *scalar_keys, *scalars_cache, *as_loop_node_py, *p
 static PyObject *value_matters_py, *seq_counter, *pending_refs, *pending_sweep;
 static PyObject *register_limits, *config_module, *extobj_var, *user_line_py, *whole_py;
 static PyObject *binary_py, *compare_py, *package, *views, *lines;
-static PyObject *s_FLUSH_DEPTH, *s_FLUSH_WIDTH, *s_name, *s_hex;
+static PyObject *s_FLUSH_DEPTH, *s_FLUSH_WIDTH, *s_name, *s_hex, *s_nin, *s_python_call;
 static unsigned long inserts, adds;
 
 /* The operators' ufuncs (numloom.add, ...), by the slot that calls them. */
@@ -206,7 +206,9 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         s_FLUSH_WIDTH = PyUnicode_InternFromString("FLUSH_WIDTH");
         s_name = PyUnicode_InternFromString("__name__");
         s_hex = PyUnicode_InternFromString("hex");
-        if (!s_FLUSH_DEPTH || !s_FLUSH_WIDTH || !s_name || !s_hex)
+        s_nin = PyUnicode_InternFromString("nin");
+        s_python_call = PyUnicode_InternFromString("_python_call");
+        if (!s_FLUSH_DEPTH || !s_FLUSH_WIDTH || !s_name || !s_hex || !s_nin || !s_python_call)
             return NULL;
     }
     installed = 1;
@@ -813,6 +815,53 @@ PyObject *nl_handle_richcompare(PyObject *self, PyObject *other, int op) {
     PyObject *call[3] = {op_ufuncs[which], self, other};
     return PyObject_Vectorcall(compare_py, call, 3, NULL);
 }
+
+/* --- numloom's ufuncs ---------------------------------------------------------------------- */
+
+/* The base of api/ufuncs.py's ``ufunc``: its call (``numloom.exp(x)``) takes the traced fast
+ * path in C, and anything else the Python call (``ufunc._python_call``). */
+static PyObject *ufunc_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+    if (installed && (kwargs == NULL || PyDict_GET_SIZE(kwargs) == 0)) {
+        PyObject *nin = PyObject_GetAttr(self, s_nin);
+        if (nin == NULL)
+            return NULL;
+        Py_ssize_t want = PyLong_AsSsize_t(nin);
+        Py_DECREF(nin);
+        if (want == -1 && PyErr_Occurred())
+            return NULL;
+        if (want == PyTuple_GET_SIZE(args)) {
+            PyObject *made = plain(self, &PyTuple_GET_ITEM(args, 0), want);
+            if (made != NULL || PyErr_Occurred())
+                return made;
+        }
+    }
+    PyObject *call = PyObject_GetAttr((PyObject *)Py_TYPE(self), s_python_call);
+    if (call == NULL)
+        return NULL;
+    Py_ssize_t count = PyTuple_GET_SIZE(args);
+    PyObject *full = PyTuple_New(count + 1);
+    if (full == NULL) {
+        Py_DECREF(call);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(full, 0, Py_NewRef(self));
+    for (Py_ssize_t i = 0; i < count; i++)
+        PyTuple_SET_ITEM(full, i + 1, Py_NewRef(PyTuple_GET_ITEM(args, i)));
+    PyObject *out = PyObject_Call(call, full, kwargs);
+    Py_DECREF(full);
+    Py_DECREF(call);
+    return out;
+}
+
+PyTypeObject nl_ufunc_base = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "numloom.core._speedups.UfuncBase",
+    .tp_basicsize = sizeof(PyObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "The base of numloom's ufuncs: their plain call, in C.",
+    .tp_call = ufunc_call,
+    .tp_new = PyType_GenericNew,
+};
 
 /* --- the walk at a sync -------------------------------------------------------------------- */
 

@@ -36,12 +36,16 @@ def _handle_base():
         try:
             from . import _speedups
 
-            return _speedups
+            if all(hasattr(_speedups, name) for name in _COMPILED_NAMES):
+                return _speedups
+            # (an extension built from older sources: pip install -e . builds it again)
         except ImportError:
             pass
     return None
 
 
+_COMPILED_NAMES = ("Handle", "UfuncBase", "install", "install_tracing", "plain_call", "structure",
+                   "intern", "result", "map_result", "sweep", "call_states", "launch")  # fmt: skip
 _speedups = _handle_base()
 
 
@@ -578,7 +582,7 @@ def bind_namespace(api) -> None:
     """Give the ndarray methods the NumPy namespace (the ``numloom.api`` package)."""
     global _namespace, _api
     _namespace, _api = api, api.numpy_api
-    methods.bind(api)
+    methods.bind(api, ndarray)
     if _speedups is not None:
         _install_tracing(api)
 

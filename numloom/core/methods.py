@@ -14,9 +14,12 @@ _api = None  # numloom.api.numpy_api: the namespace's functions
 _plain_call = None  # numloom.api.ufuncs._plain_call: a ufunc call's fast path
 
 
-def bind(api) -> None:
-    global _namespace, _api, _plain_call
-    _namespace, _api, _plain_call = api, api.numpy_api, api.ufuncs._plain_call
+_ndarray = None  # numloom.ndarray (core/array.py), once it binds the namespace
+
+
+def bind(api, ndarray) -> None:
+    global _namespace, _api, _plain_call, _ndarray
+    _namespace, _api, _plain_call, _ndarray = api, api.numpy_api, api.ufuncs._plain_call, ndarray
 
 
 def _binary(uf, a, b):
@@ -24,6 +27,18 @@ def _binary(uf, a, b):
     ufunc's whole call (``uf._call``), without going through ``uf.__call__``."""
     made = _plain_call(uf, (a, b))
     return made if made is not None else uf._call(a, b)
+
+
+def _inplace(uf, a, b):
+    """``a op= b``, NumPy's ``uf(a, b, out=a)``: the plain call's node written into ``a`` where
+    that is NumPy's answer (a writable array, the call's dtype and shape already ``a``'s), else
+    the ufunc's whole call with ``out``. Loops update arrays this way on every step."""
+    if type(a) is _ndarray and not a._readonly:
+        made = _plain_call(uf, (a, b))
+        if made is not None and made._dtype is a._dtype and made._view.shape == a._view.shape:
+            a._assign(made._storage.version)
+            return a
+    return uf._call(a, b, out=a)
 
 
 def _call_method(a, name: str, *args, **kwargs):
@@ -52,22 +67,22 @@ class Methods:
 
     def __add__(self, o): return _binary(_api.add, self, o)
     def __radd__(self, o): return _binary(_api.add, o, self)
-    def __iadd__(self, o): return _api.add(self, o, out=self)
+    def __iadd__(self, o): return _inplace(_api.add, self, o)
     def __sub__(self, o): return _binary(_api.subtract, self, o)
     def __rsub__(self, o): return _binary(_api.subtract, o, self)
-    def __isub__(self, o): return _api.subtract(self, o, out=self)
+    def __isub__(self, o): return _inplace(_api.subtract, self, o)
     def __mul__(self, o): return _binary(_api.multiply, self, o)
     def __rmul__(self, o): return _binary(_api.multiply, o, self)
-    def __imul__(self, o): return _api.multiply(self, o, out=self)
+    def __imul__(self, o): return _inplace(_api.multiply, self, o)
     def __truediv__(self, o): return _binary(_api.divide, self, o)
     def __rtruediv__(self, o): return _binary(_api.divide, o, self)
-    def __itruediv__(self, o): return _api.divide(self, o, out=self)
+    def __itruediv__(self, o): return _inplace(_api.divide, self, o)
     def __floordiv__(self, o): return _binary(_api.floor_divide, self, o)
     def __rfloordiv__(self, o): return _binary(_api.floor_divide, o, self)
-    def __ifloordiv__(self, o): return _api.floor_divide(self, o, out=self)
+    def __ifloordiv__(self, o): return _inplace(_api.floor_divide, self, o)
     def __mod__(self, o): return _binary(_api.remainder, self, o)
     def __rmod__(self, o): return _binary(_api.remainder, o, self)
-    def __imod__(self, o): return _api.remainder(self, o, out=self)
+    def __imod__(self, o): return _inplace(_api.remainder, self, o)
     def __divmod__(self, o): return _api.divmod(self, o)
     def __rdivmod__(self, o): return _api.divmod(o, self)
     def __pow__(self, o, mod=None): return _api.power_operator(self, o)
@@ -78,19 +93,19 @@ class Methods:
     def __imatmul__(self, o): return _api.matmul(self, o, out=self)
     def __and__(self, o): return _binary(_api.bitwise_and, self, o)
     def __rand__(self, o): return _binary(_api.bitwise_and, o, self)
-    def __iand__(self, o): return _api.bitwise_and(self, o, out=self)
+    def __iand__(self, o): return _inplace(_api.bitwise_and, self, o)
     def __or__(self, o): return _binary(_api.bitwise_or, self, o)
     def __ror__(self, o): return _binary(_api.bitwise_or, o, self)
-    def __ior__(self, o): return _api.bitwise_or(self, o, out=self)
+    def __ior__(self, o): return _inplace(_api.bitwise_or, self, o)
     def __xor__(self, o): return _binary(_api.bitwise_xor, self, o)
     def __rxor__(self, o): return _binary(_api.bitwise_xor, o, self)
-    def __ixor__(self, o): return _api.bitwise_xor(self, o, out=self)
+    def __ixor__(self, o): return _inplace(_api.bitwise_xor, self, o)
     def __lshift__(self, o): return _binary(_api.left_shift, self, o)
     def __rlshift__(self, o): return _binary(_api.left_shift, o, self)
-    def __ilshift__(self, o): return _api.left_shift(self, o, out=self)
+    def __ilshift__(self, o): return _inplace(_api.left_shift, self, o)
     def __rshift__(self, o): return _binary(_api.right_shift, self, o)
     def __rrshift__(self, o): return _binary(_api.right_shift, o, self)
-    def __irshift__(self, o): return _api.right_shift(self, o, out=self)
+    def __irshift__(self, o): return _inplace(_api.right_shift, self, o)
     def __neg__(self): return _api.negative(self)
     def __pos__(self): return _api.positive(self)
     def __abs__(self): return _api.absolute(self)

@@ -255,3 +255,34 @@ def test_a_repeated_cast_gives_numpys_values_and_errors():
                 numpy.asarray(a.astype(numpy.int32))
         with pytest.raises(TypeError, match="according to the rule 'safe'"):
             a.astype(numpy.int8, casting="safe")
+
+
+@pytest.mark.parametrize("case", [
+    "a += b", "a -= 1.5", "a *= a[::-1]", "a[::2] += 10", "a //= 2", "a %= 3", "a /= b",
+    "i += 1.5", "i += 2**70", "i &= 3", "i <<= 1", "m += b", "a += m", "m += 1",
+])  # fmt: skip
+def test_augmented_assignment_is_numpys_call_with_out(case):
+    """``a op= b`` is ``op(a, b, out=a)``: the same values, the same dtype, the same errors
+    (a cast 'same_kind' refuses, an output that does not broadcast, a read-only output), and
+    views of ``a`` see the write."""
+    def run(xp):
+        env = {"a": xp.arange(1.0, 7.0), "b": xp.arange(6.0) + 0.5,
+               "i": xp.arange(6, dtype=xp.int32), "m": xp.ones((2, 6))}  # fmt: skip
+        whole = env["a"]
+        view = whole[1:]
+        try:
+            exec(case, env)
+        except Exception as error:  # noqa: BLE001 (compared below)
+            return type(error), str(error), None
+        return None, None, [numpy.asarray(v).copy() for v in (whole, view, env["i"], env["m"])]
+
+    (want_type, want_message, want), (got_type, got_message, got) = run(numpy), run(nl)
+    assert (got_type, got_message) == (want_type, want_message)
+    for g, w in zip(got or (), want or ()):
+        assert g.dtype == w.dtype
+        numpy.testing.assert_array_equal(g, w)
+    for xp in (numpy, nl):
+        r = xp.arange(3.0)
+        r.flags.writeable = False
+        with pytest.raises(ValueError, match="output array is read-only"):
+            r += 1
