@@ -20,12 +20,12 @@ from ..compile.ufunc_table import COMPARISONS
 from ..core import fperrors
 from ..core.array import (
     _SUPPORTED_KINDS,
-    _speedups,
     SUBCLASSES,
     OtherDtype,
     _as_subclass,
     _check_dtype,
     _Scalar,
+    _speedups,
     asarray,
     ndarray,
     result,
