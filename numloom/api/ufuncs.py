@@ -72,6 +72,20 @@ class ufunc(object if _speedups is None else _speedups.UfuncBase):
             made = _plain_call(self, args)  # the common call: operators, np.exp(x)...
             if made is not None:
                 return made
+        elif self.nout == 1:  # an output given, ``np.add(a, b, a)`` or ``out=a``: a loop's step
+            if not kwargs and len(args) == self.nin + 1:
+                out = args[-1]
+            elif len(kwargs) == 1 and len(args) == self.nin:
+                out = kwargs.get("out")
+                out = out[0] if type(out) is tuple and len(out) == 1 else out
+            else:
+                out = None
+            if type(out) is ndarray and not out._readonly:
+                made = _plain_call(self, args[: self.nin])
+                if (made is not None and made._dtype is out._dtype
+                        and made._view.shape == out._view.shape):  # fmt: skip
+                    out._assign(made._storage.version)  # (NumPy's answer: same dtype, shape)
+                    return out
         return self._call(*args, **kwargs)
 
     def _call(self, *args, out=_NOT_GIVEN, where=True, casting="same_kind", dtype=None,
