@@ -286,3 +286,26 @@ def test_augmented_assignment_is_numpys_call_with_out(case):
         r.flags.writeable = False
         with pytest.raises(ValueError, match="output array is read-only"):
             r += 1
+
+
+@pytest.mark.parametrize("case", [
+    "xp.multiply(a, a, a)", "xp.add(a, b, out=a)", "xp.add(a, b, out=(a,))", "xp.negative(a, a)",
+    "xp.add(i, 1.5, i)", "xp.add(i, 1, out=i)", "xp.add(a[::2], 1, a[1::2])", "xp.add(m, a, a)",
+    "xp.sqrt(a, out=m)",
+])  # fmt: skip
+def test_a_ufunc_with_its_output_given_is_numpys(case):
+    def run(xp):
+        env = {"xp": xp, "a": xp.arange(1.0, 7.0), "b": xp.arange(6.0) + 0.5,
+               "i": xp.arange(6, dtype=xp.int32), "m": xp.ones((2, 6))}  # fmt: skip
+        try:
+            made = eval(case, env)
+        except Exception as error:  # noqa: BLE001 (compared below)
+            return type(error), str(error), None
+        outs = [numpy.asarray(env[k]).copy() for k in ("a", "i", "m")]
+        return None, None, [numpy.asarray(made).copy(), *outs]
+
+    (want_type, want_message, want), (got_type, got_message, got) = run(numpy), run(nl)
+    assert (got_type, got_message) == (want_type, want_message)
+    for g, w in zip(got or (), want or ()):
+        assert g.dtype == w.dtype
+        numpy.testing.assert_array_equal(g, w)
