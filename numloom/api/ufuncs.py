@@ -80,12 +80,8 @@ class ufunc(object if _speedups is None else _speedups.UfuncBase):
                 out = out[0] if type(out) is tuple and len(out) == 1 else out
             else:
                 out = None
-            if type(out) is ndarray and not out._readonly:
-                made = _plain_call(self, args[: self.nin])
-                if (made is not None and made._dtype is out._dtype
-                        and made._view.shape == out._view.shape):  # fmt: skip
-                    out._assign(made._storage.version)  # (NumPy's answer: same dtype, shape)
-                    return out
+            if plain_into(self, args[: self.nin], out):
+                return out
         return self._call(*args, **kwargs)
 
     def _call(self, *args, out=_NOT_GIVEN, where=True, casting="same_kind", dtype=None,
@@ -162,6 +158,20 @@ class ufunc(object if _speedups is None else _speedups.UfuncBase):
         host = a.get()
         self._np.at(host, fallback.to_numpy(indices), *extra)
         setitem(a, Ellipsis, host)
+
+
+def plain_into(uf: ufunc, args: tuple, out) -> bool:
+    """``uf(*args, out=out)`` for one output, done by the plain call where that is NumPy's
+    answer: ``out`` a writable numloom array whose dtype and shape the call's result already
+    has (its node is written into ``out``). False where the whole call must run. Loops update
+    arrays this way on every step (``a += b``, ``np.add(a, b, a)``)."""
+    if type(out) is not ndarray or out._readonly:
+        return False
+    made = _plain_call(uf, args)
+    if made is None or made._dtype is not out._dtype or made._view.shape != out._view.shape:
+        return False
+    out._assign(made._storage.version)
+    return True
 
 
 if _speedups is not None:

@@ -270,6 +270,24 @@ static PyObject *user_line(void) {
 
 /* --- nodes ----------------------------------------------------------------------------------- */
 
+/* ``table[key] = weak reference to obj``; every ``mask + 1`` entries ``sweep()`` drops those
+ * of dead objects. -1 on error. */
+static int remember(PyObject *table, PyObject *key, PyObject *obj, unsigned long *entries,
+                    unsigned long mask, PyObject *sweep) {
+    PyObject *wr = PyWeakref_NewRef(obj, NULL);
+    int failed = wr == NULL || PyDict_SetItem(table, key, wr) < 0;
+    Py_XDECREF(wr);
+    if (failed)
+        return -1;
+    if ((++*entries & mask) == 0) {
+        PyObject *r = PyObject_CallNoArgs(sweep);
+        if (r == NULL)
+            return -1;
+        Py_DECREF(r);
+    }
+    return 0;
+}
+
 /* The structure number of ``skey`` (dag._intern's ``_sids``: a new number for a new key), a
  * new reference. */
 static PyObject *structure_number(PyObject *skey) {
@@ -363,21 +381,12 @@ static PyObject *intern_node(PyObject *op, PyObject *srcs, PyObject *arg, PyObje
     slot_set(n, off_call, Py_NewRef(Py_None));
     slot_set(n, off_depth, depth_obj);
     slot_set(n, off_fallible, Py_NewRef(fallible ? Py_True : Py_False));
-    PyObject *wr = PyWeakref_NewRef(n, NULL);
-    int failed = wr == NULL || PyDict_SetItem(interned, key, wr) < 0;
-    Py_XDECREF(wr);
+    /* (dag._interned: dead nodes' keys forgotten now and then) */
+    int failed = remember(interned, key, n, &inserts, (1 << 14) - 1, dag_sweep);
     Py_DECREF(key);
     if (failed) {
         Py_DECREF(n);
         return NULL;
-    }
-    if ((++inserts & ((1 << 14) - 1)) == 0) { /* forget keys of dead nodes now and then */
-        PyObject *r = PyObject_CallNoArgs(dag_sweep);
-        if (r == NULL) {
-            Py_DECREF(n);
-            return NULL;
-        }
-        Py_DECREF(r);
     }
     return n;
 }
@@ -478,22 +487,13 @@ static PyObject *new_storage(PyObject *n, PyObject *device) {
     slot_set(s, off_error, Py_NewRef(Py_None));
     slot_set(s, off_seq, seq);
     slot_set(s, off_mirror, Py_NewRef(Py_None));
+    /* (realize._pending: dead storages' entries dropped now and then) */
     PyObject *id = PyLong_FromVoidPtr(s);
-    PyObject *wr = id == NULL ? NULL : PyWeakref_NewRef(s, NULL);
-    int failed = wr == NULL || PyDict_SetItem(pending_refs, id, wr) < 0;
+    int failed = id == NULL || remember(pending_refs, id, s, &adds, 4095, pending_sweep) < 0;
     Py_XDECREF(id);
-    Py_XDECREF(wr);
     if (failed) {
         Py_DECREF(s);
         return NULL;
-    }
-    if ((++adds & 4095) == 0) { /* drop the entries of dead storages now and then */
-        PyObject *r = PyObject_CallNoArgs(pending_sweep);
-        if (r == NULL) {
-            Py_DECREF(s);
-            return NULL;
-        }
-        Py_DECREF(r);
     }
     long depth = PyLong_AsLong(SLOT(n, off_depth));
     long flush_depth = config_long(s_FLUSH_DEPTH);

@@ -582,7 +582,7 @@ def bind_namespace(api) -> None:
     """Give the ndarray methods the NumPy namespace (the ``numloom.api`` package)."""
     global _namespace, _api
     _namespace, _api = api, api.numpy_api
-    methods.bind(api, ndarray)
+    methods.bind(api)
     if _speedups is not None:
         _install_tracing(api)
 

@@ -14,12 +14,9 @@ _api = None  # numloom.api.numpy_api: the namespace's functions
 _plain_call = None  # numloom.api.ufuncs._plain_call: a ufunc call's fast path
 
 
-_ndarray = None  # numloom.ndarray (core/array.py), once it binds the namespace
-
-
-def bind(api, ndarray) -> None:
-    global _namespace, _api, _plain_call, _ndarray
-    _namespace, _api, _plain_call, _ndarray = api, api.numpy_api, api.ufuncs._plain_call, ndarray
+def bind(api) -> None:
+    global _namespace, _api, _plain_call
+    _namespace, _api, _plain_call = api, api.numpy_api, api.ufuncs._plain_call
 
 
 def _binary(uf, a, b):
@@ -30,15 +27,9 @@ def _binary(uf, a, b):
 
 
 def _inplace(uf, a, b):
-    """``a op= b``, NumPy's ``uf(a, b, out=a)``: the plain call's node written into ``a`` where
-    that is NumPy's answer (a writable array, the call's dtype and shape already ``a``'s), else
-    the ufunc's whole call with ``out``. Loops update arrays this way on every step."""
-    if type(a) is _ndarray and not a._readonly:
-        made = _plain_call(uf, (a, b))
-        if made is not None and made._dtype is a._dtype and made._view.shape == a._view.shape:
-            a._assign(made._storage.version)
-            return a
-    return uf._call(a, b, out=a)
+    """``a op= b``, NumPy's ``uf(a, b, out=a)``: by the plain call where that is NumPy's answer
+    (``ufuncs.plain_into``), else the ufunc's whole call with ``out``."""
+    return a if _namespace.ufuncs.plain_into(uf, (a, b), a) else uf._call(a, b, out=a)
 
 
 def _call_method(a, name: str, *args, **kwargs):
