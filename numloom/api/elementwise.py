@@ -323,44 +323,40 @@ def fix(x, out=None):
 
 
 def astype(x, dtype, /, *, casting="unsafe", copy=True, device=None):  # noqa: F811 (NumPy's name)
-    if type(x) in _HANDLES:  # the common call, a loop's ``mask.astype(np.int32)``: one lookup
+    known = key = None
+    if type(x) in _RESULT_TYPES:  # the common call, a loop's ``mask.astype(np.int32)``: one lookup
+        key = (x._dtype, dtype, casting)
         try:
-            known = _casts.get((x._dtype, dtype, casting))
+            known = _casts.get(key)
         except TypeError:  # (a dtype argument that is not hashable)
-            known = None
-        if known is not None and known[0] is not x._dtype:
-            target, raising = known
-            cast = node(Op.CAST, (x._node(),), None, x._view.shape, target)
-            if raising:
-                fperrors.record(cast, user_line())
-            return result(cast, x._storage.device)
-    key = (getattr(x, "_dtype", None), dtype, casting)
-    x = asarray(x)
-    dtype = _np.dtype(dtype)
-    from ..core.array import _check_dtype
+            key = None
+    if known is None:  # NumPy's checks, and what they found kept for the next call
+        x = asarray(x)
+        target = _np.dtype(dtype)
+        from ..core.array import _check_dtype
 
-    _check_dtype(dtype)
-    if not _np.can_cast(x.dtype, dtype, casting):
-        what = "scalar" if x.ndim == 0 else "array data"  # NumPy's words for 0-d arrays
-        raise TypeError(f"Cannot cast {what} from {x.dtype!r} to {dtype!r} according to "
-                        f"the rule {casting!r}")  # fmt: skip
-    if dtype == x.dtype:
-        return x.copy() if copy else x
-    if key[0] is x._dtype:
-        try:
+        _check_dtype(target)
+        if not _np.can_cast(x.dtype, target, casting):
+            what = "scalar" if x.ndim == 0 else "array data"  # NumPy's words for 0-d arrays
+            raise TypeError(f"Cannot cast {what} from {x.dtype!r} to {target!r} according to "
+                            f"the rule {casting!r}")  # fmt: skip
+        known = (target, fperrors.cast_raising(x.dtype, target))
+        if key is not None:
             if len(_casts) >= 1024:
                 _casts.clear()
-            _casts[key] = (dtype, fperrors.cast_raising(x.dtype, dtype))
-        except TypeError:
-            pass
-    cast = fperrors.record_if_raising(node(Op.CAST, (x._node(),), None, x.shape, dtype))
-    return result(cast, x.device)
+            _casts[key] = known
+    target, raising = known
+    if target == x.dtype:
+        return x.copy() if copy else x
+    cast = node(Op.CAST, (x._node(),), None, x._view.shape, target)
+    if raising:  # NumPy's error state at this call, for the sync
+        fperrors.record(cast, user_line())
+    return result(cast, x._storage.device)
 
 
 # (source dtype, dtype argument, casting) -> (target dtype, whether the cast can warn): casts
 # already checked as NumPy does (can_cast, a numloom dtype)
 _casts: dict = {}
-_HANDLES = frozenset(_RESULT_TYPES)  # (numloom's own array classes: not a subclass)
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):

@@ -88,7 +88,7 @@ def _finish(n, a: ndarray, axes: tuple, keepdims: bool, out):
 def _reduce(kind: str, a, axis, dtype, out, keepdims, where, np_fn, initial=_NO_VALUE):
     """One REDUCE node; NumPy's ``np_fn`` on a stand-in gives the dtype and raises errors."""
     plain = (out is None and where is True and initial is _NO_VALUE and dtype is None
-             and type(a) in _HANDLES)  # fmt: skip
+             and type(a) in _RESULT_TYPES)  # fmt: skip
     if plain:  # the common call, as a loop makes it again: its nodes from what the last one found
         try:
             key = (kind, np_fn, a._dtype, a._view.shape, type(axis), axis, keepdims)
@@ -110,11 +110,23 @@ def _reduce(kind: str, a, axis, dtype, out, keepdims, where, np_fn, initial=_NO_
                        axes, keepdims, out)  # fmt: skip
     if out_dtype.kind == "b" and kind in ("sum", "prod"):
         kind = _BOOL_KINDS[kind]  # NumPy's add and multiply on bools are or and and
-    src = first = a._node()
+    src = a._node()
+    cast = None  # the dtype the source is cast to first, if any
     if kind in ("any", "all") and src.dtype != bool:
-        src = node(Op.CAST, (src,), None, src.shape, bool)
+        cast = _np.dtype(bool)
     elif kind in ("sum", "prod") and src.dtype != out_dtype:
-        src = fperrors.record_if_raising(node(Op.CAST, (src,), None, src.shape, out_dtype))
+        cast = out_dtype
+    if where is True and initial is _NO_VALUE:
+        planned = _Planned(kind, axes, _reduced_shape(a.shape, axes, False), cast,
+                           cast or src.dtype, out_dtype,
+                           _reduced_shape(a.shape, axes, True) if keepdims else None)  # fmt: skip
+        if plain and 0 not in a.shape:  # (a loop's next call starts from here)
+            if len(_plans) >= 1024:
+                _plans.clear()
+            _plans[key] = planned
+        return deliver(_planned(planned, a), out)
+    if cast is not None:
+        src = fperrors.record_if_raising(node(Op.CAST, (src,), None, src.shape, cast))
     if where is not True:
         src = _masked(src, where, kind, initial)
     # Over no axes a reduction is its elementwise part (cast, mask, initial): no REDUCE node.
@@ -125,18 +137,13 @@ def _reduce(kind: str, a, axis, dtype, out, keepdims, where, np_fn, initial=_NO_
         n = _with_initial(kind, n, initial)
     if n.dtype != out_dtype:
         n = fperrors.record_if_raising(node(Op.CAST, (n,), None, n.shape, out_dtype))
-    if plain and 0 not in a.shape:
-        if len(_plans) >= 1024:
-            _plans.clear()
-        _plans[key] = _Planned(kind, axes, _reduced_shape(a.shape, axes, False),
-                               src.dtype if src is not first else None, src.dtype, out_dtype,
-                               _reduced_shape(a.shape, axes, True) if keepdims else None)  # fmt: skip
     return _finish(n, a, axes, keepdims, out)
 
 
 class _Planned:
-    """What a plain reduction (no out, where, initial or dtype) of one dtype, shape and axis
-    makes, found by the first call: the next ones build their nodes without asking NumPy."""
+    """The nodes a reduction without ``where`` or ``initial`` makes, as NumPy's probe found
+    them: a plain call (no out or dtype) of one dtype, shape and axis keeps it, and the next
+    ones build their nodes from it without asking NumPy."""
 
     __slots__ = ("kind", "axes", "shape", "cast", "raising", "out_dtype", "kept")
 
@@ -149,7 +156,7 @@ class _Planned:
 
 
 def _planned(p: _Planned, a: ndarray):
-    """``_reduce``'s nodes and result from a ``_Planned`` (its first call's findings)."""
+    """The reduction's nodes over ``a`` and its result, from a ``_Planned``."""
     src = a._node()
     if p.cast is not None:
         src = fperrors.record_if_raising(node(Op.CAST, (src,), None, src.shape, p.cast))
@@ -163,7 +170,6 @@ def _planned(p: _Planned, a: ndarray):
 
 
 _plans: dict = {}  # (kind, function, dtype, shape, axis's type, axis, keepdims) -> _Planned
-_HANDLES = frozenset(_RESULT_TYPES)
 _BOOL_KINDS = {"sum": "any", "prod": "all"}
 
 # (function, dtype, stand-in shape, axis, dtype=, initial=) -> (result dtype, reduced axes): a

@@ -283,30 +283,6 @@ static PyObject *install(PyObject *module, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* handle(cls, storage, view, readonly, dtype, identity): a new handle of class ``cls`` (a
- * subclass of Handle) with these slots and no host view (core/array.py's ``result``: every
- * traced operation makes one). */
-static PyObject *handle(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 6 || !PyType_Check(args[0]) ||
-        !PyType_IsSubtype((PyTypeObject *)args[0], &HandleType)) {
-        PyErr_SetString(PyExc_TypeError,
-                        "handle(cls, storage, view, readonly, dtype, identity): cls is a "
-                        "numloom handle class");
-        return NULL;
-    }
-    PyTypeObject *cls = (PyTypeObject *)args[0];
-    Handle *out = (Handle *)cls->tp_alloc(cls, 0);
-    if (out == NULL)
-        return NULL;
-    out->storage = Py_NewRef(args[1]);
-    out->view = Py_NewRef(args[2]);
-    out->readonly = Py_NewRef(args[3]);
-    out->dtype = Py_NewRef(args[4]);
-    out->identity = Py_NewRef(args[5]);
-    out->host = Py_NewRef(Py_None);
-    return (PyObject *)out;
-}
-
 /* row(parts, i): row ``i`` of an array of two or more axes, a new handle of class ``cls`` on
  * the same storage, from ``parts`` = (cls, storage, readonly, dtype, identity, View, shape,
  * strides, offset, step) (core/host.py's ``_rows``, one row at a time). */
@@ -383,8 +359,6 @@ static PyObject *row(PyObject *module, PyObject *const *args, Py_ssize_t nargs) 
 }
 
 static PyMethodDef methods[] = {
-    {"handle", (PyCFunction)(void (*)(void))handle, METH_FASTCALL,
-     "handle(cls, storage, view, readonly, dtype, identity): a new handle (array.py)."},
     {"row", (PyCFunction)(void (*)(void))row, METH_FASTCALL, "row(parts, i): row i of an array, a new handle (host.py)."},
     {"install", install, METH_VARARGS,
      "install(getitem_slow, setitem_slow, tracing, scalars, integers, shape_setter): the "

@@ -44,10 +44,10 @@ static Py_ssize_t off_version, off_device, off_error, off_seq, off_mirror;
 static Py_ssize_t off_loop, off_check, off_slow, off_names, off_raising, off_bounds;
 static PyObject *sids, *interned, *dag_sweep, *op_map, *map_id, *sid_counter;
 static PyObject *plain_loops, *scalar_keys, *scalars_cache, *as_loop_node_py, *plain_call_py;
-static PyObject *value_matters_py, *seq_counter, *pending_refs, *pending_sweep;
+static PyObject *seq_counter, *pending_refs, *pending_sweep;
 static PyObject *register_limits, *config_module, *extobj_var, *user_line_py, *whole_py;
 static PyObject *binary_py, *compare_py, *package, *views, *lines;
-static PyObject *s_FLUSH_DEPTH, *s_FLUSH_WIDTH, *s_name, *s_hex, *s_nin, *s_python_call;
+static PyObject *s_FLUSH_DEPTH, *s_FLUSH_WIDTH, *s_name, *s_nin, *s_python_call;
 static unsigned long inserts, adds;
 
 /* The operators' ufuncs (numloom.add, ...), by the slot that calls them. */
@@ -160,7 +160,6 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         {"scalars", &scalars_cache},
         {"as_loop_node", &as_loop_node_py},
         {"plain_call", &plain_call_py},
-        {"value_matters", &value_matters_py},
         {"seq", &seq_counter},
         {"pending_refs", &pending_refs},
         {"pending_sweep", &pending_sweep},
@@ -205,10 +204,9 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         s_FLUSH_DEPTH = PyUnicode_InternFromString("FLUSH_DEPTH");
         s_FLUSH_WIDTH = PyUnicode_InternFromString("FLUSH_WIDTH");
         s_name = PyUnicode_InternFromString("__name__");
-        s_hex = PyUnicode_InternFromString("hex");
         s_nin = PyUnicode_InternFromString("nin");
         s_python_call = PyUnicode_InternFromString("_python_call");
-        if (!s_FLUSH_DEPTH || !s_FLUSH_WIDTH || !s_name || !s_hex || !s_nin || !s_python_call)
+        if (!s_FLUSH_DEPTH || !s_FLUSH_WIDTH || !s_name || !s_nin || !s_python_call)
             return NULL;
     }
     installed = 1;
@@ -563,6 +561,47 @@ static PyObject *result_call(PyObject *module, PyObject *const *args, Py_ssize_t
     return new_result(args[0], args[1]);
 }
 
+/* The traced MAP ``name`` of ``operands`` read as ``loop``'s input dtypes and broadcast to
+ * ``shape``, giving ``loop[count]``: a new array on ``device`` whose value is that node. With
+ * ``raising``, the node keeps NumPy's error state and the user's line (fperrors.record). */
+static PyObject *traced_map(PyObject *const *operands, Py_ssize_t count, PyObject *loop,
+                            PyObject *name, PyObject *shape, PyObject *device, int raising) {
+    PyObject *srcs = PyTuple_New(count);
+    if (srcs == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *s = loop_node(operands[i], PyTuple_GET_ITEM(loop, i), shape);
+        if (s == NULL) {
+            Py_DECREF(srcs);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(srcs, i, s);
+    }
+    PyObject *n = map_node(srcs, name, shape, PyTuple_GET_ITEM(loop, count));
+    Py_DECREF(srcs);
+    if (n == NULL)
+        return NULL;
+    if (raising) {
+        PyObject *state = NULL;
+        if (PyContextVar_Get(extobj_var, NULL, &state) < 0 || state == NULL) {
+            Py_DECREF(n);
+            return NULL;
+        }
+        PyObject *where = user_line();
+        PyObject *call = where == NULL ? NULL : PyTuple_Pack(2, state, where);
+        Py_DECREF(state);
+        Py_XDECREF(where);
+        if (call == NULL) {
+            Py_DECREF(n);
+            return NULL;
+        }
+        slot_set(n, off_call, call);
+    }
+    PyObject *out = new_result(n, device);
+    Py_DECREF(n);
+    return out;
+}
+
 /* --- the traced operation ------------------------------------------------------------------ */
 
 /* The shape two shapes broadcast to (NumPy's rule: aligned from the right, each pair equal or
@@ -680,43 +719,9 @@ static PyObject *plain(PyObject *uf, PyObject *const *args, Py_ssize_t nargs) {
             }
         }
     }
-    PyObject *srcs = PyTuple_New(nargs);
-    if (srcs == NULL) {
-        Py_XDECREF(broadcast);
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < nargs; i++) {
-        PyObject *s = loop_node(args[i], PyTuple_GET_ITEM(loop, i), shape);
-        if (s == NULL) {
-            Py_DECREF(srcs);
-            Py_XDECREF(broadcast);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(srcs, i, s);
-    }
-    PyObject *n = map_node(srcs, PyTuple_GET_ITEM(names, 0), shape, PyTuple_GET_ITEM(loop, nargs));
-    Py_DECREF(srcs);
+    PyObject *out = traced_map(args, nargs, loop, PyTuple_GET_ITEM(names, 0), shape, device,
+                               SLOT(p, off_raising) == Py_True);
     Py_XDECREF(broadcast); /* (the node holds its shape) */
-    if (n == NULL)
-        return NULL;
-    if (SLOT(p, off_raising) == Py_True) { /* NumPy's error state at this call (fperrors.record) */
-        PyObject *state = NULL;
-        if (PyContextVar_Get(extobj_var, NULL, &state) < 0 || state == NULL) {
-            Py_DECREF(n);
-            return NULL;
-        }
-        PyObject *where = user_line();
-        PyObject *call = where == NULL ? NULL : PyTuple_Pack(2, state, where);
-        Py_DECREF(state);
-        Py_XDECREF(where);
-        if (call == NULL) {
-            Py_DECREF(n);
-            return NULL;
-        }
-        slot_set(n, off_call, call);
-    }
-    PyObject *out = new_result(n, device);
-    Py_DECREF(n);
     return out;
 }
 
@@ -1022,24 +1027,7 @@ static PyObject *map_result(PyObject *module, PyObject *const *args, Py_ssize_t 
         PyErr_SetString(PyExc_TypeError, "map_result: no operand is a numloom array");
         return NULL;
     }
-    PyObject *srcs = PyTuple_New(count);
-    if (srcs == NULL)
-        return NULL;
-    for (Py_ssize_t i = 0; i < count; i++) {
-        PyObject *s = loop_node(PyTuple_GET_ITEM(operands, i), PyTuple_GET_ITEM(loop, i), shape);
-        if (s == NULL) {
-            Py_DECREF(srcs);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(srcs, i, s);
-    }
-    PyObject *n = map_node(srcs, args[0], shape, PyTuple_GET_ITEM(loop, count));
-    Py_DECREF(srcs);
-    if (n == NULL)
-        return NULL;
-    PyObject *out = new_result(n, device);
-    Py_DECREF(n);
-    return out;
+    return traced_map(&PyTuple_GET_ITEM(operands, 0), count, loop, args[0], shape, device, 0);
 }
 
 /* --- pending storages ---------------------------------------------------------------------- */

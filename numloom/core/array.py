@@ -450,9 +450,6 @@ def result(n: Node, device: str | None = None) -> ndarray:
     handle is its storage's identity (every traced operation makes one: kept short)."""
     if _RESULT[0] is not None:  # (the same, in C: the storage registered there too)
         return _RESULT[0](n, device or get_device())
-    if _HANDLE is not None:
-        return _HANDLE(_RESULT_TYPES[len(n.shape) > 0], Storage(n, device or get_device()),
-                       _whole(n.shape), False, n.dtype, True)  # fmt: skip
     a = ndarray.__new__(_RESULT_TYPES[len(n.shape) > 0])
     a._storage = Storage(n, device or get_device())
     a._view, a._readonly, a._dtype, a._identity = _whole(n.shape), False, n.dtype, True
@@ -460,7 +457,6 @@ def result(n: Node, device: str | None = None) -> ndarray:
     return a
 
 
-_HANDLE = None if _speedups is None else _speedups.handle
 _RESULT = [None]  # _speedups.result, once numloom's API is bound (_install_tracing)
 
 
@@ -603,7 +599,7 @@ def _install_tracing(api) -> None:
         "MAP_ID": dag._MAP_ID, "sid_counter": dag._sid_counter, "user_line": dag.user_line,
         "plain_loops": ufuncs._plain_loops, "scalar_keys": ufuncs._SCALAR_KEYS,
         "scalars": ufuncs._scalars, "as_loop_node": ufuncs.as_loop_node,
-        "plain_call": python_plain_call, "value_matters": ufuncs._value_matters,
+        "plain_call": python_plain_call,
         "seq": realize._SEQ, "pending_refs": realize._pending.refs,
         "pending_sweep": realize._pending._sweep, "register_limits": realize.register_limits,
         "config": config, "extobj": fperrors._extobj_contextvar, "whole": _whole,
