@@ -164,7 +164,9 @@ def call_numpy(name: str, fn, *args, **kwargs):
     if has_other_dtypes(args, kwargs):
         return call_numpy_quietly(fn, args, kwargs, written)
     device = _device_of(args, kwargs)
-    cupy_fn = _cupy_function(name) if device not in (None, "cpu") else None
+    if device in (None, "cpu"):  # NumPy on numloom's own memory: native, nothing copied
+        return writes.run(fn, args, kwargs, written, device)
+    cupy_fn = _cupy_function(name)
     if cupy_fn is not None:
         try:
             made = writes.run_cupy(cupy_fn, device, args, kwargs, written)

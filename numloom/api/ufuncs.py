@@ -148,16 +148,14 @@ class ufunc(object if _speedups is None else _speedups.UfuncBase):
 
     def at(self, a, indices, b=None, /):
         """NumPy's unbuffered in-place ``ufunc.at``, run on the host and written back into ``a``."""
-        from . import fallback
-        from .indexing import setitem
+        from . import fallback, writes
 
-        extra = () if b is None else (fallback.to_numpy(b),)
+        extra = () if b is None else (b,)
         if not isinstance(a, ndarray):
-            return self._np.at(a, fallback.to_numpy(indices), *extra)
-        fallback._warn_once(f"{self.__name__}.at")
-        host = a.get()
-        self._np.at(host, fallback.to_numpy(indices), *extra)
-        setitem(a, Ellipsis, host)
+            return self._np.at(a, fallback.to_numpy(indices), *fallback.to_numpy(extra))
+        if a.device != "cpu":
+            fallback._warn_once(f"{self.__name__}.at")
+        writes.run(self._np.at, (a, indices, *extra), {}, (0,), a.device)
 
 
 def plain_into(uf: ufunc, args: tuple, out) -> bool:

@@ -180,19 +180,31 @@ def run(fn, args: tuple, kwargs: dict, written=(), device=None, before_retry=Non
         memory.finish()  # (what NumPy wrote before it raised stays written, as in NumPy)
         raise
     memory.finish()
-    return walk(out, lambda x: _back(x, handed, device))
+    given: set = set()  # NumPy arrays the caller passed: theirs, never adopted
+    walk((args, kwargs), lambda v: given.add(id(v)) if isinstance(v, _np.ndarray) else None)
+    return walk(out, lambda x: _back(x, handed, device, given))
 
 
-def _back(x, handed: dict, device):
-    """A result of NumPy's as numloom returns it."""
+def _back(x, handed: dict, device, given=frozenset()):
+    """A result of NumPy's as numloom returns it (on the CPU, an array NumPy made for it
+    becomes numloom's memory without a copy)."""
     mine = handed.get(id(x))
     if mine is not None and mine[0] is x:
         return mine[1]
+    if id(x) in given:
+        return x  # a NumPy array the caller passed (``out=``), returned as NumPy does
     if isinstance(x, _np.ndarray) and x.dtype.kind in _SUPPORTED_KINDS:
-        from ..core.array import from_host
+        from ..core.array import adopt_host, from_host
 
+        if device in (None, "cpu") and _fresh(x):
+            return adopt_host(x)  # NumPy's new array becomes numloom's memory, uncopied
         return from_host(x, device)
     return x
+
+
+def _fresh(x: _np.ndarray) -> bool:
+    """Whether NumPy's result ``x`` is new memory that nothing else holds or views."""
+    return x.base is None and x.flags.c_contiguous and x.flags.writeable and x.flags.owndata
 
 
 def _run_on_copies(fn, args, kwargs, memory: _HostMemory, device):

@@ -490,7 +490,7 @@ def test_pad_other_modes_fall_back_to_numpy(xp, mode, kwargs):
     return xp.pad(data(xp, (3, 4), "float64"), ((1, 2), (2, 0)), mode=mode, **kwargs)
 
 
-def test_pad_with_a_function_falls_back_and_is_counted():
+def test_pad_with_a_function_runs_numpy_and_is_counted_off_the_cpu():
     def ones(vector, width, axis, kwargs):
         vector[: width[0]] = 1
         vector[vector.size - width[1] :] = 1
@@ -499,7 +499,9 @@ def test_pad_with_a_function_falls_back_and_is_counted():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", numloom.NumloomFallbackWarning)
         got = numloom.pad(numloom.zeros((2, 2)), 1, mode=ones)
-    assert numloom.stats()["fallbacks"]["pad"] == before + 1
+    # (on the CPU NumPy runs on numloom's own memory: native, not a round trip)
+    on_cpu = numloom.get_device() == "cpu"
+    assert numloom.stats()["fallbacks"].get("pad", 0) == before + (0 if on_cpu else 1)
     numpy.testing.assert_array_equal(got.get(), numpy.pad(numpy.zeros((2, 2)), 1, mode=ones))
 
 

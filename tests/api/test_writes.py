@@ -446,17 +446,49 @@ def test_element_reads_see_the_write():
     assert a[1] == 7.0 and list(a)[1] == 7.0 and a.tolist()[1] == 7.0
 
 
-def test_fallbacks_are_counted_and_say_what_they_did():
+def test_round_trips_are_counted_and_say_what_they_did():
     fallback._warned.discard(("putmask", "numpy"))
     before = numloom.stats()["fallbacks"].get("putmask", 0)
     a = numloom.arange(4)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         numloom.putmask(a, a > 1, 0)
+    numpy.testing.assert_array_equal(a.get(), [0, 1, 0, 0])
+    found = [w for w in caught if issubclass(w.category, numloom.NumloomFallbackWarning)]
+    if numloom.get_device() == "cpu":  # NumPy on numloom's own memory: native, quiet
+        assert numloom.stats()["fallbacks"].get("putmask", 0) == before and not found
+        return
     assert numloom.stats()["fallbacks"]["putmask"] == before + 1
-    (warning,) = [w for w in caught if issubclass(w.category, numloom.NumloomFallbackWarning)]
+    (warning,) = found
     assert "writes come back into numloom's arrays" in str(warning.message)
     assert warning.filename == __file__
+
+
+def test_numpy_on_the_cpu_copies_nothing():
+    """On the CPU a function numloom runs through NumPy reads numloom's buffer in place and
+    the new array it returns becomes numloom's memory: no copy either way, no warning, no
+    count (the fallback count means a device round trip)."""
+    if numloom.get_device() != "cpu":
+        pytest.skip("on a GPU NumPy's inputs are host copies")
+    a = numloom.arange(6.0) + 1
+    seen = {}
+
+    def twice(x):
+        seen["in"], seen["out"] = x, x * 2
+        return seen["out"]
+
+    before = numloom.stats()["fallbacks"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", numloom.NumloomFallbackWarning)
+        got = fallback.call_numpy("sort_complex", twice, a)
+    assert numloom.stats()["fallbacks"] == before
+    assert numpy.shares_memory(seen["in"], a._storage.version.arg.data)
+    assert numpy.shares_memory(seen["out"], got._storage.version.arg.data)
+    numpy.testing.assert_array_equal(got.get(), (numpy.arange(6.0) + 1) * 2)
+    given = numpy.zeros(6)
+    kept = fallback.call_numpy("copyto", lambda x, out: numpy.multiply(x, 1, out=out), a, given)
+    assert kept is given  # a NumPy array the caller passed stays theirs
+    assert given.flags.writeable
 
 
 def test_a_writer_numloom_does_not_know_writes_back():
