@@ -1,16 +1,34 @@
 """``numloom.random``: NumPy's random generators, with array results as numloom arrays.
 
-Random numbers are drawn by NumPy on the host (counted and warned about as fallbacks), so a
-seeded program draws exactly the numbers it draws under NumPy; what a draw writes (``shuffle``,
-``out=``) is written into numloom's arrays.
+A seeded program draws exactly the numbers it draws under NumPy, on either device:
+
+- On the CPU, NumPy draws them into memory that becomes numloom's (no copy).
+- On a GPU, a ``Generator`` over PCG64 (what ``default_rng`` makes) draws ``random``,
+  ``uniform``, ``standard_normal``, ``normal``, ``standard_exponential`` and ``exponential``
+  on the device, NumPy's stream bit for bit (``backends/cuda_random.py``), and moves its state
+  on as NumPy would. One exception: ziggurat tail samples (about 1 in 3,600 normals) take a
+  logarithm. numloom's is correctly rounded; the C library's, which NumPy calls, is not quite
+  (glibc's differs in about 1 of 1,200 of them), so about one sample in a few million may
+  differ from NumPy's in its last bit (as NumPy's own tails differ between C libraries).
+- Everything else (other methods and bit generators, the legacy ``RandomState`` and
+  ``np.random.*`` functions, whose MT19937 stream cannot jump ahead cheaply, ``out=``,
+  array-valued parameters) is drawn by NumPy on the host and copied to the GPU (counted and
+  warned about as a fallback). ``NUMLOOM_RANDOM=numpy`` draws everything on the host.
+
+What a draw writes (``shuffle``, ``out=``) is written into numloom's arrays.
 """
 
 from __future__ import annotations
+
+import math as _math
+import operator as _operator
 
 import numpy as _np
 
 from .api import writes
 from .api.fallback import PASS_THROUGH, WRITES, _warn_once, module_getattr, to_numpy
+from .core import config as _config
+from .core.device import get_device
 
 
 class _Drawing:
@@ -25,10 +43,13 @@ class _Drawing:
             return attr
 
         def draw(*args, **kwargs):
-            _warn_once(f"random.{name}")
             # (a draw that wrote where numloom did not expect it runs again from the same state)
-            keeper = self._state_keeper() if writes.arrays_in((args, kwargs)) else None
-            return writes.run(attr, args, kwargs, WRITES.get(f"random.{name}", ()), None, keeper)
+            given = writes.arrays_in((args, kwargs))
+            keeper = self._state_keeper() if given else None
+            made = writes.run(attr, args, kwargs, WRITES.get(f"random.{name}", ()), None, keeper)
+            if get_device() != "cpu" and (given or writes.arrays_in(made)):
+                _warn_once(f"random.{name}")  # (arrays went between host and device)
+            return made
 
         draw.__name__ = name
         draw.__doc__ = attr.__doc__
@@ -48,8 +69,120 @@ class _Drawing:
         return f"numloom {self._generator!r}"
 
 
+class _Generator(_Drawing):
+    """A NumPy ``Generator``; over PCG64, on a GPU, its common samplers draw on the device."""
+
+    def random(self, size=None, dtype=_np.float64, out=None):
+        shape = self._device_shape(size, out)
+        if shape is not None and _np.dtype(dtype) in (_np.float32, _np.float64):
+            return self._fill(shape, dtype)
+        return self.__getattr__("random")(size, dtype=dtype, out=out)
+
+    def uniform(self, low=0.0, high=1.0, size=None):
+        shape = self._device_shape(size)
+        if shape is not None and _scalars(low, high):
+            self._generator.uniform(low, high, size=0)  # (NumPy's checks: OverflowError, ...)
+            return self._fill(shape, _np.float64, float(low), float(high) - float(low))
+        return self.__getattr__("uniform")(low, high, size)
+
+    def standard_normal(self, size=None, dtype=_np.float64, out=None):
+        shape = self._device_shape(size, out)
+        if shape is not None and _np.dtype(dtype) in (_np.float32, _np.float64):
+            return self._ziggurat("normal", shape, dtype)
+        return self.__getattr__("standard_normal")(size, dtype=dtype, out=out)
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        shape = self._device_shape(size)
+        if shape is not None and _scalars(loc, scale):
+            self._generator.normal(loc, scale, size=0)  # (NumPy's checks: "scale < 0")
+            return self._ziggurat("normal", shape, _np.float64, 1, float(loc), float(scale))
+        return self.__getattr__("normal")(loc, scale, size)
+
+    def standard_exponential(self, size=None, dtype=_np.float64, method="zig", out=None):
+        shape = self._device_shape(size, out)
+        if shape is not None and method == "zig" and _np.dtype(dtype) in (_np.float32,
+                                                                          _np.float64):
+            return self._ziggurat("exponential", shape, dtype)
+        return self.__getattr__("standard_exponential")(size, dtype=dtype, method=method,
+                                                         out=out)
+
+    def exponential(self, scale=1.0, size=None):
+        shape = self._device_shape(size)
+        if shape is not None and _scalars(scale):
+            self._generator.exponential(scale, size=0)  # (NumPy's checks: "scale < 0")
+            return self._ziggurat("exponential", shape, _np.float64, 2, 0.0, float(scale))
+        return self.__getattr__("exponential")(scale, size)
+
+    # -- on the device --
+
+    def _device_shape(self, size, out=None):
+        """The shape of a draw the device makes, or None where NumPy draws it on the host."""
+        if size is None or out is not None or get_device() == "cpu":
+            return None
+        if type(self._generator.bit_generator) is not _np.random.PCG64:
+            return None
+        if _config.env("NUMLOOM_RANDOM", "") == "numpy":
+            return None
+        try:
+            shape = (_operator.index(size),) if not isinstance(size, tuple) else tuple(
+                _operator.index(n) for n in size)  # fmt: skip
+        except TypeError:
+            return None
+        if any(n < 0 for n in shape) or _math.prod(shape) == 0:
+            return None  # (NumPy's error, or an empty result: the host path gives both)
+        from .backends import cuda_random
+
+        return shape if cuda_random.available() else None
+
+    def _fill(self, shape, dtype, low=0.0, span=None):
+        from .backends import cuda_random
+
+        return self._draw(lambda state: cuda_random.fill(state, shape, dtype, get_device(), low,
+                                                         span),
+                          _np.dtype(dtype) == _np.float32)  # fmt: skip
+
+    def _ziggurat(self, family, shape, dtype, mode=0, loc=0.0, scale=1.0):
+        from .backends import cuda_random
+
+        single = _np.dtype(dtype) == _np.float32
+        kind = f"{family}{32 if single else 64}"
+        made = self._draw(lambda state: cuda_random.ziggurat(kind, state, shape, get_device(),
+                                                             mode, loc, scale), single)  # fmt: skip
+        if made is not None:
+            return made
+        if family == "normal":  # (the device could not finish: NumPy draws, from the same state)
+            return (self.__getattr__("normal")(loc, scale, shape) if mode else
+                    self.__getattr__("standard_normal")(shape, dtype))  # fmt: skip
+        return (self.__getattr__("exponential")(scale, shape) if mode else
+                self.__getattr__("standard_exponential")(shape, dtype))  # fmt: skip
+
+    def _draw(self, device_draw, unit32: bool):
+        """Run ``device_draw(state)`` under the bit generator's lock and move the generator on
+        by the draws it took: the new array, or None where the device could not draw it."""
+        from .api import random_streams
+        from .backends.cuda_library import adopt
+
+        bit_generator = self._generator.bit_generator
+        with bit_generator.lock:
+            state = bit_generator.state
+            made = device_draw(state)
+            if made is None:
+                return None
+            data, taken = made
+            bit_generator.state = random_streams.advanced(state, taken, unit32)
+        return adopt(data, get_device())
+
+
+def _scalars(*values) -> bool:
+    """Whether distribution parameters are plain numbers (arrays broadcast: NumPy draws those)."""
+    return all(isinstance(v, (int, float, _np.integer, _np.floating)) and not isinstance(v, bool)
+               for v in values)  # fmt: skip
+
+
 def default_rng(seed=None):
-    return _Drawing(_np.random.default_rng(to_numpy(seed)))
+    if isinstance(seed, _Drawing):
+        return seed
+    return _Generator(_np.random.default_rng(to_numpy(seed)))
 
 
 def RandomState(seed=None):  # noqa: N802 (NumPy's name)
@@ -57,7 +190,7 @@ def RandomState(seed=None):  # noqa: N802 (NumPy's name)
 
 
 def Generator(bit_generator):  # noqa: N802 (NumPy's name)
-    return _Drawing(_np.random.Generator(bit_generator))
+    return _Generator(_np.random.Generator(bit_generator))
 
 
 def seed(seed=None):

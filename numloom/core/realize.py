@@ -210,6 +210,7 @@ _STATS = {
     "host_to_device_bytes": 0,
     "device_to_host_bytes": 0,
     "device_compactions": 0,  # masks whose true positions a GPU found (a[mask], nonzero)
+    "device_random_draws": 0,  # draws of NumPy's random streams made on a GPU
     "auto_flushes": 0,
     "values_read": 0,
 }

@@ -105,6 +105,18 @@ def test_the_device_compaction_kernels_compile_for_cuda(arch, ptx):
 
 
 @needs_nvrtc
+@pytest.mark.parametrize("arch, ptx", [("sm_90", False), ("sm_80", True)])
+def test_the_device_random_kernels_compile_for_cuda(arch, ptx):
+    """NumPy's PCG64 samplers on a GPU: fills, the ziggurat's tile passes and their scan."""
+    from numloom.api.random_streams import LOG1M, SAMPLERS
+    from numloom.backends.cuda_random import _NAMES, KERNELS
+
+    source = LOG1M + SAMPLERS + KERNELS
+    assert all(f"{name}(" in source or name[:-2] in source for name in _NAMES)
+    assert check_cuda_sources([source], arch, ptx=ptx) == [None]
+
+
+@needs_nvrtc
 def test_writes_at_repeated_positions_compile_for_cuda():
     """``a[idx] = values`` on a GPU: the copy, claim and write kernels (the last value of a
     repeated position stays), and the two-kernel write of one value everywhere."""

@@ -1,0 +1,454 @@
+"""NumPy's random streams drawn on a GPU: ``Generator(PCG64)`` samples, bit for bit.
+
+Every thread starts PCG64 where its samples begin by jumping ahead (``random_streams.jumps``).
+
+- ``random`` and ``uniform`` take one draw per sample: thread ``g`` of ``G`` draws positions
+  ``g, g + G, ...`` (a jump by ``G`` is one step), so writes are coalesced.
+- The ziggurat samplers (``standard_normal``, ``standard_exponential``) take a variable number
+  of draws: about 1% of attempts take more than one, or start over. Where each sample starts
+  is worked out in parallel, tile by tile (``nl_tiles``): a block computes the attempt at every
+  position of its tile and of a halo around it. A position is *sure* when no attempt in the
+  ``NL_HALO`` positions before it can take draws past it: the chain of attempts from the start
+  of the stream passes through every sure position. Each tile runs the chain from its first
+  sure position to the next tile's, so tiles need no other tile's result. A first pass counts
+  each tile's samples, a scan turns counts into offsets, and a second pass writes the samples,
+  ranked within the tile with warp ballots. The position after the last sample comes back to
+  the host (8 bytes): the number of draws taken, by which the host generator moves on.
+
+A tile that cannot finish this way (an attempt longer than ``NL_HALO`` draws, more rare
+positions than a tile can list: never seen in practice) flags the call, and the host draws it
+with NumPy instead, from the same state: the numbers are the same.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..api import random_streams
+from ..core.realize import count
+from .cuda_device import _check, _get, fixed_functions
+from .cuda_memory import DeviceArray
+
+FILL_THREADS = 256
+FILL_LOG_GRID = 18  # 2**18 threads draw a fill, each every 2**18-th position
+TILE_THREADS = 256
+TILE = 4096  # positions a tile's chain covers
+SCAN_THREADS = 1024
+
+# samplers with a variable number of draws: kind -> (kernel suffix, 32-bit draws?, draws per sample
+# (an upper bound of the mean))
+ZIGGURAT = {"normal64": (0, False, 1.03), "normal32": (1, True, 1.03),
+            "exponential64": (2, False, 1.04), "exponential32": (3, True, 1.04)}  # fmt: skip
+
+KERNELS = r"""
+#define NL_TT 256
+#define NL_TP 4096
+#define NL_HALO 64
+#define NL_TR 17
+#define NL_SPAN (NL_TT * NL_TR)
+#define NL_MAXSP 1024
+#define NL_WARPS (NL_TT / 32)
+
+/* each kind's sample type, draw size, and the tables its fast path reads (k and w, adjacent) */
+template <int KIND> struct nl_kind {
+    typedef double V; enum { unit32 = 0, fast_at = 0, fast_bytes = 4096 }; };
+template <> struct nl_kind<1> {
+    typedef float V; enum { unit32 = 1, fast_at = 12288, fast_bytes = 2048 }; };
+template <> struct nl_kind<2> {
+    typedef double V; enum { unit32 = 0, fast_at = 6144, fast_bytes = 4096 }; };
+template <> struct nl_kind<3> {
+    typedef float V; enum { unit32 = 1, fast_at = 15360, fast_bytes = 2048 }; };
+#define NL_FAST_BYTES 4096
+
+template <int KIND>
+static __device__ __forceinline__ int nl_fast(nl_u64 first, const unsigned char *t,
+                                              typename nl_kind<KIND>::V *v) {
+    if (KIND == 0) return nl_normal64_fast(first, t, (double *)v);
+    if (KIND == 1) return nl_normal32_fast((nl_u32)first, t, (float *)v);
+    if (KIND == 2) return nl_exponential64_fast(first, t, (double *)v);
+    return nl_exponential32_fast((nl_u32)first, t, (float *)v);
+}
+
+/* the stream at draw ``p`` of a call that starts at (s0, has0, buf0): its first draw, and
+   ``r`` right after it */
+static __device__ __forceinline__ nl_u64 nl_place(nl_src *r, nl_u128 s0, nl_u128 inc,
+        const nl_u64 *jumps, long long p, int unit32, int has0, nl_u32 buf0) {
+    r->inc = inc; r->used = 0; r->has = 0;
+    if (unit32 && has0 && p == 0) { r->s = s0; return buf0; } /* the half the generator kept */
+    const long long q = unit32 ? p - has0 : p;
+    r->s = nl_jump(s0, jumps, unit32 ? q >> 1 : q);
+    const nl_u64 drawn = nl_raw64(r);
+    if (!unit32) return drawn;
+    if (q & 1) return drawn >> 32;
+    r->has = 1;
+    r->buf = (nl_u32)(drawn >> 32);
+    return drawn & 0xffffffffULL;
+}
+
+template <int KIND>
+static __device__ __forceinline__ int nl_attempt(nl_u64 first, nl_src *r,
+        const unsigned char *t, typename nl_kind<KIND>::V *v) {
+    if (KIND == 0) return nl_normal64_from(first, r, t, (double *)v);
+    if (KIND == 1) return nl_normal32_from((nl_u32)first, r, t, (float *)v);
+    if (KIND == 2) return nl_exponential64_from(first, r, t, (double *)v);
+    return nl_exponential32_from((nl_u32)first, r, t, (float *)v);
+}
+
+template <int KIND, int WRITE>
+static __device__ __forceinline__ void nl_tile(nl_u64 s0hi, nl_u64 s0lo, nl_u64 inchi,
+        nl_u64 inclo, const nl_u64 *__restrict__ jumps, int has0, nl_u32 buf0,
+        const unsigned char *__restrict__ t, long long n, int *__restrict__ counts,
+        const long long *__restrict__ offsets, typename nl_kind<KIND>::V *__restrict__ out,
+        long long *__restrict__ info, int mode, double loc, double scale) {
+    typedef typename nl_kind<KIND>::V V;
+    __shared__ unsigned char s_c[NL_SPAN];    /* draws the attempt takes, 0x80: it accepts */
+    __shared__ __align__(16) unsigned char s_t[NL_FAST_BYTES]; /* the kind's first tables */
+    __shared__ V s_v[WRITE ? NL_SPAN : 1];
+    __shared__ short s_sp[NL_MAXSP];          /* positions of the rare attempts, in order */
+    __shared__ int s_cnt[NL_WARPS];           /* samples each warp gives */
+    __shared__ int s_lo, s_hi, s_nsp;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const unsigned below = (1u << lane) - 1u;
+    const long long base = (long long)blockIdx.x * NL_TP - NL_HALO;
+    const int unit32 = nl_kind<KIND>::unit32;
+    nl_src g; /* the stream where this thread's positions are: one step a 64-bit draw */
+    g.s.hi = s0hi; g.s.lo = s0lo; g.inc.hi = inchi; g.inc.lo = inclo; g.has = 0; g.used = 0;
+    const nl_u128 s0 = g.s;
+    long long have = -2; /* the 64-bit draw ``drawn`` is (g is right after it) */
+    nl_u64 drawn = 0;
+    const int i0 = threadIdx.x * NL_TR; /* this thread's positions: i0 .. i0 + NL_TR - 1 */
+    const int fast_at = nl_kind<KIND>::fast_at, fast_bytes = nl_kind<KIND>::fast_bytes;
+    for (int q = threadIdx.x; q < fast_bytes / 4; q += NL_TT)
+        ((unsigned *)s_t)[q] = ((const unsigned *)(t + fast_at))[q];
+    __syncthreads();
+    const unsigned char *tf = s_t - fast_at; /* (the fast path reads its tables from here) */
+    for (int k = 0; k < NL_TR; k++) { /* the attempts accepted at once (the rest: below) */
+        const int i = i0 + k;
+        const long long p = base + i;
+        unsigned char c = 0x81; /* one draw, accepted (before the stream: never output) */
+        if (p >= 0) {
+            nl_u64 first;
+            if (unit32 && has0 && p == 0) {
+                first = buf0;
+            } else {
+                const long long q = unit32 ? p - has0 : p;
+                const long long j = unit32 ? q >> 1 : q;
+                if (have != j) {
+                    if (have + 1 != j) g.s = nl_jump(s0, jumps, j);
+                    drawn = nl_raw64(&g);
+                    have = j;
+                }
+                first = !unit32 ? drawn : (q & 1) ? (drawn >> 32) : (drawn & 0xffffffffULL);
+            }
+            V v = 0;
+            if (!nl_fast<KIND>(first, tf, &v)) c = 0; /* (rare: finished below) */
+            if (WRITE) s_v[i] = v;
+        }
+        s_c[i] = c;
+    }
+    __syncthreads();
+    if (warp == 0) { /* the rare attempts, listed in order */
+        int nsp = 0;
+        for (int c0 = 0; c0 < NL_SPAN; c0 += 32) {
+            const bool rare = s_c[c0 + lane] == 0;
+            const unsigned ballot = __ballot_sync(0xffffffffu, rare);
+            const int at = nsp + __popc(ballot & below);
+            if (rare && at < NL_MAXSP) s_sp[at] = (short)(c0 + lane);
+            nsp += __popc(ballot);
+        }
+        if (lane == 0) {
+            if (nsp > NL_MAXSP) { info[2] = 1; nsp = NL_MAXSP; }
+            s_nsp = nsp;
+        }
+    }
+    __syncthreads();
+    const int nsp = s_nsp;
+    for (int s = threadIdx.x; s < nsp; s += NL_TT) { /* the rare attempts, one a thread */
+        const int i = s_sp[s];
+        nl_src r;
+        const nl_u64 first = nl_place(&r, s0, g.inc, jumps, base + i, unit32, has0, buf0);
+        V v = 0;
+        const int ok = nl_attempt<KIND>(first, &r, t, &v);
+        long long used = 1 + r.used;
+        if (used >= NL_HALO) { info[2] = 1; used = NL_HALO - 1; }
+        s_c[i] = (unsigned char)used | (ok ? 0x80 : 0);
+        if (WRITE) s_v[i] = v;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) { /* the chain through the tile */
+        int bounds[2] = {NL_HALO, NL_HALO + NL_TP};
+        for (int b = 0; b < 2; b++) { /* the first sure position from bounds[b] on */
+            int q = bounds[b];
+            for (bool moved = true; moved;) {
+                moved = false;
+                for (int s = 0; s < nsp; s++) {
+                    const int v = s_sp[s];
+                    if (v >= q) break;
+                    const int end = v + (s_c[v] & 0x3f);
+                    if (v >= q - NL_HALO && end > q) { q = end; moved = true; }
+                }
+            }
+            if (q > NL_SPAN - 1) { info[2] = 1; q = NL_SPAN - 1; }
+            bounds[b] = q;
+        }
+        int cur = bounds[0];
+        for (int s = 0; s < nsp; s++) { /* draws inside the chain's attempts are skipped */
+            const int v = s_sp[s];
+            if (v >= bounds[1]) break;
+            if (v < cur) continue;
+            const int end = v + (s_c[v] & 0x3f);
+            for (int q = v + 1; q < end; q++) s_c[q] |= 0x40; /* (skipped) */
+            cur = end;
+        }
+        s_lo = bounds[0];
+        s_hi = bounds[1];
+    }
+    __syncthreads();
+    const int lo = s_lo, hi = s_hi;
+    unsigned taken = 0; /* bit k: this thread's position i0 + k gives a sample */
+    for (int k = 0; k < NL_TR; k++) {
+        const int i = i0 + k;
+        if (i >= lo && i < hi && (s_c[i] & 0xc0) == 0x80) taken |= 1u << k;
+    }
+    const int mine = __popc(taken);
+    int scan = mine; /* inclusive scan over the warp, then over the warps */
+    for (int d = 1; d < 32; d *= 2) {
+        const int add = __shfl_up_sync(0xffffffffu, scan, d);
+        if (lane >= d) scan += add;
+    }
+    if (lane == 31) s_cnt[warp] = scan;
+    __syncthreads();
+    int before = scan - mine, total = 0;
+    for (int w = 0; w < NL_WARPS; w++) {
+        before += w < warp ? s_cnt[w] : 0;
+        total += s_cnt[w];
+    }
+    if (!WRITE) {
+        if (threadIdx.x == 0) counts[blockIdx.x] = total;
+        return;
+    }
+    long long rank = offsets[blockIdx.x] + before;
+    for (int k = 0; k < NL_TR; k++) {
+        if (!((taken >> k) & 1u)) continue;
+        const int i = i0 + k;
+        if (rank < n) {
+            V v = s_v[i];
+            if (mode == 1) v = (V)NL_DADD(loc, NL_DMUL(scale, (double)v));
+            if (mode == 2) v = (V)NL_DMUL(scale, (double)v);
+            out[rank] = v;
+            if (rank == n - 1) info[1] = base + i + (s_c[i] & 0x3f);
+        }
+        rank++;
+    }
+}
+
+#define NL_TILE_KERNELS(KIND)                                                                     \
+extern "C" __global__ void __launch_bounds__(NL_TT) nl_count_##KIND(nl_u64 a, nl_u64 b,           \
+        nl_u64 c, nl_u64 d, const nl_u64 *jumps, int has0, nl_u32 buf0, const unsigned char *t,   \
+        long long n, int *counts, long long *info) {                                              \
+    nl_tile<KIND, 0>(a, b, c, d, jumps, has0, buf0, t, n, counts, 0, 0, info, 0, 0.0, 0.0);      \
+}                                                                                                 \
+extern "C" __global__ void __launch_bounds__(NL_TT) nl_write_##KIND(nl_u64 a, nl_u64 b,           \
+        nl_u64 c, nl_u64 d, const nl_u64 *jumps, int has0, nl_u32 buf0, const unsigned char *t,   \
+        long long n, const long long *offsets, nl_kind<KIND>::V *out, long long *info, int mode,  \
+        double loc, double scale) {                                                               \
+    nl_tile<KIND, 1>(a, b, c, d, jumps, has0, buf0, t, n, 0, offsets, out, info, mode, loc,     \
+                     scale);                                                                      \
+}
+NL_TILE_KERNELS(0)
+NL_TILE_KERNELS(1)
+NL_TILE_KERNELS(2)
+NL_TILE_KERNELS(3)
+
+/* exclusive scan of the tiles' counts; info[0]: the total */
+extern "C" __global__ void __launch_bounds__(1024) nl_tile_offsets(const int *__restrict__ counts,
+        const long long tiles, long long *__restrict__ offsets, long long *__restrict__ info) {
+    __shared__ long long s[1024];
+    const long long per = (tiles + 1023) / 1024;
+    const long long first = threadIdx.x * per;
+    long long mine = 0;
+    for (long long q = first; q < first + per && q < tiles; q++) mine += counts[q];
+    s[threadIdx.x] = mine;
+    __syncthreads();
+    for (int step = 1; step < 1024; step *= 2) {
+        const long long add = threadIdx.x >= step ? s[threadIdx.x - step] : 0;
+        __syncthreads();
+        s[threadIdx.x] += add;
+        __syncthreads();
+    }
+    long long run = s[threadIdx.x] - mine;
+    for (long long q = first; q < first + per && q < tiles; q++) {
+        offsets[q] = run;
+        run += counts[q];
+    }
+    if (threadIdx.x == 1023) info[0] = s[1023];
+}
+
+/* one draw per sample: ``random`` (mode 0) and ``uniform`` (mode 1: low + range * u) */
+extern "C" __global__ void __launch_bounds__(256) nl_fill64(nl_u64 a, nl_u64 b, nl_u64 c,
+        nl_u64 d, const nl_u64 *__restrict__ jumps, long long n, double *__restrict__ out,
+        int mode, double low, double range, int log_grid) {
+    const long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (g >= n) return;
+    nl_src r;
+    nl_u128 s0; s0.hi = a; s0.lo = b;
+    r.inc.hi = c; r.inc.lo = d; r.has = 0; r.used = 0;
+    r.s = nl_jump(s0, jumps, g);
+    nl_u128 ja, jc;
+    ja.hi = jumps[4 * log_grid]; ja.lo = jumps[4 * log_grid + 1];
+    jc.hi = jumps[4 * log_grid + 2]; jc.lo = jumps[4 * log_grid + 3];
+    for (long long i = g; i < n; i += 1LL << log_grid) {
+        nl_u128 here = r.s;
+        double u = nl_next_double(&r);
+        out[i] = mode == 1 ? NL_DADD(low, NL_DMUL(range, u)) : u;
+        r.s = nl_muladd(ja, here, jc);
+    }
+}
+
+/* ``random(dtype=float32)``: two samples a 64-bit draw (after the half ``has0`` keeps) */
+extern "C" __global__ void __launch_bounds__(256) nl_fill32(nl_u64 a, nl_u64 b, nl_u64 c,
+        nl_u64 d, const nl_u64 *__restrict__ jumps, int has0, nl_u32 buf0, long long n,
+        float *__restrict__ out, int log_grid) {
+    const long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (g == 0 && has0 && n > 0) out[0] = (float)(buf0 >> 8) * (1.0f / 16777216.0f);
+    const long long draws = (n - has0 + 1) / 2;
+    if (g >= draws) return;
+    nl_src r;
+    nl_u128 s0; s0.hi = a; s0.lo = b;
+    r.inc.hi = c; r.inc.lo = d; r.has = 0; r.used = 0;
+    r.s = nl_jump(s0, jumps, g);
+    nl_u128 ja, jc;
+    ja.hi = jumps[4 * log_grid]; ja.lo = jumps[4 * log_grid + 1];
+    jc.hi = jumps[4 * log_grid + 2]; jc.lo = jumps[4 * log_grid + 3];
+    for (long long q = g; q < draws; q += 1LL << log_grid) {
+        nl_u128 here = r.s;
+        const nl_u64 v = nl_raw64(&r);
+        const long long i = has0 + 2 * q;
+        out[i] = (float)((nl_u32)v >> 8) * (1.0f / 16777216.0f);
+        if (i + 1 < n) out[i + 1] = (float)((nl_u32)(v >> 32) >> 8) * (1.0f / 16777216.0f);
+        r.s = nl_muladd(ja, here, jc);
+    }
+}
+"""
+
+_NAMES = (["nl_tile_offsets", "nl_fill64", "nl_fill32"]
+          + [f"nl_{what}_{k}" for k in range(4) for what in ("count", "write")])  # fmt: skip
+
+
+def _functions(device: str) -> dict:
+    source = random_streams.LOG1M + random_streams.SAMPLERS + KERNELS
+    return fixed_functions(device, "nl_random", source, tuple(_NAMES))
+
+
+_device_tables: dict = {}
+
+
+def _tables(device: str, inc: int):
+    """(ziggurat tables, PCG64 jumps for stream ``inc``) in device memory, kept per device."""
+    kept = _device_tables.get(device)
+    if kept is None:
+        data = random_streams.ziggurat_tables()
+        kept = _device_tables[device] = {"tables": _upload(np.frombuffer(data, np.uint8), device)}
+    jumps = kept.get(inc)
+    if jumps is None:
+        if len(kept) > 8:  # (the tables and a few streams' jumps)
+            for key in [k for k in kept if k != "tables"]:
+                del kept[key]
+        jumps = kept[inc] = _upload(random_streams.jumps(inc), device)
+    return kept["tables"], jumps
+
+
+def _upload(host: np.ndarray, device: str) -> DeviceArray:
+    from cuda.bindings import driver
+
+    array = DeviceArray(host.shape, host.dtype, device)
+    _check(driver.cuMemcpyHtoD(array.ptr, host.ctypes.data, host.nbytes), "cuMemcpyHtoD")
+    return array
+
+
+def _words(state: dict) -> tuple:
+    s, inc = state["state"]["state"], state["state"]["inc"]
+    m = (1 << 64) - 1
+    return (np.uint64(s >> 64), np.uint64(s & m), np.uint64(inc >> 64), np.uint64(inc & m))
+
+
+def available() -> bool:
+    """Whether the installed NumPy's ziggurat tables can be read (else NumPy draws on the host)."""
+    return random_streams.ziggurat_tables() is not None
+
+
+def fill(state: dict, shape: tuple, dtype, device: str, low: float = 0.0,
+         span: float | None = None):
+    """Samples of ``random`` (``span`` None) or ``uniform`` (``low + span * u``) from PCG64
+    ``state``, C order: (a new device array of ``shape``, the draws taken)."""
+    from cuda.core import LaunchConfig, launch
+
+    dtype, n = np.dtype(dtype), math.prod(shape)
+    functions = _functions(device)
+    _, jumps = _tables(device, state["state"]["inc"])
+    out = DeviceArray(shape, dtype, device)
+    stream = _get(device).stream
+    words = _words(state)
+    if dtype == np.float64:
+        grid = min(1 << FILL_LOG_GRID, max(n, 1))
+        if n:
+            launch(stream, LaunchConfig(grid=-(-grid // FILL_THREADS), block=FILL_THREADS),
+                   functions["nl_fill64"], *words, np.uint64(jumps.ptr), np.int64(n),
+                   np.uint64(out.ptr), np.int32(span is not None), np.float64(low),
+                   np.float64(span or 0.0), np.int32(FILL_LOG_GRID))  # fmt: skip
+    else:
+        has = int(state["has_uint32"])
+        draws = (n - has + 1) // 2
+        grid = min(1 << FILL_LOG_GRID, max(draws, 1))
+        if n:
+            launch(stream, LaunchConfig(grid=-(-grid // FILL_THREADS), block=FILL_THREADS),
+                   functions["nl_fill32"], *words, np.uint64(jumps.ptr), np.int32(has),
+                   np.uint32(state["uinteger"]), np.int64(n), np.uint64(out.ptr),
+                   np.int32(FILL_LOG_GRID))  # fmt: skip
+    count("device_random_draws")
+    return out, n
+
+
+def ziggurat(kind: str, state: dict, shape: tuple, device: str, mode: int = 0,
+             loc: float = 0.0, scale: float = 1.0):
+    """Samples of ziggurat sampler ``kind`` (``ZIGGURAT``) from PCG64 ``state``, with
+    ``loc + scale * x`` (mode 1) or ``scale * x`` (mode 2) applied, C order: (a new device array
+    of ``shape``, the draws taken), or None where the device cannot finish it (the host draws
+    it then)."""
+    from cuda.bindings import driver
+    from cuda.core import LaunchConfig, launch
+
+    n = math.prod(shape)
+    k, unit32, per_sample = ZIGGURAT[kind]
+    dtype = np.float32 if unit32 else np.float64
+    functions = _functions(device)
+    tables, jumps = _tables(device, state["state"]["inc"])
+    stream = _get(device).stream
+    tiles = max(1, math.ceil(n * per_sample / TILE) + 2)
+    counts = DeviceArray((tiles,), np.int32, device)
+    offsets = DeviceArray((tiles,), np.int64, device)
+    info = DeviceArray((3,), np.int64, device)  # total, draws taken, flagged
+    out = DeviceArray(shape, dtype, device)
+    _check(driver.cuMemsetD8Async(info.ptr, 0, 24, stream.handle), "cuMemsetD8Async")
+    common = (*_words(state), np.uint64(jumps.ptr), np.int32(state["has_uint32"]),
+              np.uint32(state["uinteger"]), np.uint64(tables.ptr), np.int64(n))  # fmt: skip
+    config = LaunchConfig(grid=tiles, block=TILE_THREADS)
+    launch(stream, config, functions[f"nl_count_{k}"], *common, np.uint64(counts.ptr),
+           np.uint64(info.ptr))  # fmt: skip
+    launch(stream, LaunchConfig(grid=1, block=SCAN_THREADS), functions["nl_tile_offsets"],
+           np.uint64(counts.ptr), np.int64(tiles), np.uint64(offsets.ptr),
+           np.uint64(info.ptr))  # fmt: skip
+    launch(stream, config, functions[f"nl_write_{k}"], *common, np.uint64(offsets.ptr),
+           np.uint64(out.ptr), np.uint64(info.ptr), np.int32(mode), np.float64(loc),
+           np.float64(scale))  # fmt: skip
+    found = np.zeros(3, np.int64)
+    stream.sync()
+    _check(driver.cuMemcpyDtoH(found.ctypes.data, info.ptr, 24), "cuMemcpyDtoH")
+    count("device_to_host_bytes", 24)
+    total, taken, flagged = (int(v) for v in found)
+    if flagged or total < n:
+        return None
+    count("device_random_draws")
+    return out, taken

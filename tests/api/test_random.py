@@ -1,0 +1,244 @@
+"""numloom.random draws NumPy's streams: the same numbers as NumPy, on the CPU and on a GPU.
+
+The samplers a GPU runs (``random_streams.SAMPLERS``) compile as host C too: here they are
+checked against NumPy's own draws on any machine, tails and 32-bit buffering included. On a GPU
+(``NUMLOOM_DEVICE=cuda``) the same tests draw through numloom's device kernels.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import warnings
+
+import numpy
+import pytest
+
+import numloom
+from numloom.api import random_streams
+
+ON_GPU = numloom.get_device() != "cpu"
+
+DRIVER = r"""
+void nl_test_draw(int kind, nl_u64 shi, nl_u64 slo, nl_u64 ihi, nl_u64 ilo, int has, nl_u32 buf,
+                  const unsigned char *t, long long n, void *out, long long *used) {
+    nl_src r;
+    r.s.hi = shi; r.s.lo = slo; r.inc.hi = ihi; r.inc.lo = ilo;
+    r.has = has; r.buf = buf; r.used = 0;
+    for (long long i = 0; i < n; i++) {
+        if (kind == 0) { double v; while (!nl_normal64(&r, t, &v)) {} ((double *)out)[i] = v; }
+        if (kind == 1) { float v; while (!nl_normal32(&r, t, &v)) {} ((float *)out)[i] = v; }
+        if (kind == 2) { double v; while (!nl_exponential64(&r, t, &v)) {} ((double *)out)[i] = v; }
+        if (kind == 3) { float v; while (!nl_exponential32(&r, t, &v)) {} ((float *)out)[i] = v; }
+    }
+    *used = r.used;
+}
+"""
+
+
+def _host_samplers():
+    from numloom.compile.compiler import compile_c, has_c_compiler
+
+    if not has_c_compiler():
+        pytest.skip("no C compiler")
+    return compile_c(random_streams.LOG1M + random_streams.SAMPLERS + DRIVER,
+                     name_hint="random_samplers")  # fmt: skip
+
+
+# Where a sample comes from the ziggurat's tail (beyond these), it goes through a logarithm:
+# numloom's is correctly rounded, the C library's (which NumPy calls) nearly so, so the two
+# may differ in the last bit, about once in 1,200 tail samples (once in millions of samples).
+TAILS = {"normal": 3.6541528853610088, "exponential": 7.6971174701310497}
+
+
+def assert_numpys(got, want, tail, ulps=1):
+    """``got`` is NumPy's ``want``, but for a last bit in tail samples (``TAILS``; ``ulps``
+    where the sample is scaled and shifted after)."""
+    got, want = numpy.asarray(got), numpy.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    differ = got != want
+    if differ.any():
+        assert numpy.all(numpy.abs(want[differ]) > tail), (got[differ], want[differ])
+        ulp = numpy.spacing(numpy.abs(want[differ]).astype(want.dtype))
+        assert numpy.all(numpy.abs(got[differ] - want[differ]) <= ulps * ulp)
+        assert differ.mean() < 1e-4
+
+
+SAMPLERS = {
+    0: lambda g, n: g.standard_normal(n),
+    1: lambda g, n: g.standard_normal(n, dtype=numpy.float32),
+    2: lambda g, n: g.standard_exponential(n),
+    3: lambda g, n: g.standard_exponential(n, dtype=numpy.float32),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(SAMPLERS))
+@pytest.mark.parametrize("half_kept", [False, True])
+def test_the_device_samplers_are_numpys_bit_for_bit(kind, half_kept):
+    lib = _host_samplers()
+    tables = numpy.frombuffer(random_streams.ziggurat_tables(), numpy.uint8)
+    g = numpy.random.default_rng(20261125 + kind)
+    if half_kept:
+        g.random(dtype=numpy.float32)  # a 32-bit half stays in the generator's state
+    state = g.bit_generator.state
+    n = 200_000  # (about 60 tail samples, 1,500 wedge tests)
+    want = SAMPLERS[kind](g, n)
+    got = numpy.empty(n, want.dtype)
+    used = ctypes.c_longlong()
+    s, inc, m = state["state"]["state"], state["state"]["inc"], (1 << 64) - 1
+    lib.nl_test_draw(ctypes.c_int(kind), ctypes.c_uint64(s >> 64), ctypes.c_uint64(s & m),
+                     ctypes.c_uint64(inc >> 64), ctypes.c_uint64(inc & m),
+                     ctypes.c_int(state["has_uint32"]), ctypes.c_uint32(state["uinteger"]),
+                     tables.ctypes.data_as(ctypes.c_void_p), ctypes.c_longlong(n),
+                     got.ctypes.data_as(ctypes.c_void_p), ctypes.byref(used))  # fmt: skip
+    assert_numpys(got, want, TAILS["normal" if kind < 2 else "exponential"])
+    assert random_streams.advanced(state, used.value, kind in (1, 3)) == g.bit_generator.state
+
+
+def test_the_samplers_log_is_correctly_rounded():
+    """``nl_log``: the device's log refined in double-double arithmetic, to the double
+    nearest the true logarithm (checked against 50-digit decimal logarithms)."""
+    import decimal
+
+    from numloom.compile.compiler import compile_c, has_c_compiler
+
+    if not has_c_compiler():
+        pytest.skip("no C compiler")
+    lib = compile_c(random_streams.LOG1M + random_streams.SAMPLERS + r"""
+void nl_test_log(long long n, const double *x, double *y) {
+    for (long long i = 0; i < n; i++) y[i] = nl_log(x[i]);
+}
+""", name_hint="random_log")  # fmt: skip
+    u = numpy.random.default_rng(0).integers(0, 2**53, 3000) * 2.0**-53
+    x = numpy.concatenate([1.0 - u, [1.0, 2.0**-53, 0.5, 1.0 - 2.0**-53]])
+    y = numpy.empty_like(x)
+    lib.nl_test_log(ctypes.c_longlong(x.size), x.ctypes.data_as(ctypes.c_void_p),
+                    y.ctypes.data_as(ctypes.c_void_p))  # fmt: skip
+    decimal.getcontext().prec = 40
+    for xi, yi in zip(x.tolist(), y.tolist()):
+        true = decimal.Decimal(xi).ln()
+        error = abs(decimal.Decimal(yi) - true)
+        assert error <= abs(decimal.Decimal(numpy.nextafter(yi, 0.0)) - true)
+        assert error <= abs(decimal.Decimal(numpy.nextafter(yi, -numpy.inf)) - true)
+
+
+def test_the_ziggurat_tables_are_read_from_numpy():
+    data = random_streams.ziggurat_tables()
+    assert data is not None and len(data) == 6 * 2048 + 6 * 1024
+    wi = numpy.frombuffer(data[2048:4096], numpy.float64)
+    assert numpy.all(wi > 0) and numpy.all(numpy.diff(wi[1:]) > 0)
+
+
+@pytest.mark.parametrize("draws", [0, 1, 2, 7, 1000, 2**40 + 3])
+@pytest.mark.parametrize("unit32", [False, True])
+def test_jumping_ahead_is_numpys_advance(draws, unit32):
+    g = numpy.random.default_rng(5)
+    g.random(dtype=numpy.float32)  # a half kept
+    state = g.bit_generator.state
+    moved = random_streams.advanced(state, draws, unit32)
+    if not unit32:
+        g.bit_generator.advance(draws)  # (NumPy's advance drops the kept half)
+        assert moved["state"] == g.bit_generator.state["state"]
+    elif draws < 10_000:
+        g.integers(0, 2**32, size=draws, dtype=numpy.uint32)  # 32-bit draws, one each
+        assert moved == g.bit_generator.state
+
+
+def _same_as_numpy(draw, seed=1234, check_state=True, tail=numpy.inf, ulps=1):
+    mine = numloom.random.default_rng(seed)
+    theirs = numpy.random.default_rng(seed)
+    before = dict(numloom.stats()["fallbacks"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", numloom.NumloomFallbackWarning)
+        for _ in range(2):  # (the second call continues the stream)
+            got, want = draw(mine), draw(theirs)
+            assert isinstance(got, numloom.ndarray) and got.device == numloom.get_device()
+            assert_numpys(got.get(), want, tail, ulps)
+    assert numloom.stats()["fallbacks"] == before
+    if check_state:
+        assert mine.bit_generator.state == theirs.bit_generator.state
+        assert mine.random() == theirs.random()
+
+
+@pytest.mark.parametrize("shape", [5, (300, 7), 100_001])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_random_is_numpys(shape, dtype):
+    _same_as_numpy(lambda g: g.random(shape, dtype=dtype))
+
+
+def test_random_float32_after_a_kept_half():
+    def draw(g):
+        g.random(dtype=numpy.float32)  # odd: the next draw starts with the kept half
+        return g.random(9, dtype=numpy.float32)
+
+    _same_as_numpy(draw)
+
+
+@pytest.mark.parametrize("shape", [1, 1000, (64, 1001), 300_007])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_standard_normal_is_numpys(shape, dtype):
+    _same_as_numpy(lambda g: g.standard_normal(shape, dtype=dtype), seed=77, tail=TAILS["normal"])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_standard_exponential_is_numpys(dtype):
+    _same_as_numpy(lambda g: g.standard_exponential((500, 401), dtype=dtype), seed=3,
+                   tail=TAILS["exponential"])
+
+
+def test_normal_uniform_exponential_with_parameters_are_numpys():
+    _same_as_numpy(lambda g: g.normal(3.0, 2.5, size=(1000, 3)), tail=2.5 * 3.65 - 3.0, ulps=2)
+    _same_as_numpy(lambda g: g.uniform(-2.0, 5.0, size=12345))
+    _same_as_numpy(lambda g: g.exponential(0.5, size=4321), tail=0.5 * 7.69, ulps=2)
+
+
+def test_a_seeded_program_draws_the_same_numbers_as_numpy():
+    def program(np):
+        rng = np.random.default_rng(42)
+        a = rng.standard_normal((200, 300))
+        b = rng.uniform(0.0, 1.0, 1000)
+        c = rng.integers(0, 10, size=20)  # (drawn by NumPy: the state stays in step)
+        d = rng.standard_normal(77, dtype=np.float32)
+        return [a, b, c, d, rng.random(3)]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", numloom.NumloomFallbackWarning)
+        got = program(numloom)
+    for g, w in zip(got, program(numpy)):
+        assert_numpys(g.get(), w, TAILS["normal"])
+
+
+@pytest.mark.parametrize("call, error", [
+    (lambda g: g.normal(0.0, -1.0, size=3), "scale < 0"),
+    (lambda g: g.exponential(-1.0, size=3), "scale < 0"),
+    (lambda g: g.uniform(0.0, numpy.inf, size=3), "range exceeds valid bounds"),
+    (lambda g: g.standard_normal(3, dtype=numpy.int32), "Unsupported dtype"),
+    (lambda g: g.random(-1), "negative dimensions"),
+])  # fmt: skip
+def test_bad_parameters_raise_numpys_errors(call, error):
+    with pytest.raises(Exception) as theirs:
+        call(numpy.random.default_rng(0))
+    assert error in str(theirs.value)
+    with pytest.raises(theirs.type) as mine:
+        call(numloom.random.default_rng(0))
+    assert str(mine.value) == str(theirs.value)
+
+
+def test_numloom_random_env_draws_on_the_host(monkeypatch):
+    monkeypatch.setenv("NUMLOOM_RANDOM", "numpy")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", numloom.NumloomFallbackWarning)
+        got = numloom.random.default_rng(9).standard_normal(10)
+    numpy.testing.assert_array_equal(got.get(), numpy.random.default_rng(9).standard_normal(10))
+
+
+@pytest.mark.skipif(not ON_GPU, reason="the device draws on a GPU")
+def test_a_device_draw_makes_no_host_round_trip():
+    rng = numloom.random.default_rng(1)
+    before = numloom.stats()
+    x = rng.standard_normal(1 << 20)
+    y = rng.random(1 << 20)
+    numloom.sync()
+    after = numloom.stats()
+    assert after["host_to_device_bytes"] - before["host_to_device_bytes"] < 4096
+    assert after["fallbacks"] == before["fallbacks"]
+    assert x.shape == y.shape == (1 << 20,)
