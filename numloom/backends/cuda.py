@@ -14,11 +14,14 @@ This module is what ``core.device.BACKENDS`` names; the work is split by job:
 - ``cuda_launch.py``: running a program: launches, CUDA graphs (``cuda_graph.py``),
   floating-point flags, cuBLAS, host steps;
 - ``cuda_kernels.py``: kernels written in Python;
-- ``cuda_nonzero.py``: where a mask is true (``a[mask]``, ``nonzero``), found on the device.
+- ``cuda_nonzero.py``: where a mask is true (``a[mask]``, ``nonzero``), found on the device;
+- ``cuda_sort.py``: sorting, searching and counting kernels (``sort``, ``unique``,
+  ``searchsorted``, ``histogram``), which ``api/sorting.py`` finds here as ``sorting``.
 """
 
 from __future__ import annotations
 
+from . import cuda_sort as sorting  # noqa: F401
 from .cuda_device import (  # noqa: F401  (the backend's entry points)
     ASYNCHRONOUS,
     problem,

@@ -170,17 +170,19 @@ class Methods:
         return _api.all(self, axis, out, keepdims, **kw)
     def cumsum(self, axis=None, dtype=None, out=None): return _api.cumsum(self, axis, dtype, out)
     def cumprod(self, axis=None, dtype=None, out=None): return _api.cumprod(self, axis, dtype, out)
-    def sort(self, axis=-1, kind=None, order=None): _api.sort_inplace(self, axis, kind)
-    def argsort(self, axis=-1, kind=None, order=None): return _api.argsort(self, axis, kind)
-    # NumPy's methods, run through NumPy (what they write is written into this array)
+    def sort(self, axis=-1, kind=None, order=None, *, stable=None):
+        _api.sort_inplace(self, axis, kind, order, stable)
+    def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
+        return _api.argsort(self, axis, kind, order, stable=stable)
     def partition(self, kth, axis=-1, kind="introselect", order=None):
-        _call_method(self, "partition", kth, axis, kind, order)
+        _api.partition_inplace(self, kth, axis, kind, order)
     def argpartition(self, kth, axis=-1, kind="introselect", order=None):
-        return _call_method(self, "argpartition", kth, axis, kind, order)
+        return _api.argpartition(self, kth, axis, kind, order)
+    def searchsorted(self, v, side="left", sorter=None):
+        return _api.searchsorted(self, v, side, sorter)
+    # NumPy's methods, run through NumPy (what they write is written into this array)
     def put(self, indices, values, mode="raise"):
         _call_method(self, "put", indices, values, mode)
-    def searchsorted(self, v, side="left", sorter=None):
-        return _call_method(self, "searchsorted", v, side, sorter)
     def compress(self, condition, axis=None, out=None):
         return _call_method(self, "compress", condition, axis, out=out)
     def choose(self, choices, out=None, mode="raise"):
