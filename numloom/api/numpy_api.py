@@ -111,20 +111,8 @@ from .shapes import (  # noqa: F401
 
 from .elementwise import *  # noqa: F403  (the ufuncs and elementwise functions)
 from .elementwise import UFUNCS_BY_NAME, _clip, compare, power_operator  # noqa: F401
-
-
-def sort_inplace(a, axis=-1, kind=None) -> None:
-    from .fallback import call_numpy
-
-    if a._readonly:
-        raise ValueError("sort array is read-only")
-    setitem(a, Ellipsis, call_numpy("sort", _np.sort, a, axis=axis, kind=kind))
-
-
-def argsort(a, axis=-1, kind=None, order=None):
-    from .fallback import call_numpy
-
-    return call_numpy("argsort", _np.argsort, a, axis=axis, kind=kind)
+from .composed import *  # noqa: F403  (nan-functions, cov, einsum, convolve, interp...)
+from .sorting import *  # noqa: F403  (sort, unique, searchsorted, histogram, median...)
 
 
 def shape(a) -> tuple:
