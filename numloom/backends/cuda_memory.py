@@ -71,7 +71,8 @@ class DeviceArray:
         if in_use > _memory["peak"]:
             _memory["peak"] = in_use
 
-    def __del__(self, memory=_memory, free=_free, kept=_kept, limit=FREE_LIMIT):
+    def __del__(self, memory=_memory, free=_free, kept=_kept, limit=FREE_LIMIT,
+                per_size=FREE_PER_SIZE):
         # (Defaults are still bound at interpreter exit. Arrays that wrap memory numloom did
         # not allocate, from DLPack or CuPy, were made without __init__: they hold nothing.)
         held = getattr(self, "held", 0)
@@ -79,7 +80,7 @@ class DeviceArray:
             return
         memory["in_use"] -= held
         blocks = free.setdefault((self.device, held), [])
-        if len(blocks) < FREE_PER_SIZE and kept["bytes"] + held <= limit:
+        if len(blocks) < per_size and kept["bytes"] + held <= limit:
             blocks.append(self.buffer)  # reused by the next array of this size
             kept["bytes"] += held
 

@@ -241,7 +241,9 @@ def test_numpy_functions_on_numloom_arrays_stay_in_numloom():
     assert isinstance(numpy.sum(x), nl.ndarray)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", nl.NumloomFallbackWarning)
-        assert isinstance(numpy.linalg.norm(x[None, :] * nl.ones((3, 1))), (float, numpy.floating))
+        norm = numpy.linalg.norm(x[None, :] * nl.ones((3, 1)))  # (native: a 0-d array, as sum)
+        assert isinstance(norm, nl.ndarray) and norm.shape == ()
+        assert float(norm) == numpy.linalg.norm(numpy.arange(5.0)[None, :] * numpy.ones((3, 1)))
         q = numpy.fft.fft(x)
     assert isinstance(q, nl.ndarray)
 
