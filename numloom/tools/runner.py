@@ -25,6 +25,7 @@ USAGE = """\
 usage: python -m numloom script.py [args ...]   run a NumPy script on numloom
        python -m numloom -c CODE [args ...]      run NumPy code given as a string
        python -m numloom bench [options]         the workload benchmark (see: bench --help)
+       python -m numloom coverage [--markdown]   which NumPy functions run natively where
        python -m numloom --version | --help
 
 The script's `import numpy`, `from numpy import ...`, `numpy.linalg`, `numpy.random` and
@@ -225,6 +226,10 @@ def main(argv: list[str] | None = None) -> int:
         from numloom.tools import bench
 
         return bench.main(rest)
+    if first == "coverage":
+        from numloom.tools import coverage
+
+        return coverage.main(rest)
     if first == "-c":
         if not rest:
             print("Argument expected for the -c option\n" + USAGE, file=sys.stderr)
