@@ -59,12 +59,17 @@ def jump(steps: int, inc: int) -> tuple:
 
 
 @functools.lru_cache(maxsize=16)
-def jumps(inc: int) -> _np.ndarray:
-    """The jumps by 2**k draws, k = 0..63, as ``uint64`` words ``(A.hi, A.lo, C.hi, C.lo)``."""
+def jumps(inc: int, near: int = 0) -> _np.ndarray:
+    """The jumps by 2**k draws, k = 0..63, then by d draws, d = 0..near-1, as ``uint64``
+    words ``(A.hi, A.lo, C.hi, C.lo)``."""
     words = []
     for k in range(64):
         a, c = jump(1 << k, inc)
         words += [a >> 64, a & _MASK64, c >> 64, c & _MASK64]
+    a, c = 1, 0
+    for _ in range(near):
+        words += [a >> 64, a & _MASK64, c >> 64, c & _MASK64]
+        a, c = (a * MULTIPLIER) & _MASK128, (c * MULTIPLIER + inc) & _MASK128
     return _np.array(words, _np.uint64)
 
 
@@ -208,6 +213,14 @@ NL_FN nl_u128 nl_muladd(nl_u128 a, nl_u128 s, nl_u128 c) {
     r.lo = lo + c.lo;
     r.hi = hi + c.hi + (r.lo < lo);
     return r;
+}
+
+/* the state ``d`` draws after ``s``, for d < the near jumps ``jumps`` holds after its 64 */
+NL_FN nl_u128 nl_near(nl_u128 s, const nl_u64 *jumps, long long d) {
+    const nl_u64 *w = jumps + 4 * (64 + d);
+    nl_u128 a, c;
+    a.hi = w[0]; a.lo = w[1]; c.hi = w[2]; c.lo = w[3];
+    return nl_muladd(a, s, c);
 }
 
 /* the state ``pos`` draws after ``s`` (``jumps``: the jumps by 2**k draws, 4 words each) */

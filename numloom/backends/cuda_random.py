@@ -1,6 +1,7 @@
 """NumPy's random streams drawn on a GPU: ``Generator(PCG64)`` samples, bit for bit.
 
-Every thread starts PCG64 where its samples begin by jumping ahead (``random_streams.jumps``).
+Every thread starts PCG64 where its samples begin by jumping ahead (``random_streams.jumps``):
+by powers of two, or, within a tile, by one step from the tile's first draw.
 
 - ``random`` and ``uniform`` take one draw per sample: thread ``g`` of ``G`` draws positions
   ``g, g + G, ...`` (a jump by ``G`` is one step), so writes are coalesced.
@@ -36,6 +37,7 @@ FILL_LOG_GRID = 18  # 2**18 threads draw a fill, each every 2**18-th position
 TILE_THREADS = 256
 TILE = 4096  # positions a tile's chain covers
 SCAN_THREADS = 1024
+NEAR = 4352  # the jumps by 0 .. NEAR-1 draws a tile's threads take from its first (NL_SPAN)
 
 # samplers with a variable number of draws: kind -> (kernel suffix, 32-bit draws?, draws per sample
 # (an upper bound of the mean))
@@ -73,12 +75,13 @@ static __device__ __forceinline__ int nl_fast(nl_u64 first, const unsigned char 
 
 /* the stream at draw ``p`` of a call that starts at (s0, has0, buf0): its first draw, and
    ``r`` right after it */
-static __device__ __forceinline__ nl_u64 nl_place(nl_src *r, nl_u128 s0, nl_u128 inc,
-        const nl_u64 *jumps, long long p, int unit32, int has0, nl_u32 buf0) {
+static __device__ __forceinline__ nl_u64 nl_place(nl_src *r, nl_u128 s0, nl_u128 sb,
+        long long jb, nl_u128 inc, const nl_u64 *jumps, long long p, int unit32, int has0,
+        nl_u32 buf0) {
     r->inc = inc; r->used = 0; r->has = 0;
     if (unit32 && has0 && p == 0) { r->s = s0; return buf0; } /* the half the generator kept */
     const long long q = unit32 ? p - has0 : p;
-    r->s = nl_jump(s0, jumps, unit32 ? q >> 1 : q);
+    r->s = nl_near(sb, jumps, (unit32 ? q >> 1 : q) - jb);
     const nl_u64 drawn = nl_raw64(r);
     if (!unit32) return drawn;
     if (q & 1) return drawn >> 32;
@@ -109,6 +112,7 @@ static __device__ __forceinline__ void nl_tile(nl_u64 s0hi, nl_u64 s0lo, nl_u64 
     __shared__ short s_sp[NL_MAXSP];          /* positions of the rare attempts, in order */
     __shared__ int s_cnt[NL_WARPS];           /* samples each warp gives */
     __shared__ int s_lo, s_hi, s_nsp;
+    __shared__ nl_u128 s_base;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const unsigned below = (1u << lane) - 1u;
     const long long base = (long long)blockIdx.x * NL_TP - NL_HALO;
@@ -122,7 +126,12 @@ static __device__ __forceinline__ void nl_tile(nl_u64 s0hi, nl_u64 s0lo, nl_u64 
     const int fast_at = nl_kind<KIND>::fast_at, fast_bytes = nl_kind<KIND>::fast_bytes;
     for (int q = threadIdx.x; q < fast_bytes / 4; q += NL_TT)
         ((unsigned *)s_t)[q] = ((const unsigned *)(t + fast_at))[q];
+    /* the stream at the tile's first 64-bit draw, jumped to once; threads go on from there */
+    const long long pb = base < 0 ? 0 : base;
+    const long long jb = !unit32 ? pb : pb - has0 < 0 ? 0 : (pb - has0) >> 1;
+    if (threadIdx.x == 0) s_base = nl_jump(s0, jumps, jb);
     __syncthreads();
+    const nl_u128 sb = s_base;
     const unsigned char *tf = s_t - fast_at; /* (the fast path reads its tables from here) */
     for (int k = 0; k < NL_TR; k++) { /* the attempts accepted at once (the rest: below) */
         const int i = i0 + k;
@@ -136,7 +145,7 @@ static __device__ __forceinline__ void nl_tile(nl_u64 s0hi, nl_u64 s0lo, nl_u64 
                 const long long q = unit32 ? p - has0 : p;
                 const long long j = unit32 ? q >> 1 : q;
                 if (have != j) {
-                    if (have + 1 != j) g.s = nl_jump(s0, jumps, j);
+                    if (have + 1 != j) g.s = nl_near(sb, jumps, j - jb);
                     drawn = nl_raw64(&g);
                     have = j;
                 }
@@ -168,7 +177,8 @@ static __device__ __forceinline__ void nl_tile(nl_u64 s0hi, nl_u64 s0lo, nl_u64 
     for (int s = threadIdx.x; s < nsp; s += NL_TT) { /* the rare attempts, one a thread */
         const int i = s_sp[s];
         nl_src r;
-        const nl_u64 first = nl_place(&r, s0, g.inc, jumps, base + i, unit32, has0, buf0);
+        const nl_u64 first = nl_place(&r, s0, sb, jb, g.inc, jumps, base + i, unit32, has0,
+                                      buf0);
         V v = 0;
         const int ok = nl_attempt<KIND>(first, &r, t, &v);
         long long used = 1 + r.used;
@@ -356,7 +366,7 @@ def _tables(device: str, inc: int):
         if len(kept) > 8:  # (the tables and a few streams' jumps)
             for key in [k for k in kept if k != "tables"]:
                 del kept[key]
-        jumps = kept[inc] = _upload(random_streams.jumps(inc), device)
+        jumps = kept[inc] = _upload(random_streams.jumps(inc, NEAR), device)
     return kept["tables"], jumps
 
 

@@ -143,6 +143,15 @@ def test_jumping_ahead_is_numpys_advance(draws, unit32):
         assert moved == g.bit_generator.state
 
 
+def test_the_near_jumps_are_jumps():
+    inc = numpy.random.default_rng(8).bit_generator.state["state"]["inc"]
+    words = random_streams.jumps(inc, 300).reshape(-1, 4)
+    for k, d in [(0, 1), (5, 32), (64, 0), (65, 1), (64 + 299, 299)]:
+        a, c = random_streams.jump(d, inc)
+        hi_lo = [int(w) for w in words[k]]
+        assert (hi_lo[0] << 64 | hi_lo[1], hi_lo[2] << 64 | hi_lo[3]) == (a, c)
+
+
 def _same_as_numpy(draw, seed=1234, check_state=True, tail=numpy.inf, ulps=1):
     mine = numloom.random.default_rng(seed)
     theirs = numpy.random.default_rng(seed)
