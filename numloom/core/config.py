@@ -30,6 +30,8 @@ VARIABLES = {
     "NUMLOOM_START_BYTES": "on a GPU, writes replacing most of their arrays start evaluating once "
     "they add up to this many bytes (default 268435456; 0: at the sync)",
     "NUMLOOM_INDEX32": "0 keeps CUDA kernels on 64-bit indices even where 32 bits fit (default 1)",
+    "NUMLOOM_RANDOM": "numpy draws random numbers with NumPy on the host, also for arrays on a "
+    "GPU (default: a PCG64 generator draws its common samplers on the device)",
     "NUMLOOM_PURE_PYTHON": "1 runs the array handle and the traced operation in Python, not in the "
     "compiled numloom.core._speedups (default 0; used when the extension was not built)",
 }
