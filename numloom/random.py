@@ -4,8 +4,8 @@ A seeded program draws exactly the numbers it draws under NumPy, on either devic
 
 - On the CPU, NumPy draws them into memory that becomes numloom's (no copy).
 - On a GPU, a ``Generator`` over PCG64 (what ``default_rng`` makes) draws ``random``,
-  ``uniform``, ``standard_normal``, ``normal``, ``standard_exponential`` and ``exponential``
-  on the device, NumPy's stream bit for bit (``backends/cuda_random.py``), and moves its state
+  ``uniform``, ``standard_normal``, ``normal``, ``standard_exponential``, ``exponential`` and
+  ``integers`` (``int64``, ``int32``) on the device, NumPy's stream bit for bit (``backends/cuda_random.py``), and moves its state
   on as NumPy would. One exception: ziggurat tail samples (about 1 in 3,600 normals) take a
   logarithm. numloom's is correctly rounded; the C library's, which NumPy calls, is not quite
   (glibc's differs in about 1 of 1,200 of them), so about one sample in a few million may
@@ -113,6 +113,22 @@ class _Generator(_Drawing):
             return self._ziggurat("exponential", shape, _np.float64, 2, 0.0, float(scale))
         return self.__getattr__("exponential")(scale, size)
 
+    def integers(self, low, high=None, size=None, dtype=_np.int64, endpoint=False):
+        shape = self._device_shape(size)
+        if shape is not None and _integers(low, high) and _np.dtype(dtype) in (_np.int64,
+                                                                                _np.int32):
+            self._generator.integers(low, high, size=0, dtype=dtype, endpoint=endpoint)  # checks
+            first, last = (0, int(low)) if high is None else (int(low), int(high))
+            span = last - first - (0 if endpoint else 1)  # (the values: first .. first + span)
+            if span not in (0, 0xFFFFFFFF, (1 << 64) - 1):  # (NumPy draws these unbounded)
+                from .backends import cuda_random
+
+                made = self._draw(lambda state: cuda_random.integers(
+                    state, shape, dtype, get_device(), first, span), span <= 0xFFFFFFFF)
+                if made is not None:
+                    return made
+        return self.__getattr__("integers")(low, high, size, dtype=dtype, endpoint=endpoint)
+
     # -- on the device --
 
     def _device_shape(self, size, out=None):
@@ -171,6 +187,12 @@ class _Generator(_Drawing):
             data, taken = made
             bit_generator.state = random_streams.advanced(state, taken, unit32)
         return adopt(data, get_device())
+
+
+def _integers(low, high) -> bool:
+    """Whether ``integers``' bounds are plain integers (arrays broadcast: NumPy draws those)."""
+    return all(v is None or isinstance(v, (int, _np.integer)) and not isinstance(v, bool)
+               for v in (low, high))  # fmt: skip
 
 
 def _scalars(*values) -> bool:

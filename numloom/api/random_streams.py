@@ -418,6 +418,20 @@ NL_FN int nl_exponential32_from(nl_u32 v, nl_src *r, const unsigned char *t, flo
     return NL_FADD(NL_FMUL(fe[idx - 1] - fe[idx], nl_next_float(r)), fe[idx]) < expf(-*out);
 }
 
+/* ``integers``: Lemire's bounded draws, as NumPy's ``random_bounded_uint64_fill`` and
+   ``_uint32_fill`` make them (one draw an attempt; ``excl`` = the range + 1, accepted where the
+   low word is at least ``threshold`` = (2**bits - excl) % excl). */
+NL_FN int nl_lemire32(nl_u32 v, nl_u64 excl, nl_u64 threshold, nl_u64 *out) {
+    const nl_u64 m = (nl_u64)v * excl;
+    *out = m >> 32;
+    return (m & 0xffffffffULL) >= threshold;
+}
+
+NL_FN int nl_lemire64(nl_u64 v, nl_u64 excl, nl_u64 threshold, nl_u64 *out) {
+    *out = NL_MULHI(v, excl);
+    return v * excl >= threshold;
+}
+
 /* the samplers from their first draw on (``*_from``: the first draw given, ``r`` after it) */
 NL_FN int nl_normal64(nl_src *r, const unsigned char *t, double *out) {
     return nl_normal64_from(nl_next64(r), r, t, out);

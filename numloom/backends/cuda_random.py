@@ -55,18 +55,28 @@ KERNELS = r"""
 
 /* each kind's sample type, draw size, and the tables its fast path reads (k and w, adjacent) */
 template <int KIND> struct nl_kind {
-    typedef double V; enum { unit32 = 0, fast_at = 0, fast_bytes = 4096 }; };
+    typedef double V; typedef V O; enum { unit32 = 0, fast_at = 0, fast_bytes = 4096 }; };
 template <> struct nl_kind<1> {
-    typedef float V; enum { unit32 = 1, fast_at = 12288, fast_bytes = 2048 }; };
+    typedef float V; typedef V O; enum { unit32 = 1, fast_at = 12288, fast_bytes = 2048 }; };
 template <> struct nl_kind<2> {
-    typedef double V; enum { unit32 = 0, fast_at = 6144, fast_bytes = 4096 }; };
+    typedef double V; typedef V O; enum { unit32 = 0, fast_at = 6144, fast_bytes = 4096 }; };
 template <> struct nl_kind<3> {
-    typedef float V; enum { unit32 = 1, fast_at = 15360, fast_bytes = 2048 }; };
+    typedef float V; typedef V O; enum { unit32 = 1, fast_at = 15360, fast_bytes = 2048 }; };
+/* integers: the bounded value (V), then offset into the output type (O) */
+template <> struct nl_kind<4> {
+    typedef nl_u64 V; typedef long long O; enum { unit32 = 1, fast_at = 0, fast_bytes = 0 }; };
+template <> struct nl_kind<5> {
+    typedef nl_u64 V; typedef long long O; enum { unit32 = 0, fast_at = 0, fast_bytes = 0 }; };
+template <> struct nl_kind<6> {
+    typedef nl_u64 V; typedef int O; enum { unit32 = 1, fast_at = 0, fast_bytes = 0 }; };
 #define NL_FAST_BYTES 4096
 
 template <int KIND>
 static __device__ __forceinline__ int nl_fast(nl_u64 first, const unsigned char *t,
-                                              typename nl_kind<KIND>::V *v) {
+                                              typename nl_kind<KIND>::V *v, nl_u64 excl,
+                                              nl_u64 threshold) {
+    if (KIND == 4 || KIND == 6) return nl_lemire32((nl_u32)first, excl, threshold, (nl_u64 *)v);
+    if (KIND == 5) return nl_lemire64(first, excl, threshold, (nl_u64 *)v);
     if (KIND == 0) return nl_normal64_fast(first, t, (double *)v);
     if (KIND == 1) return nl_normal32_fast((nl_u32)first, t, (float *)v);
     if (KIND == 2) return nl_exponential64_fast(first, t, (double *)v);
@@ -92,7 +102,8 @@ static __device__ __forceinline__ nl_u64 nl_place(nl_src *r, nl_u128 s0, nl_u128
 
 template <int KIND>
 static __device__ __forceinline__ int nl_attempt(nl_u64 first, nl_src *r,
-        const unsigned char *t, typename nl_kind<KIND>::V *v) {
+        const unsigned char *t, typename nl_kind<KIND>::V *v, nl_u64 excl, nl_u64 threshold) {
+    if (KIND >= 4) return nl_fast<KIND>(first, t, v, excl, threshold); /* (one draw, always) */
     if (KIND == 0) return nl_normal64_from(first, r, t, (double *)v);
     if (KIND == 1) return nl_normal32_from((nl_u32)first, r, t, (float *)v);
     if (KIND == 2) return nl_exponential64_from(first, r, t, (double *)v);
@@ -103,9 +114,11 @@ template <int KIND, int WRITE>
 static __device__ __forceinline__ void nl_tile(nl_u64 s0hi, nl_u64 s0lo, nl_u64 inchi,
         nl_u64 inclo, const nl_u64 *__restrict__ jumps, int has0, nl_u32 buf0,
         const unsigned char *__restrict__ t, long long n, int *__restrict__ counts,
-        const long long *__restrict__ offsets, typename nl_kind<KIND>::V *__restrict__ out,
-        long long *__restrict__ info, int mode, double loc, double scale) {
+        const long long *__restrict__ offsets, typename nl_kind<KIND>::O *__restrict__ out,
+        long long *__restrict__ info, int mode, double loc, double scale, nl_u64 excl,
+        nl_u64 threshold, nl_u64 off) {
     typedef typename nl_kind<KIND>::V V;
+    typedef typename nl_kind<KIND>::O O;
     __shared__ unsigned char s_c[NL_SPAN];    /* draws the attempt takes, 0x80: it accepts */
     __shared__ __align__(16) unsigned char s_t[NL_FAST_BYTES]; /* the kind's first tables */
     __shared__ V s_v[WRITE ? NL_SPAN : 1];
@@ -152,13 +165,16 @@ static __device__ __forceinline__ void nl_tile(nl_u64 s0hi, nl_u64 s0lo, nl_u64 
                 first = !unit32 ? drawn : (q & 1) ? (drawn >> 32) : (drawn & 0xffffffffULL);
             }
             V v = 0;
-            if (!nl_fast<KIND>(first, tf, &v)) c = 0; /* (rare: finished below) */
+            if (!nl_fast<KIND>(first, tf, &v, excl, threshold))
+                c = KIND >= 4 ? 0x01 : 0; /* (integers: rejected; else rare, finished below) */
             if (WRITE) s_v[i] = v;
         }
         s_c[i] = c;
     }
     __syncthreads();
-    if (warp == 0) { /* the rare attempts, listed in order */
+    if (KIND >= 4) { /* integers: an attempt is one draw, so every position is sure */
+        if (threadIdx.x == 0) { s_nsp = 0; s_lo = NL_HALO; s_hi = NL_HALO + NL_TP; }
+    } else if (warp == 0) { /* the rare attempts, listed in order */
         int nsp = 0;
         for (int c0 = 0; c0 < NL_SPAN; c0 += 32) {
             const bool rare = s_c[c0 + lane] == 0;
@@ -180,14 +196,14 @@ static __device__ __forceinline__ void nl_tile(nl_u64 s0hi, nl_u64 s0lo, nl_u64 
         const nl_u64 first = nl_place(&r, s0, sb, jb, g.inc, jumps, base + i, unit32, has0,
                                       buf0);
         V v = 0;
-        const int ok = nl_attempt<KIND>(first, &r, t, &v);
+        const int ok = nl_attempt<KIND>(first, &r, t, &v, excl, threshold);
         long long used = 1 + r.used;
         if (used >= NL_HALO) { info[2] = 1; used = NL_HALO - 1; }
         s_c[i] = (unsigned char)used | (ok ? 0x80 : 0);
         if (WRITE) s_v[i] = v;
     }
     __syncthreads();
-    if (threadIdx.x == 0) { /* the chain through the tile */
+    if (KIND < 4 && threadIdx.x == 0) { /* the chain through the tile */
         int bounds[2] = {NL_HALO, NL_HALO + NL_TP};
         for (int b = 0; b < 2; b++) { /* the first sure position from bounds[b] on */
             int q = bounds[b];
@@ -244,10 +260,11 @@ static __device__ __forceinline__ void nl_tile(nl_u64 s0hi, nl_u64 s0lo, nl_u64 
         if (!((taken >> k) & 1u)) continue;
         const int i = i0 + k;
         if (rank < n) {
-            V v = s_v[i];
-            if (mode == 1) v = (V)NL_DADD(loc, NL_DMUL(scale, (double)v));
-            if (mode == 2) v = (V)NL_DMUL(scale, (double)v);
-            out[rank] = v;
+            const V v = s_v[i];
+            if (KIND >= 4) out[rank] = (O)(off + v); /* (NumPy's unsigned wrap) */
+            else if (mode == 1) out[rank] = (O)NL_DADD(loc, NL_DMUL(scale, (double)v));
+            else if (mode == 2) out[rank] = (O)NL_DMUL(scale, (double)v);
+            else out[rank] = (O)v;
             if (rank == n - 1) info[1] = base + i + (s_c[i] & 0x3f);
         }
         rank++;
@@ -257,20 +274,24 @@ static __device__ __forceinline__ void nl_tile(nl_u64 s0hi, nl_u64 s0lo, nl_u64 
 #define NL_TILE_KERNELS(KIND)                                                                     \
 extern "C" __global__ void __launch_bounds__(NL_TT) nl_count_##KIND(nl_u64 a, nl_u64 b,           \
         nl_u64 c, nl_u64 d, const nl_u64 *jumps, int has0, nl_u32 buf0, const unsigned char *t,   \
-        long long n, int *counts, long long *info) {                                              \
-    nl_tile<KIND, 0>(a, b, c, d, jumps, has0, buf0, t, n, counts, 0, 0, info, 0, 0.0, 0.0);      \
+        long long n, int *counts, long long *info, nl_u64 excl, nl_u64 threshold) {               \
+    nl_tile<KIND, 0>(a, b, c, d, jumps, has0, buf0, t, n, counts, 0, 0, info, 0, 0.0, 0.0, excl, \
+                     threshold, 0);                                                              \
 }                                                                                                 \
 extern "C" __global__ void __launch_bounds__(NL_TT) nl_write_##KIND(nl_u64 a, nl_u64 b,           \
         nl_u64 c, nl_u64 d, const nl_u64 *jumps, int has0, nl_u32 buf0, const unsigned char *t,   \
-        long long n, const long long *offsets, nl_kind<KIND>::V *out, long long *info, int mode,  \
-        double loc, double scale) {                                                               \
+        long long n, const long long *offsets, nl_kind<KIND>::O *out, long long *info, int mode,  \
+        double loc, double scale, nl_u64 excl, nl_u64 threshold, nl_u64 off) {                    \
     nl_tile<KIND, 1>(a, b, c, d, jumps, has0, buf0, t, n, 0, offsets, out, info, mode, loc,     \
-                     scale);                                                                      \
+                     scale, excl, threshold, off);                                                \
 }
 NL_TILE_KERNELS(0)
 NL_TILE_KERNELS(1)
 NL_TILE_KERNELS(2)
 NL_TILE_KERNELS(3)
+NL_TILE_KERNELS(4)
+NL_TILE_KERNELS(5)
+NL_TILE_KERNELS(6)
 
 /* exclusive scan of the tiles' counts; info[0]: the total */
 extern "C" __global__ void __launch_bounds__(1024) nl_tile_offsets(const int *__restrict__ counts,
@@ -344,7 +365,7 @@ extern "C" __global__ void __launch_bounds__(256) nl_fill32(nl_u64 a, nl_u64 b, 
 """
 
 _NAMES = (["nl_tile_offsets", "nl_fill64", "nl_fill32"]
-          + [f"nl_{what}_{k}" for k in range(4) for what in ("count", "write")])  # fmt: skip
+          + [f"nl_{what}_{k}" for k in range(7) for what in ("count", "write")])  # fmt: skip
 
 
 def _functions(device: str) -> dict:
@@ -427,12 +448,37 @@ def ziggurat(kind: str, state: dict, shape: tuple, device: str, mode: int = 0,
     ``loc + scale * x`` (mode 1) or ``scale * x`` (mode 2) applied, C order: (a new device array
     of ``shape``, the draws taken), or None where the device cannot finish it (the host draws
     it then)."""
+    k, unit32, per_sample = ZIGGURAT[kind]
+    dtype = np.float32 if unit32 else np.float64
+    return _tiles(k, unit32, per_sample, dtype, state, shape, device,
+                  (np.int32(mode), np.float64(loc), np.float64(scale)), (0, 0, 0))  # fmt: skip
+
+
+def integers(state: dict, shape: tuple, dtype, device: str, low: int, span: int):
+    """``Generator.integers`` of ``dtype`` (int64 or int32) from ``low`` to ``low + span``
+    inclusive, as NumPy draws it (Lemire's method on 32-bit draws where the range fits, else on
+    64-bit ones): (a new device array, the draws taken), or None as ``ziggurat``. ``span`` is
+    neither 0 nor the largest of its width (NumPy draws those without bounding)."""
+    dtype = np.dtype(dtype)
+    wide = span > 0xFFFFFFFF
+    bits = 64 if wide else 32
+    excl = span + 1
+    threshold = ((1 << bits) - excl) % excl
+    per_sample = 1.02 / (1.0 - threshold / 2.0**bits) + 0.01
+    kind = 5 if wide else (6 if dtype == np.int32 else 4)
+    off = low % (1 << 64)
+    return _tiles(kind, not wide, per_sample, dtype, state, shape, device,
+                  (np.int32(0), np.float64(0.0), np.float64(1.0)),
+                  (excl, threshold, off))  # fmt: skip
+
+
+def _tiles(k: int, unit32: bool, per_sample: float, dtype, state: dict, shape: tuple,
+           device: str, scaling: tuple, bounds: tuple):
+    """The count, offsets and write passes of tile kernel ``k`` (module docstring)."""
     from cuda.bindings import driver
     from cuda.core import LaunchConfig, launch
 
     n = math.prod(shape)
-    k, unit32, per_sample = ZIGGURAT[kind]
-    dtype = np.float32 if unit32 else np.float64
     functions = _functions(device)
     tables, jumps = _tables(device, state["state"]["inc"])
     stream = _get(device).stream
@@ -444,15 +490,15 @@ def ziggurat(kind: str, state: dict, shape: tuple, device: str, mode: int = 0,
     _check(driver.cuMemsetD8Async(info.ptr, 0, 24, stream.handle), "cuMemsetD8Async")
     common = (*_words(state), np.uint64(jumps.ptr), np.int32(state["has_uint32"]),
               np.uint32(state["uinteger"]), np.uint64(tables.ptr), np.int64(n))  # fmt: skip
+    excl, threshold, off = (np.uint64(v) for v in bounds)
     config = LaunchConfig(grid=tiles, block=TILE_THREADS)
     launch(stream, config, functions[f"nl_count_{k}"], *common, np.uint64(counts.ptr),
-           np.uint64(info.ptr))  # fmt: skip
+           np.uint64(info.ptr), excl, threshold)  # fmt: skip
     launch(stream, LaunchConfig(grid=1, block=SCAN_THREADS), functions["nl_tile_offsets"],
            np.uint64(counts.ptr), np.int64(tiles), np.uint64(offsets.ptr),
            np.uint64(info.ptr))  # fmt: skip
     launch(stream, config, functions[f"nl_write_{k}"], *common, np.uint64(offsets.ptr),
-           np.uint64(out.ptr), np.uint64(info.ptr), np.int32(mode), np.float64(loc),
-           np.float64(scale))  # fmt: skip
+           np.uint64(out.ptr), np.uint64(info.ptr), *scaling, excl, threshold, off)  # fmt: skip
     found = np.zeros(3, np.int64)
     stream.sync()
     _check(driver.cuMemcpyDtoH(found.ctypes.data, info.ptr, 24), "cuMemcpyDtoH")

@@ -32,6 +32,21 @@ void nl_test_draw(int kind, nl_u64 shi, nl_u64 slo, nl_u64 ihi, nl_u64 ilo, int 
     }
     *used = r.used;
 }
+
+void nl_test_integers(int wide, nl_u64 shi, nl_u64 slo, nl_u64 ihi, nl_u64 ilo, int has,
+                      nl_u32 buf, nl_u64 excl, nl_u64 threshold, nl_u64 off, long long n,
+                      nl_u64 *out, long long *used) {
+    nl_src r;
+    r.s.hi = shi; r.s.lo = slo; r.inc.hi = ihi; r.inc.lo = ilo;
+    r.has = has; r.buf = buf; r.used = 0;
+    for (long long i = 0; i < n; i++) {
+        nl_u64 v;
+        if (wide) { while (!nl_lemire64(nl_next64(&r), excl, threshold, &v)) {} }
+        else { while (!nl_lemire32(nl_next32(&r), excl, threshold, &v)) {} }
+        out[i] = off + v;
+    }
+    *used = r.used;
+}
 """
 
 
@@ -121,6 +136,34 @@ void nl_test_log(long long n, const double *x, double *y) {
         assert error <= abs(decimal.Decimal(numpy.nextafter(yi, -numpy.inf)) - true)
 
 
+@pytest.mark.parametrize("low, high, dtype", [
+    (0, 10, "int64"), (-5, 5, "int64"), (0, 2**31 + 1, "int64"), (3, 2**40, "int64"),
+    (-(2**62), 2**62, "int64"), (0, 1000, "int32"), (-(2**31), 2**31 - 2, "int32"),
+])  # fmt: skip
+def test_the_device_integers_are_numpys(low, high, dtype):
+    lib = _host_samplers()
+    g = numpy.random.default_rng(99)
+    g.random(dtype=numpy.float32)  # a 32-bit half kept
+    state = g.bit_generator.state
+    n = 20_000
+    want = g.integers(low, high, size=n, dtype=dtype)
+    span = high - low - 1
+    wide = span > 0xFFFFFFFF
+    excl = span + 1
+    threshold = ((1 << (64 if wide else 32)) - excl) % excl
+    got = numpy.empty(n, numpy.uint64)
+    used = ctypes.c_longlong()
+    s, inc, m = state["state"]["state"], state["state"]["inc"], (1 << 64) - 1
+    lib.nl_test_integers(ctypes.c_int(wide), ctypes.c_uint64(s >> 64), ctypes.c_uint64(s & m),
+                         ctypes.c_uint64(inc >> 64), ctypes.c_uint64(inc & m),
+                         ctypes.c_int(state["has_uint32"]), ctypes.c_uint32(state["uinteger"]),
+                         ctypes.c_uint64(excl), ctypes.c_uint64(threshold),
+                         ctypes.c_uint64(low % (1 << 64)), ctypes.c_longlong(n),
+                         got.ctypes.data_as(ctypes.c_void_p), ctypes.byref(used))  # fmt: skip
+    numpy.testing.assert_array_equal(got.astype(dtype), want)
+    assert random_streams.advanced(state, used.value, not wide) == g.bit_generator.state
+
+
 def test_the_ziggurat_tables_are_read_from_numpy():
     data = random_streams.ziggurat_tables()
     assert data is not None and len(data) == 6 * 2048 + 6 * 1024
@@ -198,6 +241,18 @@ def test_normal_uniform_exponential_with_parameters_are_numpys():
     _same_as_numpy(lambda g: g.normal(3.0, 2.5, size=(1000, 3)), tail=2.5 * 3.65 - 3.0, ulps=2)
     _same_as_numpy(lambda g: g.uniform(-2.0, 5.0, size=12345))
     _same_as_numpy(lambda g: g.exponential(0.5, size=4321), tail=0.5 * 7.69, ulps=2)
+
+
+@pytest.mark.parametrize("low, high, dtype, endpoint", [
+    (0, 10, "int64", False), (10, None, "int64", False), (-7, 7, "int64", True),
+    (0, 2**40, "int64", False), (0, 2**31 + 1, "int64", False), (-100, 100, "int32", False),
+])  # fmt: skip
+def test_integers_are_numpys(low, high, dtype, endpoint):
+    def draw(g):
+        g.random(dtype=numpy.float32)  # (a kept half, then integers)
+        return g.integers(low, high, size=(300, 7), dtype=dtype, endpoint=endpoint)
+
+    _same_as_numpy(draw, seed=21)
 
 
 def test_a_seeded_program_draws_the_same_numbers_as_numpy():
