@@ -39,7 +39,7 @@ _LIBRARY_LINALG = frozenset({
 _FUSED_FFT = frozenset({"fftfreq", "rfftfreq", "fftshift", "ifftshift"})
 # Generator methods numloom draws on a GPU (NumPy's PCG64 stream, bit for bit)
 _DEVICE_DRAWS = frozenset({"random", "uniform", "standard_normal", "normal",
-                           "standard_exponential", "exponential"})  # fmt: skip
+                           "standard_exponential", "exponential", "integers"})  # fmt: skip
 
 KINDS = ("fused", "library", "NumPy", "NumPy's own")
 
