@@ -10,10 +10,18 @@ A seeded program draws exactly the numbers it draws under NumPy, on either devic
   logarithm. numloom's is correctly rounded; the C library's, which NumPy calls, is not quite
   (glibc's differs in about 1 of 1,200 of them), so about one sample in a few million may
   differ from NumPy's in its last bit (as NumPy's own tails differ between C libraries).
-- Everything else (other methods and bit generators, the legacy ``RandomState`` and
-  ``np.random.*`` functions, whose MT19937 stream cannot jump ahead cheaply, ``out=``,
-  array-valued parameters) is drawn by NumPy on the host and copied to the GPU (counted and
-  warned about as a fallback). ``NUMLOOM_RANDOM=numpy`` draws everything on the host.
+- The legacy ``RandomState`` and ``np.random.*`` functions draw on a GPU from a Philox
+  stream of the same seed (``api/philox.py``): their NumPy stream (MT19937) cannot jump
+  ahead cheaply, so these numbers are not NumPy's. ``rand``, ``randn``, ``random_sample``,
+  ``uniform``, ``standard_normal``, ``normal``, ``lognormal``, ``standard_exponential``,
+  ``exponential``, ``standard_cauchy``, ``gumbel``, ``laplace``, ``logistic``, ``rayleigh``,
+  ``weibull``, ``pareto``, ``power``, ``geometric``, ``triangular``, ``randint``,
+  ``permutation`` and ``shuffle`` do;
+  ``NUMLOOM_RANDOM=philox`` draws them from Philox on the CPU too (the same numbers as on a
+  GPU).
+- Everything else (other methods and bit generators, ``out=``, array-valued parameters,
+  scalar draws) is drawn by NumPy on the host and copied to the GPU (counted and warned about
+  as a fallback). ``NUMLOOM_RANDOM=numpy`` draws everything with NumPy on the host.
 
 What a draw writes (``shuffle``, ``out=``) is written into numloom's arrays.
 """
@@ -207,8 +215,219 @@ def default_rng(seed=None):
     return _Generator(_np.random.default_rng(to_numpy(seed)))
 
 
+class _Legacy(_Drawing):
+    """A NumPy ``RandomState`` (also behind the ``numpy.random.*`` functions). On a GPU its
+    common draws come from a Philox stream of the same seed, as numloom operations (a fused
+    kernel, no host round trip): MT19937 cannot jump ahead cheaply, so these are not NumPy's
+    numbers (``NUMLOOM_RANDOM=numpy`` draws NumPy's on the host; ``NUMLOOM_RANDOM=philox``
+    draws Philox's on the CPU too, the same numbers as on a GPU)."""
+
+    def __init__(self, generator, seed=None):
+        super().__init__(generator)
+        from .api.philox import Stream
+
+        self._philox = Stream(seed)
+
+    def seed(self, seed=None):
+        self._generator.seed(seed)
+        self._philox.seed(seed)
+
+    # -- draws from Philox where they run on the device --
+
+    def random_sample(self, size=None):
+        shape = self._philox_shape(size)
+        return self._u(shape) if shape is not None else self.__getattr__("random_sample")(size)
+
+    def random(self, size=None):
+        return self.random_sample(size)
+
+    def ranf(self, size=None):
+        return self.random_sample(size)
+
+    def sample(self, size=None):
+        return self.random_sample(size)
+
+    def rand(self, *shape):
+        if not shape or self._philox_shape(shape) is None:
+            return self.__getattr__("rand")(*shape)
+        return self._u(self._philox_shape(shape))
+
+    def randn(self, *shape):
+        if not shape or self._philox_shape(shape) is None:
+            return self.__getattr__("randn")(*shape)
+        return self._normal(self._philox_shape(shape))
+
+    def uniform(self, low=0.0, high=1.0, size=None):
+        shape = self._philox_shape(size)
+        if shape is None or not _scalars(low, high):
+            return self.__getattr__("uniform")(low, high, size)
+        _np.random.RandomState(0).uniform(low, high, size=0)  # (NumPy's checks)
+        return float(low) + (float(high) - float(low)) * self._u(shape)
+
+    def standard_normal(self, size=None):
+        shape = self._philox_shape(size)
+        return self._normal(shape) if shape is not None else self.__getattr__(
+            "standard_normal")(size)  # fmt: skip
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        shape = self._philox_shape(size)
+        if shape is None or not _scalars(loc, scale):
+            return self.__getattr__("normal")(loc, scale, size)
+        _np.random.RandomState(0).normal(loc, scale, size=0)
+        return float(loc) + float(scale) * self._normal(shape)
+
+    def lognormal(self, mean=0.0, sigma=1.0, size=None):
+        shape = self._philox_shape(size)
+        if shape is None or not _scalars(mean, sigma):
+            return self.__getattr__("lognormal")(mean, sigma, size)
+        _np.random.RandomState(0).lognormal(mean, sigma, size=0)
+        return _nl().exp(float(mean) + float(sigma) * self._normal(shape))
+
+    def standard_exponential(self, size=None):
+        shape = self._philox_shape(size)
+        return self._exponential(shape) if shape is not None else self.__getattr__(
+            "standard_exponential")(size)  # fmt: skip
+
+    def exponential(self, scale=1.0, size=None):
+        shape = self._philox_shape(size)
+        if shape is None or not _scalars(scale):
+            return self.__getattr__("exponential")(scale, size)
+        _np.random.RandomState(0).exponential(scale, size=0)
+        return float(scale) * self._exponential(shape)
+
+    def standard_cauchy(self, size=None):
+        shape = self._philox_shape(size)
+        if shape is None:
+            return self.__getattr__("standard_cauchy")(size)
+        return self._normal(shape) / self._normal(shape)
+
+    def gumbel(self, loc=0.0, scale=1.0, size=None):
+        return self._transform("gumbel", (loc, scale), size,
+                               lambda nl, u, loc, scale: loc - scale * nl.log(-nl.log(1.0 - u)))
+
+    def laplace(self, loc=0.0, scale=1.0, size=None):
+        return self._transform("laplace", (loc, scale), size, lambda nl, u, loc, scale: nl.where(
+            u >= 0.5, loc - scale * nl.log(2.0 - u - u), loc + scale * nl.log(u + u)))
+
+    def logistic(self, loc=0.0, scale=1.0, size=None):
+        return self._transform("logistic", (loc, scale), size,
+                               lambda nl, u, loc, scale: loc + scale * nl.log(u / (1.0 - u)))
+
+    def rayleigh(self, scale=1.0, size=None):
+        return self._transform("rayleigh", (scale,), size,
+                               lambda nl, u, scale: scale * nl.sqrt(-2.0 * nl.log(1.0 - u)))
+
+    def weibull(self, a, size=None):
+        return self._transform("weibull", (a,), size, lambda nl, u, a: nl.where(
+            a == 0.0, 0.0, (-nl.log(1.0 - u)) ** (1.0 / a if a else 1.0)))
+
+    def pareto(self, a, size=None):
+        return self._transform("pareto", (a,), size,
+                               lambda nl, u, a: nl.exp(-nl.log(1.0 - u) / a) - 1.0)
+
+    def power(self, a, size=None):
+        return self._transform("power", (a,), size,
+                               lambda nl, u, a: (1.0 - (1.0 - u)) ** (1.0 / a))
+
+    def geometric(self, p, size=None):
+        def draw(nl, u, p):
+            if p == 1.0:  # (every first trial succeeds)
+                return nl.ones(u.shape, dtype=_np.int64)
+            return nl.ceil(nl.log(1.0 - u) / _math.log1p(-p)).astype(_np.int64)
+
+        return self._transform("geometric", (p,), size, draw)
+
+    def triangular(self, left, mode, right, size=None):
+        def draw(nl, u, left, mode, right):
+            base = right - left
+            ratio = (mode - left) / base
+            return nl.where(u <= ratio, left + nl.sqrt(u * ((mode - left) * base)),
+                            right - nl.sqrt((1.0 - u) * ((right - mode) * base)))
+
+        return self._transform("triangular", (left, mode, right), size, draw)
+
+    def _transform(self, name, params, size, draw):
+        """``draw(numloom, u, *params)`` of uniform doubles ``u`` where Philox draws, else
+        NumPy's ``name`` (NumPy checks the parameters either way)."""
+        shape = self._philox_shape(size)
+        if shape is None or not _scalars(*params):
+            return self.__getattr__(name)(*params, size)
+        getattr(_np.random.RandomState(0), name)(*params, size=1)  # (NumPy's checks)
+        return draw(_nl(), self._u(shape), *(float(v) for v in params))
+
+    def randint(self, low, high=None, size=None, dtype=int):
+        shape = self._philox_shape(size)
+        if shape is None or not _integers(low, high):
+            return self.__getattr__("randint")(low, high, size, dtype)
+        _np.random.RandomState(0).randint(low, high, size=1, dtype=dtype)  # (NumPy's checks)
+        first, last = (0, int(low)) if high is None else (int(low), int(high))
+        if last - first > 2**53:  # (53 random bits a value)
+            return self.__getattr__("randint")(low, high, size, dtype)
+        nl = _nl()
+        picked = nl.floor(self._u(shape) * float(last - first)).astype(_np.int64) + first
+        return picked.astype(dtype)
+
+    def permutation(self, x):
+        nl = _nl()
+        if isinstance(x, (int, _np.integer)) and not isinstance(x, bool):
+            if self._philox_shape((int(x),)) is None:
+                return self.__getattr__("permutation")(x)
+            return nl.argsort(self._u((int(x),)), kind="stable")
+        if not isinstance(x, nl.ndarray) or x.ndim == 0 or self._philox_shape(
+                (x.shape[0],)) is None:  # fmt: skip
+            return self.__getattr__("permutation")(x)
+        return x[nl.argsort(self._u((x.shape[0],)), kind="stable")]
+
+    def shuffle(self, x):
+        nl = _nl()
+        if not isinstance(x, nl.ndarray) or x.ndim == 0 or self._philox_shape(
+                (x.shape[0],)) is None:  # fmt: skip
+            return self.__getattr__("shuffle")(x)
+        x[...] = x[nl.argsort(self._u((x.shape[0],)), kind="stable")]
+
+    # -- Philox --
+
+    def _philox_shape(self, size):
+        """The shape of a draw Philox makes, or None where NumPy draws it (on the CPU, unless
+        ``NUMLOOM_RANDOM=philox``; scalars; bad sizes, which NumPy reports)."""
+        how = _config.env("NUMLOOM_RANDOM", "")
+        if how == "numpy" or (how != "philox" and get_device() == "cpu") or size is None:
+            return None
+        try:
+            shape = (_operator.index(size),) if not isinstance(size, tuple) else tuple(
+                _operator.index(n) for n in size)  # fmt: skip
+        except TypeError:
+            return None
+        if any(n < 0 for n in shape) or _math.prod(shape) == 0:
+            return None
+        return shape
+
+    def _u(self, shape):
+        """Doubles in [0, 1) of ``shape``: the stream's next blocks."""
+        from .api import philox
+
+        n = _math.prod(shape)
+        first, key = self._philox.take(n)
+        return philox.doubles(_nl(), first, n, key).reshape(shape)
+
+    def _normal(self, shape):
+        """Standard normals (Box-Muller on two doubles each; 1 - u keeps the log finite)."""
+        nl = _nl()
+        u1, u2 = self._u(shape), self._u(shape)
+        return nl.sqrt(-2.0 * nl.log(1.0 - u1)) * nl.cos(2.0 * _math.pi * u2)
+
+    def _exponential(self, shape):
+        return -_nl().log(1.0 - self._u(shape))
+
+
+def _nl():
+    import sys
+
+    return sys.modules[__name__.rsplit(".", 1)[0]]
+
+
 def RandomState(seed=None):  # noqa: N802 (NumPy's name)
-    return _Drawing(_np.random.RandomState(to_numpy(seed)))
+    return _Legacy(_np.random.RandomState(to_numpy(seed)), to_numpy(seed))
 
 
 def Generator(bit_generator):  # noqa: N802 (NumPy's name)
@@ -217,9 +436,10 @@ def Generator(bit_generator):  # noqa: N802 (NumPy's name)
 
 def seed(seed=None):
     _np.random.seed(seed)
+    _global._philox.seed(seed)
 
 
-_global = _Drawing(_np.random.mtrand._rand)
+_global = _Legacy(_np.random.mtrand._rand)
 
 
 def __getattr__(name: str):

@@ -41,6 +41,14 @@ _FUSED_FFT = frozenset({"fftfreq", "rfftfreq", "fftshift", "ifftshift"})
 _DEVICE_DRAWS = frozenset({"random", "uniform", "standard_normal", "normal",
                            "standard_exponential", "exponential", "integers"})  # fmt: skip
 
+# legacy numpy.random functions drawn from a Philox stream on a GPU (numloom operations)
+_PHILOX_DRAWS = frozenset({
+    "rand", "randn", "random_sample", "random", "ranf", "sample", "uniform", "standard_normal",
+    "normal", "lognormal", "standard_exponential", "exponential", "standard_cauchy", "randint",
+    "permutation", "shuffle", "gumbel", "laplace", "logistic", "rayleigh", "weibull", "pareto",
+    "power", "geometric", "triangular",
+})  # fmt: skip
+
 KINDS = ("fused", "library", "NumPy", "NumPy's own")
 
 # Host work by nature: files, text, printing, Python objects, calendars, NumPy's own settings
@@ -108,8 +116,10 @@ def rows() -> list:
         elif isinstance(getattr(_np.random, name), type) or name in ("seed", "get_state",
                                                                      "set_state", "bytes"):  # fmt: skip
             kind = "NumPy's own"
+        elif name in _PHILOX_DRAWS:
+            kind = "fused"  # (on a GPU: a Philox stream, as numloom operations)
         else:
-            kind = "NumPy"  # (the legacy MT19937 functions: NumPy's stream, on the host)
+            kind = "NumPy"  # (the other legacy MT19937 functions: NumPy's stream, on the host)
         out.append(("random", name, kind))
     for name, value in inspect.getmembers(_np.random.Generator):
         if name.startswith("_") or not callable(value):

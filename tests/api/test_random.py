@@ -306,3 +306,112 @@ def test_a_device_draw_makes_no_host_round_trip():
     assert after["host_to_device_bytes"] - before["host_to_device_bytes"] < 4096
     assert after["fallbacks"] == before["fallbacks"]
     assert x.shape == y.shape == (1 << 20,)
+
+
+# --- the legacy functions: a Philox stream (on a GPU, or with NUMLOOM_RANDOM=philox) -------------
+
+
+def test_philox_is_random123s_philox4x32_10():
+    from numloom.api import philox
+
+    words = philox.blocks(numpy, 0, 1, (0, 0))  # Random123's known-answer vector
+    assert [int(w[0]) for w in words] == [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]
+    mine = philox.doubles(numloom, 7, 11, (5, 9)).get()
+    numpy.testing.assert_array_equal(mine, philox.doubles(numpy, 7, 11, (5, 9)))
+    assert numpy.all((mine >= 0) & (mine < 1))
+
+
+@pytest.fixture
+def philox_everywhere(monkeypatch):
+    monkeypatch.setenv("NUMLOOM_RANDOM", "philox")
+
+
+LEGACY = [  # (call, NumPy's mean, NumPy's variance) of the distribution
+    (lambda r: r.rand(400, 250), 0.5, 1 / 12),
+    (lambda r: r.random_sample(100_000), 0.5, 1 / 12),
+    (lambda r: r.uniform(-2.0, 4.0, size=100_000), 1.0, 3.0),
+    (lambda r: r.randn(100_000), 0.0, 1.0),
+    (lambda r: r.normal(3.0, 2.0, size=(100, 1000)), 3.0, 4.0),
+    (lambda r: r.standard_exponential(100_000), 1.0, 1.0),
+    (lambda r: r.exponential(0.5, 100_000), 0.5, 0.25),
+    (lambda r: r.lognormal(0.0, 0.25, 100_000), numpy.exp(0.25**2 / 2),
+     (numpy.exp(0.25**2) - 1) * numpy.exp(0.25**2)),
+    (lambda r: r.randint(0, 10, size=100_000), 4.5, 8.25),
+    (lambda r: r.randint(3, size=100_000), 1.0, 2 / 3),
+    (lambda r: r.gumbel(1.0, 2.0, 100_000), 1.0 + 2.0 * numpy.euler_gamma, numpy.pi**2 / 6 * 4),
+    (lambda r: r.laplace(1.0, 2.0, 100_000), 1.0, 8.0),
+    (lambda r: r.logistic(1.0, 2.0, 100_000), 1.0, numpy.pi**2 / 3 * 4),
+    (lambda r: r.rayleigh(2.0, 100_000), 2.0 * numpy.sqrt(numpy.pi / 2), (4 - numpy.pi) / 2 * 4),
+    (lambda r: r.weibull(1.0, 100_000), 1.0, 1.0),
+    (lambda r: r.power(2.0, 100_000), 2 / 3, 2 / 36),
+    (lambda r: r.geometric(0.3, 100_000), 1 / 0.3, 0.7 / 0.09),
+    (lambda r: r.geometric(1.0, 1000), 1.0, 0.0),
+    (lambda r: r.triangular(0.0, 1.0, 4.0, 100_000), 5 / 3, (16 + 1 - 4) / 18),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", range(len(LEGACY)))
+def test_legacy_draws_have_numpys_distribution_shape_and_dtype(philox_everywhere, case):
+    call, mean, variance = LEGACY[case]
+    numloom.random.seed(12)
+    got = call(numloom.random)
+    want = call(numpy.random.RandomState(12))
+    assert isinstance(got, numloom.ndarray)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    values = got.get().astype(float)
+    n = values.size
+    assert abs(values.mean() - mean) <= 6 * numpy.sqrt(variance / n)
+    assert abs(values.var() - variance) <= 0.05 * variance
+
+
+def test_legacy_draws_are_seeded_and_move_on(philox_everywhere):
+    numloom.random.seed(7)
+    a, b = numloom.random.rand(1000).get(), numloom.random.rand(1000).get()
+    numloom.random.seed(7)
+    assert numpy.array_equal(numloom.random.rand(1000).get(), a)
+    assert not numpy.array_equal(a, b)
+    r = numloom.random.RandomState(7)
+    assert numpy.array_equal(r.rand(1000).get(), a)  # (a RandomState: its own stream)
+    assert not numpy.array_equal(numloom.random.RandomState(8).rand(1000).get(), a)
+
+
+def test_legacy_permutation_shuffle_and_errors(philox_everywhere):
+    numloom.random.seed(1)
+    p = numloom.random.permutation(50)
+    assert p.dtype == numpy.random.permutation(50).dtype
+    assert sorted(p.get().tolist()) == list(range(50))
+    x = numloom.arange(20.0).reshape(10, 2)
+    view = x[:, 0]
+    numloom.random.shuffle(x)  # in place: the view sees it
+    rows = sorted(map(tuple, x.get().tolist()))
+    assert rows == [(2.0 * i, 2.0 * i + 1) for i in range(10)]
+    numpy.testing.assert_array_equal(view.get(), x.get()[:, 0])
+    y = numloom.random.permutation(numloom.arange(6))
+    assert sorted(y.get().tolist()) == list(range(6))
+    for call in (lambda r: r.normal(0.0, -1.0, size=3), lambda r: r.randint(5, 1, size=3),
+                 lambda r: r.exponential(-2.0, size=3), lambda r: r.uniform(0, numpy.inf, 3)):
+        with pytest.raises(Exception) as theirs:
+            call(numpy.random.RandomState(0))
+        with pytest.raises(theirs.type) as mine:
+            call(numloom.random)
+        assert str(mine.value) == str(theirs.value)
+
+
+def test_a_legacy_draw_fuses_with_its_use(philox_everywhere):
+    """``np.random.rand(n) * 2 - 1`` is one kernel: the draw is array operations."""
+    numloom.random.seed(0)
+    x = numloom.random.rand(10_000) * 2.0 - 1.0
+    before = numloom.stats()["kernels_launched"]
+    numloom.evaluate(x)
+    assert numloom.stats()["kernels_launched"] - before == 1
+    assert -1.0 <= float(x.min()) and float(x.max()) < 1.0
+
+
+@pytest.mark.skipif(not ON_GPU, reason="the legacy functions draw from Philox on a GPU")
+def test_legacy_draws_stay_on_the_gpu():
+    before = dict(numloom.stats()["fallbacks"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", numloom.NumloomFallbackWarning)
+        x = numloom.random.randn(1000, 1000) + numloom.random.rand(1000, 1000)
+        numloom.random.shuffle(x)
+    assert x.device == numloom.get_device() and numloom.stats()["fallbacks"] == before
