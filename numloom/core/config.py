@@ -31,7 +31,8 @@ VARIABLES = {
     "they add up to this many bytes (default 268435456; 0: at the sync)",
     "NUMLOOM_INDEX32": "0 keeps CUDA kernels on 64-bit indices even where 32 bits fit (default 1)",
     "NUMLOOM_RANDOM": "numpy draws random numbers with NumPy on the host, also for arrays on a "
-    "GPU (default: a PCG64 generator draws its common samplers on the device)",
+    "GPU; philox draws the legacy np.random functions from Philox on the CPU too (default: on "
+    "a GPU, default_rng draws NumPy's PCG64 stream and the legacy functions Philox's)",
     "NUMLOOM_PURE_PYTHON": "1 runs the array handle and the traced operation in Python, not in the "
     "compiled numloom.core._speedups (default 0; used when the extension was not built)",
 }
