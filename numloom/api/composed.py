@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import operator
 import sys
+import warnings
 
 import numpy as _np
 from numpy.lib.array_utils import normalize_axis_index
@@ -223,13 +224,13 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     axisa = normalize_axis_index(axisa, a.ndim, msg_prefix="axisa")
     axisb = normalize_axis_index(axisb, b.ndim, msg_prefix="axisb")
     a, b = moveaxis(a, axisa, -1), moveaxis(b, axisb, -1)
-    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
-        raise ValueError("incompatible dimensions for cross product\n"
-                         "(dimension must be 2 or 3)")  # fmt: skip
-    if a.shape[-1] == 2 or b.shape[-1] == 2:
-        warn_at_user("Arrays of 2-dimensional vectors are deprecated. Use arrays of "
-                     "3-dimensional vectors instead. (deprecated in NumPy 2.0)",
-                     DeprecationWarning)  # fmt: skip
+    if a.shape[-1] != 3 or b.shape[-1] != 3:
+        # (what the installed NumPy does with 2-vectors and other lengths: warn, or raise)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _np.cross(_np.zeros(a.shape[-1]), _np.zeros(b.shape[-1]))
+        for w in caught:
+            warn_at_user(str(w.message), w.category)
     shape = _np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
     three = a.shape[-1] == 3 or b.shape[-1] == 3
     if three:

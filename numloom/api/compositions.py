@@ -96,6 +96,11 @@ def row_stack(tup, *, dtype=None, casting="same_kind"):
     return vstack(tup, dtype=dtype, casting=casting)
 
 
+if not hasattr(_np, "row_stack"):  # (gone from NumPy 2.5: gone from numloom with it)
+    del row_stack
+    __all__.remove("row_stack")
+
+
 def _axis_positions(arr: ndarray, axis):
     """``arr`` (flattened when ``axis`` is None), the axis, and a NumPy stand-in holding the
     positions along that axis (1 on every other axis), for NumPy to decide positions on."""
