@@ -29,7 +29,15 @@ from .creation import arange, array, full, zeros, zeros_like
 from .fallback import call_numpy
 from .indexing import shape_str
 from .joins import concatenate, diff, nonzero, take, vstack
-from .placing import copyto, fill_diagonal, place, put, put_along_axis, putmask
+from .placing import (
+    _along_axis_index,
+    copyto,
+    fill_diagonal,
+    place,
+    put,
+    put_along_axis,
+    putmask,
+)
 from .polynomials import polyadd, polyder, polydiv, polyint, polymul, polysub
 from .setops import (
     histogram_bin_edges,
@@ -518,21 +526,6 @@ def piecewise(x, condlist, funclist, *args, **kw):
             if vals.size > 0:
                 y[cond] = func(vals, *args, **kw)
     return y
-
-
-def _along_axis_index(arr_shape: tuple, indices: ndarray, axis: int) -> tuple:
-    if indices.dtype.kind not in "iu":
-        raise IndexError("`indices` must be an integer array")
-    if len(arr_shape) != indices.ndim:
-        raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    fancy = []
-    for dim, n in enumerate(arr_shape):
-        if dim == axis:
-            fancy.append(indices)
-        else:
-            shape = (1,) * dim + (n,) + (1,) * (indices.ndim - dim - 1)
-            fancy.append(arange(n, device=indices.device).reshape(shape))
-    return tuple(fancy)
 
 
 def take_along_axis(arr, indices, axis=-1):

@@ -206,7 +206,6 @@ def put_along_axis(arr, indices, values, axis):
     unchanged."""
     from numpy.lib.array_utils import normalize_axis_index
 
-    from .compositions import _along_axis_index
 
     if _numpy_now(arr, indices, values):
         return call_numpy("put_along_axis", _np.put_along_axis, arr, indices, values, axis)
@@ -222,3 +221,20 @@ def put_along_axis(arr, indices, values, axis):
     axis = normalize_axis_index(axis, arr.ndim)
     setitem(arr, _along_axis_index(arr.shape, indices, axis), values)
     return None
+
+
+def _along_axis_index(arr_shape: tuple, indices: ndarray, axis: int) -> tuple:
+    """The fancy index that picks ``indices`` along ``axis`` of an array of ``arr_shape``
+    (``take_along_axis``, ``put_along_axis``)."""
+    if indices.dtype.kind not in "iu":
+        raise IndexError("`indices` must be an integer array")
+    if len(arr_shape) != indices.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    fancy = []
+    for dim, n in enumerate(arr_shape):
+        if dim == axis:
+            fancy.append(indices)
+        else:
+            shape = (1,) * dim + (n,) + (1,) * (indices.ndim - dim - 1)
+            fancy.append(arange(n, device=indices.device).reshape(shape))
+    return tuple(fancy)

@@ -1,5 +1,6 @@
 """The compile-only CUDA tier: every kernel the test suite generated also compiles as CUDA C++
-with NVRTC, for sm_90 (to a cubin) and sm_80 (to PTX), on a machine without a GPU."""
+with NVRTC on a machine without a GPU: all of them to PTX for sm_90, a stride of them to a
+cubin for sm_90 and to PTX for sm_80."""
 
 from __future__ import annotations
 
@@ -19,11 +20,14 @@ needs_nvrtc = pytest.mark.skipif(not nvrtc_available(), reason="NVRTC is not ins
 
 @needs_nvrtc
 @pytest.mark.last
-@pytest.mark.parametrize("arch, ptx", [("sm_90", False), ("sm_80", True)])
-def test_every_generated_kernel_compiles_for_cuda(arch, ptx):
+@pytest.mark.parametrize("arch, ptx, every", [("sm_90", True, 1), ("sm_90", False, 7),
+                                               ("sm_80", True, 5)])  # fmt: skip
+def test_every_generated_kernel_compiles_for_cuda(arch, ptx, every):
+    """Every kernel to PTX for sm_90 (NVRTC's whole front end and optimizer); a stride of them
+    on to a cubin (the assembler too) and to PTX for sm_80, so the suite stays in CI's time."""
     x = nl.arange(1000.0).reshape(10, 100)
     nl.evaluate(nl.exp(x) / nl.exp(x).sum(axis=1, keepdims=True), x.argmax(), x.sum())
-    kernels = list(lower.generated.values())
+    kernels = list(lower.generated.values())[::every]
     assert kernels
     # Distinct names, so that many kernels compile as one NVRTC program.
     sources = [render(replace(k, name=f"c{i}_{k.name}"), CUDA) for i, k in enumerate(kernels)]
