@@ -147,16 +147,10 @@ class _Generator(_Drawing):
             return None
         if _config.env("NUMLOOM_RANDOM", "") == "numpy":
             return None
-        try:
-            shape = (_operator.index(size),) if not isinstance(size, tuple) else tuple(
-                _operator.index(n) for n in size)  # fmt: skip
-        except TypeError:
-            return None
-        if any(n < 0 for n in shape) or _math.prod(shape) == 0:
-            return None  # (NumPy's error, or an empty result: the host path gives both)
+        shape = _shape_of(size)
         from .backends import cuda_random
 
-        return shape if cuda_random.available() else None
+        return shape if shape is not None and cuda_random.available() else None
 
     def _fill(self, shape, dtype, low=0.0, span=None):
         from .backends import cuda_random
@@ -195,6 +189,17 @@ class _Generator(_Drawing):
             data, taken = made
             bit_generator.state = random_streams.advanced(state, taken, unit32)
         return adopt(data, get_device())
+
+
+def _shape_of(size):
+    """``size`` as a shape with elements, or None (NumPy's error for a bad size, or an empty
+    result: NumPy's path gives both)."""
+    try:
+        shape = (_operator.index(size),) if not isinstance(size, tuple) else tuple(
+            _operator.index(n) for n in size)  # fmt: skip
+    except TypeError:
+        return None
+    return None if any(n < 0 for n in shape) or _math.prod(shape) == 0 else shape
 
 
 def _integers(low, high) -> bool:
@@ -393,14 +398,7 @@ class _Legacy(_Drawing):
         how = _config.env("NUMLOOM_RANDOM", "")
         if how == "numpy" or (how != "philox" and get_device() == "cpu") or size is None:
             return None
-        try:
-            shape = (_operator.index(size),) if not isinstance(size, tuple) else tuple(
-                _operator.index(n) for n in size)  # fmt: skip
-        except TypeError:
-            return None
-        if any(n < 0 for n in shape) or _math.prod(shape) == 0:
-            return None
-        return shape
+        return _shape_of(size)
 
     def _u(self, shape):
         """Doubles in [0, 1) of ``shape``: the stream's next blocks."""

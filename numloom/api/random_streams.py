@@ -215,23 +215,22 @@ NL_FN nl_u128 nl_muladd(nl_u128 a, nl_u128 s, nl_u128 c) {
     return r;
 }
 
-/* the state ``d`` draws after ``s``, for d < the near jumps ``jumps`` holds after its 64 */
-NL_FN nl_u128 nl_near(nl_u128 s, const nl_u64 *jumps, long long d) {
-    const nl_u64 *w = jumps + 4 * (64 + d);
+/* ``s`` moved on by the jump whose words (A.hi, A.lo, C.hi, C.lo) are at ``w`` */
+NL_FN nl_u128 nl_jump_by(nl_u128 s, const nl_u64 *w) {
     nl_u128 a, c;
     a.hi = w[0]; a.lo = w[1]; c.hi = w[2]; c.lo = w[3];
     return nl_muladd(a, s, c);
 }
 
+/* the state ``d`` draws after ``s``, for d < the near jumps ``jumps`` holds after its 64 */
+NL_FN nl_u128 nl_near(nl_u128 s, const nl_u64 *jumps, long long d) {
+    return nl_jump_by(s, jumps + 4 * (64 + d));
+}
+
 /* the state ``pos`` draws after ``s`` (``jumps``: the jumps by 2**k draws, 4 words each) */
 NL_FN nl_u128 nl_jump(nl_u128 s, const nl_u64 *jumps, long long pos) {
     for (int k = 0; pos; k++, pos >>= 1) {
-        if (pos & 1) {
-            nl_u128 a, c;
-            a.hi = jumps[4 * k]; a.lo = jumps[4 * k + 1];
-            c.hi = jumps[4 * k + 2]; c.lo = jumps[4 * k + 3];
-            s = nl_muladd(a, s, c);
-        }
+        if (pos & 1) s = nl_jump_by(s, jumps + 4 * k);
     }
     return s;
 }

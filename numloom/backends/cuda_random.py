@@ -29,6 +29,7 @@ import numpy as np
 
 from ..api import random_streams
 from ..core.realize import count
+from . import cuda_nonzero
 from .cuda_device import _check, _get, fixed_functions
 from .cuda_memory import DeviceArray
 
@@ -36,7 +37,7 @@ FILL_THREADS = 256
 FILL_LOG_GRID = 18  # 2**18 threads draw a fill, each every 2**18-th position
 TILE_THREADS = 256
 TILE = 4096  # positions a tile's chain covers
-SCAN_THREADS = 1024
+SCAN_THREADS = cuda_nonzero.SCAN_THREADS
 NEAR = 4352  # the jumps by 0 .. NEAR-1 draws a tile's threads take from its first (NL_SPAN)
 
 # samplers with a variable number of draws: kind -> (kernel suffix, 32-bit draws?, draws per sample
@@ -293,30 +294,6 @@ NL_TILE_KERNELS(4)
 NL_TILE_KERNELS(5)
 NL_TILE_KERNELS(6)
 
-/* exclusive scan of the tiles' counts; info[0]: the total */
-extern "C" __global__ void __launch_bounds__(1024) nl_tile_offsets(const int *__restrict__ counts,
-        const long long tiles, long long *__restrict__ offsets, long long *__restrict__ info) {
-    __shared__ long long s[1024];
-    const long long per = (tiles + 1023) / 1024;
-    const long long first = threadIdx.x * per;
-    long long mine = 0;
-    for (long long q = first; q < first + per && q < tiles; q++) mine += counts[q];
-    s[threadIdx.x] = mine;
-    __syncthreads();
-    for (int step = 1; step < 1024; step *= 2) {
-        const long long add = threadIdx.x >= step ? s[threadIdx.x - step] : 0;
-        __syncthreads();
-        s[threadIdx.x] += add;
-        __syncthreads();
-    }
-    long long run = s[threadIdx.x] - mine;
-    for (long long q = first; q < first + per && q < tiles; q++) {
-        offsets[q] = run;
-        run += counts[q];
-    }
-    if (threadIdx.x == 1023) info[0] = s[1023];
-}
-
 /* one draw per sample: ``random`` (mode 0) and ``uniform`` (mode 1: low + range * u) */
 extern "C" __global__ void __launch_bounds__(256) nl_fill64(nl_u64 a, nl_u64 b, nl_u64 c,
         nl_u64 d, const nl_u64 *__restrict__ jumps, long long n, double *__restrict__ out,
@@ -327,14 +304,11 @@ extern "C" __global__ void __launch_bounds__(256) nl_fill64(nl_u64 a, nl_u64 b, 
     nl_u128 s0; s0.hi = a; s0.lo = b;
     r.inc.hi = c; r.inc.lo = d; r.has = 0; r.used = 0;
     r.s = nl_jump(s0, jumps, g);
-    nl_u128 ja, jc;
-    ja.hi = jumps[4 * log_grid]; ja.lo = jumps[4 * log_grid + 1];
-    jc.hi = jumps[4 * log_grid + 2]; jc.lo = jumps[4 * log_grid + 3];
     for (long long i = g; i < n; i += 1LL << log_grid) {
         nl_u128 here = r.s;
         double u = nl_next_double(&r);
         out[i] = mode == 1 ? NL_DADD(low, NL_DMUL(range, u)) : u;
-        r.s = nl_muladd(ja, here, jc);
+        r.s = nl_jump_by(here, jumps + 4 * log_grid);
     }
 }
 
@@ -350,21 +324,18 @@ extern "C" __global__ void __launch_bounds__(256) nl_fill32(nl_u64 a, nl_u64 b, 
     nl_u128 s0; s0.hi = a; s0.lo = b;
     r.inc.hi = c; r.inc.lo = d; r.has = 0; r.used = 0;
     r.s = nl_jump(s0, jumps, g);
-    nl_u128 ja, jc;
-    ja.hi = jumps[4 * log_grid]; ja.lo = jumps[4 * log_grid + 1];
-    jc.hi = jumps[4 * log_grid + 2]; jc.lo = jumps[4 * log_grid + 3];
     for (long long q = g; q < draws; q += 1LL << log_grid) {
         nl_u128 here = r.s;
         const nl_u64 v = nl_raw64(&r);
         const long long i = has0 + 2 * q;
         out[i] = (float)((nl_u32)v >> 8) * (1.0f / 16777216.0f);
         if (i + 1 < n) out[i + 1] = (float)((nl_u32)(v >> 32) >> 8) * (1.0f / 16777216.0f);
-        r.s = nl_muladd(ja, here, jc);
+        r.s = nl_jump_by(here, jumps + 4 * log_grid);
     }
 }
 """
 
-_NAMES = (["nl_tile_offsets", "nl_fill64", "nl_fill32"]
+_NAMES = (["nl_fill64", "nl_fill32"]
           + [f"nl_{what}_{k}" for k in range(7) for what in ("count", "write")])  # fmt: skip
 
 
@@ -494,9 +465,9 @@ def _tiles(k: int, unit32: bool, per_sample: float, dtype, state: dict, shape: t
     config = LaunchConfig(grid=tiles, block=TILE_THREADS)
     launch(stream, config, functions[f"nl_count_{k}"], *common, np.uint64(counts.ptr),
            np.uint64(info.ptr), excl, threshold)  # fmt: skip
-    launch(stream, LaunchConfig(grid=1, block=SCAN_THREADS), functions["nl_tile_offsets"],
-           np.uint64(counts.ptr), np.int64(tiles), np.uint64(offsets.ptr),
-           np.uint64(info.ptr))  # fmt: skip
+    scan = cuda_nonzero._functions(device)["nl_true_offsets"]  # (info[0]: the total)
+    launch(stream, LaunchConfig(grid=1, block=SCAN_THREADS), scan, np.uint64(counts.ptr),
+           np.int64(tiles), np.uint64(offsets.ptr), np.uint64(info.ptr))  # fmt: skip
     launch(stream, config, functions[f"nl_write_{k}"], *common, np.uint64(offsets.ptr),
            np.uint64(out.ptr), np.uint64(info.ptr), *scaling, excl, threshold, off)  # fmt: skip
     found = np.zeros(3, np.int64)

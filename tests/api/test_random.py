@@ -33,6 +33,13 @@ void nl_test_draw(int kind, nl_u64 shi, nl_u64 slo, nl_u64 ihi, nl_u64 ilo, int 
     *used = r.used;
 }
 
+void nl_test_jump(nl_u64 shi, nl_u64 slo, const nl_u64 *jumps, long long pos, long long near,
+                  nl_u64 *out) {
+    nl_u128 s; s.hi = shi; s.lo = slo;
+    const nl_u128 far = nl_jump(s, jumps, pos), close = nl_near(s, jumps, near);
+    out[0] = far.hi; out[1] = far.lo; out[2] = close.hi; out[3] = close.lo;
+}
+
 void nl_test_integers(int wide, nl_u64 shi, nl_u64 slo, nl_u64 ihi, nl_u64 ilo, int has,
                       nl_u32 buf, nl_u64 excl, nl_u64 threshold, nl_u64 off, long long n,
                       nl_u64 *out, long long *used) {
@@ -193,6 +200,31 @@ def test_the_near_jumps_are_jumps():
         a, c = random_streams.jump(d, inc)
         hi_lo = [int(w) for w in words[k]]
         assert (hi_lo[0] << 64 | hi_lo[1], hi_lo[2] << 64 | hi_lo[3]) == (a, c)
+
+
+@pytest.mark.parametrize("pos, near", [(0, 0), (1, 1), (255, 17), (2**40 + 12345, 299)])
+def test_the_device_jumps_are_pcg64s(pos, near):
+    """``nl_jump`` (by powers of two) and ``nl_near`` (by a few draws), as the kernels take
+    them, against the stream stepped in Python."""
+    lib = _host_samplers()
+    state = numpy.random.default_rng(3).bit_generator.state["state"]
+    s, inc = state["state"], state["inc"]
+    words = random_streams.jumps(inc, 300)
+    out = numpy.zeros(4, numpy.uint64)
+    lib.nl_test_jump(ctypes.c_uint64(s >> 64), ctypes.c_uint64(s & ((1 << 64) - 1)),
+                     words.ctypes.data_as(ctypes.c_void_p), ctypes.c_longlong(pos),
+                     ctypes.c_longlong(near), out.ctypes.data_as(ctypes.c_void_p))  # fmt: skip
+    got = [int(out[0]) << 64 | int(out[1]), int(out[2]) << 64 | int(out[3])]
+    want = []
+    for steps in (pos, near):
+        a, c = random_streams.jump(steps, inc)
+        want.append((a * s + c) % (1 << 128))
+    assert got == want
+    if pos < 300:
+        moved = s
+        for _ in range(pos):
+            moved = random_streams.step(moved, inc)
+        assert got[0] == moved
 
 
 def _same_as_numpy(draw, seed=1234, check_state=True, tail=numpy.inf, ulps=1):
