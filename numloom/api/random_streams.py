@@ -313,51 +313,51 @@ NL_FN double nl_log(double x) {
     return NL_DADD(y, d.hi / e.hi);
 }
 
-#define NL_KI_D(t) ((const nl_u64 *)(t))
-#define NL_WI_D(t) ((const double *)((t) + 2048))
-#define NL_FI_D(t) ((const double *)((t) + 4096))
-#define NL_KE_D(t) ((const nl_u64 *)((t) + 6144))
-#define NL_WE_D(t) ((const double *)((t) + 8192))
-#define NL_FE_D(t) ((const double *)((t) + 10240))
-#define NL_KI_F(t) ((const nl_u32 *)((t) + 12288))
-#define NL_WI_F(t) ((const float *)((t) + 13312))
-#define NL_FI_F(t) ((const float *)((t) + 14336))
-#define NL_KE_F(t) ((const nl_u32 *)((t) + 15360))
-#define NL_WE_F(t) ((const float *)((t) + 16384))
-#define NL_FE_F(t) ((const float *)((t) + 17408))
+#define NL_ZKI_D(t) ((const nl_u64 *)(t))
+#define NL_ZWI_D(t) ((const double *)((t) + 2048))
+#define NL_ZFI_D(t) ((const double *)((t) + 4096))
+#define NL_ZKE_D(t) ((const nl_u64 *)((t) + 6144))
+#define NL_ZWE_D(t) ((const double *)((t) + 8192))
+#define NL_ZFE_D(t) ((const double *)((t) + 10240))
+#define NL_ZKI_F(t) ((const nl_u32 *)((t) + 12288))
+#define NL_ZWI_F(t) ((const float *)((t) + 13312))
+#define NL_ZFI_F(t) ((const float *)((t) + 14336))
+#define NL_ZKE_F(t) ((const nl_u32 *)((t) + 15360))
+#define NL_ZWE_F(t) ((const float *)((t) + 16384))
+#define NL_ZFE_F(t) ((const float *)((t) + 17408))
 
 /* The first lines of each sampler: the sample of a first draw that is accepted at once (1),
    as about 99% are; 0 where the attempt needs more (``*_from`` then, the rest of NumPy's code). */
 NL_FN int nl_normal64_fast(nl_u64 v, const unsigned char *t, double *out) {
     const int idx = (int)(v & 0xff);
     const nl_u64 rabs = (v >> 9) & 0x000fffffffffffffULL;
-    double x = NL_DMUL((double)rabs, NL_WI_D(t)[idx]);
+    double x = NL_DMUL((double)rabs, NL_ZWI_D(t)[idx]);
     if ((v >> 8) & 0x1) x = -x;
     *out = x;
-    return rabs < NL_KI_D(t)[idx];
+    return rabs < NL_ZKI_D(t)[idx];
 }
 
 NL_FN int nl_normal32_fast(nl_u32 v, const unsigned char *t, float *out) {
     const int idx = (int)(v & 0xff);
     const nl_u32 rabs = (v >> 9) & 0x0007fffffu;
-    float x = NL_FMUL((float)rabs, NL_WI_F(t)[idx]);
+    float x = NL_FMUL((float)rabs, NL_ZWI_F(t)[idx]);
     if ((v >> 8) & 0x1) x = -x;
     *out = x;
-    return rabs < NL_KI_F(t)[idx];
+    return rabs < NL_ZKI_F(t)[idx];
 }
 
 NL_FN int nl_exponential64_fast(nl_u64 v, const unsigned char *t, double *out) {
     const int idx = (int)((v >> 3) & 0xff);
     const nl_u64 ri = v >> 11;
-    *out = NL_DMUL((double)ri, NL_WE_D(t)[idx]);
-    return ri < NL_KE_D(t)[idx];
+    *out = NL_DMUL((double)ri, NL_ZWE_D(t)[idx]);
+    return ri < NL_ZKE_D(t)[idx];
 }
 
 NL_FN int nl_exponential32_fast(nl_u32 v, const unsigned char *t, float *out) {
     const int idx = (int)((v >> 1) & 0xff);
     const nl_u32 ri = v >> 9;
-    *out = NL_FMUL((float)ri, NL_WE_F(t)[idx]);
-    return ri < NL_KE_F(t)[idx];
+    *out = NL_FMUL((float)ri, NL_ZWE_F(t)[idx]);
+    return ri < NL_ZKE_F(t)[idx];
 }
 
 /* One attempt from its first draw ``v``, ``r`` the stream after it. */
@@ -376,7 +376,7 @@ NL_FN int nl_normal64_from(nl_u64 v, nl_src *r, const unsigned char *t, double *
             }
         }
     }
-    const double *fi = NL_FI_D(t);
+    const double *fi = NL_ZFI_D(t);
     return NL_DADD(NL_DMUL(fi[idx - 1] - fi[idx], nl_next_double(r)), fi[idx])
            < exp(NL_DMUL(NL_DMUL(-0.5, x), x));
 }
@@ -396,7 +396,7 @@ NL_FN int nl_normal32_from(nl_u32 v, nl_src *r, const unsigned char *t, float *o
             }
         }
     }
-    const float *fi = NL_FI_F(t);
+    const float *fi = NL_ZFI_F(t);
     return NL_FADD(NL_FMUL(fi[idx - 1] - fi[idx], nl_next_float(r)), fi[idx])
            < exp(NL_DMUL(NL_DMUL(-0.5, (double)x), (double)x));
 }
@@ -405,7 +405,7 @@ NL_FN int nl_exponential64_from(nl_u64 v, nl_src *r, const unsigned char *t, dou
     if (nl_exponential64_fast(v, t, out)) return 1;
     const int idx = (int)((v >> 3) & 0xff);
     if (idx == 0) { *out = NL_ZEXP_R - NL_LOG1P(nl_next_double(r)); return 1; }
-    const double *fe = NL_FE_D(t);
+    const double *fe = NL_ZFE_D(t);
     return NL_DADD(NL_DMUL(fe[idx - 1] - fe[idx], nl_next_double(r)), fe[idx]) < exp(-*out);
 }
 
@@ -413,7 +413,7 @@ NL_FN int nl_exponential32_from(nl_u32 v, nl_src *r, const unsigned char *t, flo
     if (nl_exponential32_fast(v, t, out)) return 1;
     const int idx = (int)((v >> 1) & 0xff);
     if (idx == 0) { *out = NL_ZEXP_R_F - NL_LOG1PF(nl_next_float(r)); return 1; }
-    const float *fe = NL_FE_F(t);
+    const float *fe = NL_ZFE_F(t);
     return NL_FADD(NL_FMUL(fe[idx - 1] - fe[idx], nl_next_float(r)), fe[idx]) < expf(-*out);
 }
 
