@@ -258,8 +258,18 @@ NL_FN double nl_next_double(nl_src *r) {
     return (double)(nl_next64(r) >> 11) * (1.0 / 9007199254740992.0);
 }
 
-NL_FN float nl_next_float(nl_src *r) {
-    return (float)(nl_next32(r) >> 8) * (1.0f / 16777216.0f);
+/* a float in [0, 1) of a 32-bit draw, as NumPy's next_float */
+NL_FN float nl_float_of(nl_u32 v) { return (float)(v >> 8) * (1.0f / 16777216.0f); }
+
+NL_FN float nl_next_float(nl_src *r) { return nl_float_of(nl_next32(r)); }
+
+/* a stream (s0 = (a, b), increment (c, d)) at its 64-bit draw ``pos`` */
+NL_FN nl_src nl_src_at(nl_u64 a, nl_u64 b, nl_u64 c, nl_u64 d, const nl_u64 *jumps,
+                       long long pos) {
+    nl_src r;
+    r.s.hi = a; r.s.lo = b; r.inc.hi = c; r.inc.lo = d; r.has = 0; r.buf = 0; r.used = 0;
+    r.s = nl_jump(r.s, jumps, pos);
+    return r;
 }
 
 /* log(x) for 0 < x <= 1, correctly rounded (as the C library's log is, but for the rarest

@@ -131,8 +131,8 @@ static __device__ __forceinline__ void nl_tile(nl_u64 s0hi, nl_u64 s0lo, nl_u64 
     const unsigned below = (1u << lane) - 1u;
     const long long base = (long long)blockIdx.x * NL_TP - NL_HALO;
     const int unit32 = nl_kind<KIND>::unit32;
-    nl_src g; /* the stream where this thread's positions are: one step a 64-bit draw */
-    g.s.hi = s0hi; g.s.lo = s0lo; g.inc.hi = inchi; g.inc.lo = inclo; g.has = 0; g.used = 0;
+    /* the stream where this thread's positions are: one step a 64-bit draw */
+    nl_src g = nl_src_at(s0hi, s0lo, inchi, inclo, jumps, 0);
     const nl_u128 s0 = g.s;
     long long have = -2; /* the 64-bit draw ``drawn`` is (g is right after it) */
     nl_u64 drawn = 0;
@@ -300,10 +300,7 @@ extern "C" __global__ void __launch_bounds__(256) nl_fill64(nl_u64 a, nl_u64 b, 
         int mode, double low, double range, int log_grid) {
     const long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (g >= n) return;
-    nl_src r;
-    nl_u128 s0; s0.hi = a; s0.lo = b;
-    r.inc.hi = c; r.inc.lo = d; r.has = 0; r.used = 0;
-    r.s = nl_jump(s0, jumps, g);
+    nl_src r = nl_src_at(a, b, c, d, jumps, g);
     for (long long i = g; i < n; i += 1LL << log_grid) {
         nl_u128 here = r.s;
         double u = nl_next_double(&r);
@@ -317,19 +314,16 @@ extern "C" __global__ void __launch_bounds__(256) nl_fill32(nl_u64 a, nl_u64 b, 
         nl_u64 d, const nl_u64 *__restrict__ jumps, int has0, nl_u32 buf0, long long n,
         float *__restrict__ out, int log_grid) {
     const long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (g == 0 && has0 && n > 0) out[0] = (float)(buf0 >> 8) * (1.0f / 16777216.0f);
+    if (g == 0 && has0 && n > 0) out[0] = nl_float_of(buf0);
     const long long draws = (n - has0 + 1) / 2;
     if (g >= draws) return;
-    nl_src r;
-    nl_u128 s0; s0.hi = a; s0.lo = b;
-    r.inc.hi = c; r.inc.lo = d; r.has = 0; r.used = 0;
-    r.s = nl_jump(s0, jumps, g);
+    nl_src r = nl_src_at(a, b, c, d, jumps, g);
     for (long long q = g; q < draws; q += 1LL << log_grid) {
         nl_u128 here = r.s;
         const nl_u64 v = nl_raw64(&r);
         const long long i = has0 + 2 * q;
-        out[i] = (float)((nl_u32)v >> 8) * (1.0f / 16777216.0f);
-        if (i + 1 < n) out[i + 1] = (float)((nl_u32)(v >> 32) >> 8) * (1.0f / 16777216.0f);
+        out[i] = nl_float_of((nl_u32)v);
+        if (i + 1 < n) out[i + 1] = nl_float_of((nl_u32)(v >> 32));
         r.s = nl_jump_by(here, jumps + 4 * log_grid);
     }
 }

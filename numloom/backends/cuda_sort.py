@@ -284,6 +284,43 @@ __device__ __forceinline__ int nl_bin(U key, const U *edges, int bins) {
     return lo;
 }
 
+// Counting into bins: in shared memory where `bins` fit there (then added to the global bins
+// once a block), else straight into the global bins. With `weights`, sums of the weights.
+static __device__ __forceinline__ void nl_tally_clear(const bool shared, const long long bins,
+        unsigned *s_count, double *s_sum) {
+    if (!shared) return;
+    for (int b = threadIdx.x; b < bins; b += NL_THREADS) {
+        s_count[b] = 0;
+        s_sum[b] = 0.0;
+    }
+}
+
+static __device__ __forceinline__ void nl_tally(const bool shared, const long long b,
+        const double *__restrict__ weights, const long long i, unsigned *s_count, double *s_sum,
+        unsigned long long *__restrict__ counts, double *__restrict__ sums) {
+    if (shared) {
+        if (weights) atomicAdd(&s_sum[b], weights[i]);
+        else atomicAdd(&s_count[b], 1u);
+    } else {
+        if (weights) atomicAdd(&sums[b], weights[i]);
+        else atomicAdd(&counts[b], 1ull);
+    }
+}
+
+static __device__ __forceinline__ void nl_tally_flush(const bool shared, const long long bins,
+        const double *__restrict__ weights, const unsigned *s_count, const double *s_sum,
+        unsigned long long *__restrict__ counts, double *__restrict__ sums) {
+    if (!shared) return;
+    __syncthreads();
+    for (int b = threadIdx.x; b < bins; b += NL_THREADS) {
+        if (weights) {
+            if (s_sum[b] != 0.0) atomicAdd(&sums[b], s_sum[b]);
+        } else if (s_count[b]) {
+            atomicAdd(&counts[b], (unsigned long long)s_count[b]);
+        }
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(NL_THREADS) nl_histogram(
         const T *__restrict__ x, const long long n, const T *__restrict__ edges, const int bins,
         const double *__restrict__ weights, unsigned long long *__restrict__ counts,
@@ -294,11 +331,8 @@ extern "C" __global__ void __launch_bounds__(NL_THREADS) nl_histogram(
     const bool shared = bins <= NL_SHARED_BINS;
     if (shared) {
         for (int b = threadIdx.x; b <= bins; b += NL_THREADS) s_edges[b] = nl_encode(edges[b]);
-        for (int b = threadIdx.x; b < bins; b += NL_THREADS) {
-            s_count[b] = 0;
-            s_sum[b] = 0.0;
-        }
     }
+    nl_tally_clear(shared, bins, s_count, s_sum);
     __syncthreads();
     const long long stride = (long long)gridDim.x * NL_THREADS;
     for (long long i = (long long)blockIdx.x * NL_THREADS + threadIdx.x; i < n; i += stride) {
@@ -319,23 +353,9 @@ extern "C" __global__ void __launch_bounds__(NL_THREADS) nl_histogram(
             }
         }
         if (b < 0) continue;
-        if (shared) {
-            if (weights) atomicAdd(&s_sum[b], weights[i]);
-            else atomicAdd(&s_count[b], 1u);
-        } else {
-            if (weights) atomicAdd(&sums[b], weights[i]);
-            else atomicAdd(&counts[b], 1ull);
-        }
+        nl_tally(shared, b, weights, i, s_count, s_sum, counts, sums);
     }
-    if (!shared) return;
-    __syncthreads();
-    for (int b = threadIdx.x; b < bins; b += NL_THREADS) {
-        if (weights) {
-            if (s_sum[b] != 0.0) atomicAdd(&sums[b], s_sum[b]);
-        } else if (s_count[b]) {
-            atomicAdd(&counts[b], (unsigned long long)s_count[b]);
-        }
-    }
+    nl_tally_flush(shared, bins, weights, s_count, s_sum, counts, sums);
 }
 
 // each element's bin among edges[0..bins] (the last closed), or -1
@@ -366,34 +386,15 @@ extern "C" __global__ void __launch_bounds__(NL_THREADS) nl_bincount(
     __shared__ unsigned s_count[NL_SHARED_BINS];
     __shared__ double s_sum[NL_SHARED_BINS];
     const bool shared = bins <= NL_SHARED_BINS;
-    if (shared) {
-        for (int b = threadIdx.x; b < bins; b += NL_THREADS) {
-            s_count[b] = 0;
-            s_sum[b] = 0.0;
-        }
-    }
+    nl_tally_clear(shared, bins, s_count, s_sum);
     __syncthreads();
     const long long stride = (long long)gridDim.x * NL_THREADS;
     for (long long i = (long long)blockIdx.x * NL_THREADS + threadIdx.x; i < n; i += stride) {
         const long long b = x[i];
         if (b < 0 || b >= bins) continue;
-        if (shared) {
-            if (weights) atomicAdd(&s_sum[b], weights[i]);
-            else atomicAdd(&s_count[b], 1u);
-        } else {
-            if (weights) atomicAdd(&sums[b], weights[i]);
-            else atomicAdd(&counts[b], 1ull);
-        }
+        nl_tally(shared, b, weights, i, s_count, s_sum, counts, sums);
     }
-    if (!shared) return;
-    __syncthreads();
-    for (int b = threadIdx.x; b < bins; b += NL_THREADS) {
-        if (weights) {
-            if (s_sum[b] != 0.0) atomicAdd(&sums[b], s_sum[b]);
-        } else if (s_count[b]) {
-            atomicAdd(&counts[b], (unsigned long long)s_count[b]);
-        }
-    }
+    nl_tally_flush(shared, bins, weights, s_count, s_sum, counts, sums);
 }
 
 extern "C" __global__ void nl_zero(unsigned long long *__restrict__ out, const long long n) {

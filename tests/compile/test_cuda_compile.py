@@ -121,6 +121,18 @@ def test_the_device_random_kernels_compile_for_cuda(arch, ptx):
 
 
 @needs_nvrtc
+@pytest.mark.parametrize("dtype, merged", [("float32", False), ("float64", True), ("int64", False),
+                                           ("uint8", False), ("bool", False)])  # fmt: skip
+def test_the_device_sorting_kernels_compile_for_cuda(dtype, merged):
+    """Sort, search, histogram and bincount kernels on a GPU, for each key width."""
+    from numloom.backends.cuda_sort import KERNELS, source
+
+    text = source(numpy.dtype(dtype), merged)
+    assert all(name in text for name in KERNELS)
+    assert check_cuda_sources([text], "sm_90") == [None]
+
+
+@needs_nvrtc
 def test_writes_at_repeated_positions_compile_for_cuda():
     """``a[idx] = values`` on a GPU: the copy, claim and write kernels (the last value of a
     repeated position stays), and the two-kernel write of one value everywhere."""
