@@ -137,6 +137,152 @@ class _Generator(_Drawing):
                     return made
         return self.__getattr__("integers")(low, high, size, dtype=dtype, endpoint=endpoint)
 
+    # -- samplers that take one draw of the stream per sample, as NumPy's do: NumPy's
+    # formulas (distributions.c) over the device's doubles, normals and exponentials, as
+    # numloom operations (they fuse with the draw's use) --
+
+    def lognormal(self, mean=0.0, sigma=1.0, size=None):
+        return self._transform("lognormal", (mean, sigma), size, "normal",
+                               lambda nl, z, mean, sigma: nl.exp(mean + sigma * z))
+
+    def standard_cauchy(self, size=None):
+        shape = self._device_shape(size)
+        if shape is None:
+            return self.__getattr__("standard_cauchy")(size)
+        z = self.standard_normal(2 * _math.prod(shape))  # (numerator, then denominator)
+        return (z[0::2] / z[1::2]).reshape(shape)
+
+    def gumbel(self, loc=0.0, scale=1.0, size=None):
+        return self._transform("gumbel", (loc, scale), size, "double",
+                               lambda nl, u, loc, scale: loc - scale * nl.log(-nl.log(1.0 - u)))
+
+    def laplace(self, loc=0.0, scale=1.0, size=None):
+        return self._transform("laplace", (loc, scale), size, "double",
+                               lambda nl, u, loc, scale: nl.where(
+                                   u >= 0.5, loc - scale * nl.log(2.0 - u - u),
+                                   loc + scale * nl.log(u + u)))  # fmt: skip
+
+    def logistic(self, loc=0.0, scale=1.0, size=None):
+        return self._transform("logistic", (loc, scale), size, "double",
+                               lambda nl, u, loc, scale: loc + scale * nl.log(u / (1.0 - u)))
+
+    def rayleigh(self, scale=1.0, size=None):
+        return self._transform("rayleigh", (scale,), size, "exponential",
+                               lambda nl, e, scale: scale * nl.sqrt(2.0 * e))
+
+    def weibull(self, a, size=None):
+        if _scalars(a) and float(a) == 0.0 and self._device_shape(size) is not None:
+            self._generator.weibull(a, size=0)  # (NumPy's checks; a == 0 draws nothing)
+            return _nl().zeros(self._device_shape(size))
+        return self._transform("weibull", (a,), size, "exponential",
+                               lambda nl, e, a: nl.power(e, 1.0 / a))
+
+    def pareto(self, a, size=None):
+        return self._transform("pareto", (a,), size, "exponential",
+                               lambda nl, e, a: nl.expm1(e / a))
+
+    def power(self, a, size=None):
+        return self._transform("power", (a,), size, "exponential",
+                               lambda nl, e, a: nl.power(-nl.expm1(-e), 1.0 / a))
+
+    def triangular(self, left, mode, right, size=None):
+        def draw(nl, u, left, mode, right):
+            base = right - left
+            leftbase = mode - left
+            ratio = leftbase / base
+            leftprod, rightprod = leftbase * base, (right - mode) * base
+            return nl.where(u <= ratio, left + nl.sqrt(u * leftprod),
+                            right - nl.sqrt((1.0 - u) * rightprod))
+
+        return self._transform("triangular", (left, mode, right), size, "double", draw)
+
+    def geometric(self, p, size=None):
+        if _scalars(p) and float(p) >= 0.333333333333333333333333:
+            return self._transform("geometric", (p,), size, "double", _geometric_search)
+        return self._transform("geometric", (p,), size, "exponential", _geometric_inversion)
+
+    def _transform(self, name, params, size, base, draw):
+        """``draw(numloom, x, *params)`` over ``x``, the device's draws of ``base`` (one a
+        sample), where the device draws; else NumPy's ``name``. NumPy checks the parameters
+        either way."""
+        shape = self._device_shape(size)
+        if shape is None or not _scalars(*params):
+            return self.__getattr__(name)(*params, size)
+        getattr(self._generator, name)(*params, size=0)  # (NumPy's checks: no draw)
+        x = {"double": self.random, "normal": self.standard_normal,
+             "exponential": self.standard_exponential}[base](shape)  # fmt: skip
+        return draw(_nl(), x, *(float(v) for v in params))
+
+    # -- orders: Fisher-Yates is sequential, so the order (an index, one per row) is drawn on
+    # the host by NumPy's own generator; the data moves on the device --
+
+    def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
+        nl = _nl()
+        shape = self._device_shape(size)
+        population = _population(a, axis)
+        if shape is None or population is None or isinstance(p, nl.ndarray) and p.ndim != 1:
+            return self.__getattr__("choice")(a, size, replace, p, axis, shuffle)
+        host_p = None if p is None else to_numpy(p)
+        # NumPy's checks of ``p`` (no samples: no draws)
+        self._generator.choice(population, 0, replace, host_p, shuffle=shuffle)
+        if not replace:
+            index = nl.asarray(self._generator.choice(population, shape, False, host_p,
+                                                      shuffle=shuffle))  # fmt: skip
+        elif host_p is None:
+            index = self.integers(0, population, size=shape, dtype=_np.int64)
+        else:
+            cdf = _np.asarray(host_p, dtype=_np.float64).cumsum()
+            cdf /= cdf[-1]
+            index = nl.asarray(cdf).searchsorted(self.random(shape), side="right")
+        return index if not isinstance(a, nl.ndarray) else a.take(index, axis=axis)
+
+    def permutation(self, x, axis=0):
+        nl = _nl()
+        if isinstance(x, (int, _np.integer)) and not isinstance(x, bool):
+            if self._device_shape(max(int(x), 0)) is None:
+                return self.__getattr__("permutation")(x)
+            return nl.asarray(self._generator.permutation(x))
+        if not isinstance(x, nl.ndarray) or x.ndim == 0 or self._device_shape(x.size) is None:
+            return self.__getattr__("permutation")(x, axis)
+        axis = _np.lib.array_utils.normalize_axis_index(axis, x.ndim)
+        return x.take(nl.asarray(self._generator.permutation(x.shape[axis])), axis=axis)
+
+    def shuffle(self, x, axis=0):
+        nl = _nl()
+        if not isinstance(x, nl.ndarray) or x.ndim == 0 or self._device_shape(x.size) is None:
+            return self.__getattr__("shuffle")(x, axis)
+        if x._readonly:
+            raise ValueError("array is read-only")
+        axis = _np.lib.array_utils.normalize_axis_index(axis, x.ndim)
+        order = nl.asarray(self._generator.permutation(x.shape[axis]))
+        x[...] = x.take(order, axis=axis)
+
+    def permuted(self, x, *, axis=None, out=None):
+        nl = _nl()
+        if (not isinstance(x, nl.ndarray) or x.ndim == 0 or self._device_shape(x.size) is None
+                or (out is not None and not isinstance(out, nl.ndarray))
+                or (axis is None and x.ndim > 1 and not x.flags.c_contiguous)):  # fmt: skip
+            return self.__getattr__("permuted")(x, axis=axis, out=out)
+        if out is not None:
+            if out._readonly:
+                raise ValueError("out is read-only")
+            if out.shape != x.shape:
+                raise ValueError("out must have the same shape as x")
+            nl.copyto(out, x, casting="safe")  # (NumPy's error for an unsafe cast)
+        if axis is None:  # the flat order of the elements, as NumPy shuffles a C-ordered x
+            order = self._generator.permutation(x.size).reshape(x.shape)
+            made = x.reshape(-1).take(nl.asarray(order))
+        else:
+            axis = _np.lib.array_utils.normalize_axis_index(axis, x.ndim)
+            rows = _np.broadcast_to(_np.arange(x.shape[axis]).reshape(
+                (-1,) + (1,) * (x.ndim - 1 - axis)), x.shape).copy()  # fmt: skip
+            order = self._generator.permuted(rows, axis=axis, out=rows)
+            made = nl.take_along_axis(x, nl.asarray(order), axis=axis)
+        if out is None:
+            return made
+        out[...] = made
+        return out
+
     # -- on the device --
 
     def _device_shape(self, size, out=None):
@@ -189,6 +335,39 @@ class _Generator(_Drawing):
             data, taken = made
             bit_generator.state = random_streams.advanced(state, taken, unit32)
         return adopt(data, get_device())
+
+
+def _geometric_search(nl, u, p):
+    """NumPy's ``random_geometric_search`` (p >= 1/3): the first count whose cumulative
+    probability, summed as NumPy sums it, reaches ``u``: a table search."""
+    sums, total, prod, q = [], p, p, 1.0 - p
+    while True:
+        sums.append(total)
+        if total >= 1.0 - 2.0**-53 or prod == 0.0:  # (no double draw lies beyond)
+            break
+        prod *= q
+        total += prod
+    return nl.asarray(_np.array(sums)).searchsorted(u, side="left") + 1
+
+
+def _geometric_inversion(nl, e, p):
+    """NumPy's ``random_geometric_inversion`` (p < 1/3) of a standard exponential."""
+    z = nl.ceil(-e / _math.log1p(-p))
+    return nl.where(z >= 9.223372036854776e18, _np.iinfo(_np.int64).max, z.astype(_np.int64))
+
+
+def _population(a, axis):
+    """The population size ``choice`` samples from (an int, or the length of a numloom array
+    along ``axis``), or None where NumPy takes the call (other inputs, NumPy's errors)."""
+    import sys
+
+    nl = sys.modules[__name__.rsplit(".", 1)[0]]
+    if isinstance(a, (int, _np.integer)) and not isinstance(a, bool):
+        return int(a) if a > 0 else None
+    if isinstance(a, nl.ndarray) and a.ndim and isinstance(axis, (int, _np.integer)) and (
+            -a.ndim <= axis < a.ndim) and a.shape[axis] > 0:  # fmt: skip
+        return a.shape[axis]
+    return None
 
 
 def _shape_of(size):
@@ -371,6 +550,49 @@ class _Legacy(_Drawing):
         nl = _nl()
         picked = nl.floor(self._u(shape) * float(last - first)).astype(_np.int64) + first
         return picked.astype(dtype)
+
+    def random_integers(self, low, high=None, size=None):
+        shape = self._philox_shape(size)
+        if shape is None or not _integers(low, high):
+            return self.__getattr__("random_integers")(low, high, size)
+        # NumPy's checks and its DeprecationWarning, without drawing
+        _np.random.RandomState(0).random_integers(low, high, size=0)
+        first, last = (1, int(low)) if high is None else (int(low), int(high))
+        return self.randint(first, last + 1, size, dtype="l")
+
+    def wald(self, mean, scale, size=None):
+        shape = self._philox_shape(size)
+        if shape is None or not _scalars(mean, scale):
+            return self.__getattr__("wald")(mean, scale, size)
+        _np.random.RandomState(0).wald(mean, scale, size=1)  # (NumPy's checks)
+        nl, mean, scale = _nl(), float(mean), float(scale)
+        mu_2l = mean / (2 * scale)
+        y = self._normal(shape)
+        y = mean * y * y
+        x = mean + mu_2l * (y - nl.sqrt(4 * scale * y + y * y))
+        return nl.where(self._u(shape) <= mean / (mean + x), x, mean * mean / x)
+
+    def choice(self, a, size=None, replace=True, p=None):
+        nl = _nl()
+        shape = self._philox_shape(size)
+        population = _population(a, 0)
+        if (shape is None or population is None or (isinstance(a, nl.ndarray) and a.ndim != 1)
+                or (p is not None and not replace)):  # fmt: skip
+            return self.__getattr__("choice")(a, size, replace, p)
+        host_p = None if p is None else to_numpy(p)
+        _np.random.RandomState(0).choice(population, 0, replace, host_p)  # (NumPy's checks)
+        if not replace:
+            if _math.prod(shape) > population:
+                raise ValueError("Cannot take a larger sample than population when "
+                                 "'replace=False'")  # fmt: skip
+            index = self.permutation(population)[:_math.prod(shape)].reshape(shape)
+        elif host_p is None:
+            index = self.randint(0, population, shape, dtype=_np.int64)
+        else:
+            cdf = _np.asarray(host_p, dtype=_np.float64).cumsum()
+            cdf /= cdf[-1]
+            index = nl.asarray(cdf).searchsorted(self._u(shape), side="right")
+        return index if not isinstance(a, nl.ndarray) else a[index]
 
     def permutation(self, x):
         nl = _nl()

@@ -136,7 +136,27 @@ def power_operator(a, exponent, out=None):
         uf, args = sqrt, (a,)
     else:
         uf, args = power, (a, exponent)
-    return uf(*args) if out is None else uf(*args, out=out)  # (no keyword: the short path)
+    if out is None:
+        return uf(*args)
+    try:
+        return uf(*args, out=out)  # (no keyword: the short path)
+    except (TypeError, ValueError):
+        _raise_as_numpys_ipow(a, exponent)
+        raise
+
+
+def _raise_as_numpys_ipow(a, exponent) -> None:
+    """Raise the error the installed NumPy's ``a **= exponent`` raises, if it raises one: its
+    operator checks the exponent's sign and the in-place cast in an order that differs
+    between NumPy versions (``bool_array **= -1``)."""
+    probe = _np.ones(1, a.dtype)
+    if not isinstance(exponent, (int, float, complex, _np.generic)):
+        exponent = _np.zeros(_np.shape(exponent)[-1:], getattr(exponent, "dtype", None))
+    with _np.errstate(all="ignore"):
+        try:
+            probe **= exponent
+        except (TypeError, ValueError) as e:
+            raise e.with_traceback(None) from None
 
 
 def compare(uf: ufunc, a, other):

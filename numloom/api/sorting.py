@@ -444,8 +444,31 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """The median along ``axis`` (the mean of the two middle elements of an even count; NaN
     where a NaN is among them), as ``numpy.median``."""
     kernels = _kernels(a)
-    if kernels is None or out is not None:
-        return call_numpy("median", _np.median, a, axis, out, overwrite_input, keepdims)
+    if kernels is None or not _native_out(out):
+        return call_numpy("median", _np.median, a, axis, out=out, overwrite_input=overwrite_input,
+                          keepdims=keepdims)  # fmt: skip
+    return _into(_median(kernels, a, axis, keepdims), out, "median", _np.median, a, axis,
+                 overwrite_input=overwrite_input, keepdims=keepdims)  # fmt: skip
+
+
+def _native_out(out) -> bool:
+    """Whether ``out`` (None, or a writable numloom array) lets numloom compute natively."""
+    return out is None or (isinstance(out, ndarray) and not out._readonly)
+
+
+def _into(result, out, name: str, fn, *args, **kwargs):
+    """``result``, or ``result`` written into ``out``; an ``out`` of another shape or dtype
+    goes to NumPy, for NumPy's error or its casts (which differ by input dtype)."""
+    if out is None:
+        return result
+    if out.shape != result.shape or out.dtype != result.dtype:
+        return call_numpy(name, fn, *args, out=out, **kwargs)
+    from .reductions import deliver
+
+    return deliver(result, out)
+
+
+def _median(kernels, a, axis, keepdims):
     from .elementwise import isnan, where
     from .reductions import mean
 
@@ -517,14 +540,17 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
              keepdims=False, *, weights=None):  # fmt: skip
     """The ``q``-th quantiles of ``a`` along ``axis`` by ``method``, as ``numpy.quantile``."""
     kernels = _kernels(a)
-    if kernels is None or out is not None or weights is not None:
-        return call_numpy("quantile", _np.quantile, a, q, axis, out, overwrite_input, method,
-                          keepdims, weights=weights)  # fmt: skip
+    if kernels is None or not _native_out(out) or weights is not None:
+        return call_numpy("quantile", _np.quantile, a, q, axis, out=out,
+                          overwrite_input=overwrite_input, method=method, keepdims=keepdims,
+                          weights=weights)  # fmt: skip
     weak_q = type(q) in (int, float)
-    q = _np.asanyarray(_host(q))
-    if not _quantiles._quantile_is_valid(q):
+    host_q = _np.asanyarray(_host(q))
+    if not _quantiles._quantile_is_valid(host_q):
         raise ValueError("Quantiles must be in the range [0, 1]")
-    return _quantile(kernels, a, q, axis, method, keepdims, weak_q)
+    return _into(_quantile(kernels, a, host_q, axis, method, keepdims, weak_q), out, "quantile",
+                 _np.quantile, a, q, axis, overwrite_input=overwrite_input, method=method,
+                 keepdims=keepdims)  # fmt: skip
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
@@ -532,15 +558,17 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     """The ``q``-th percentiles of ``a`` along ``axis`` by ``method``, as
     ``numpy.percentile``."""
     kernels = _kernels(a)
-    if kernels is None or out is not None or weights is not None:
-        return call_numpy("percentile", _np.percentile, a, q, axis, out, overwrite_input,
-                          method, keepdims, weights=weights)  # fmt: skip
+    if kernels is None or not _native_out(out) or weights is not None:
+        return call_numpy("percentile", _np.percentile, a, q, axis, out=out,
+                          overwrite_input=overwrite_input, method=method, keepdims=keepdims,
+                          weights=weights)  # fmt: skip
     weak_q = type(q) in (int, float)
-    q = _np.true_divide(_host(q), 100)
-    q = _np.asanyarray(q)
-    if not _quantiles._quantile_is_valid(q):
+    fraction = _np.asanyarray(_np.true_divide(_host(q), 100))
+    if not _quantiles._quantile_is_valid(fraction):
         raise ValueError("Percentiles must be in the range [0, 100]")
-    return _quantile(kernels, a, q, axis, method, keepdims, weak_q)
+    return _into(_quantile(kernels, a, fraction, axis, method, keepdims, weak_q), out,
+                 "percentile", _np.percentile, a, q, axis, overwrite_input=overwrite_input,
+                 method=method, keepdims=keepdims)  # fmt: skip
 
 
 __all__ = [

@@ -9,6 +9,9 @@ the methods of ``numpy.random.Generator``) falls in one of these rows:
   numloom's kernels, on either device;
 - **library**: numloom calls a GPU library or kernels of its own (cuBLAS, cuSOLVER, cuFFT,
   numloom's sort, search and random kernels) on the device's memory;
+  A ``Generator``'s ``choice``, ``permutation``, ``shuffle`` and ``permuted`` count here:
+  the order (an index, one entry per row) is drawn on the host by NumPy's generator, since
+  Fisher-Yates is sequential, and the data is gathered on the device;
 - **NumPy**: NumPy runs it. On the CPU that is native too: NumPy reads and writes numloom's
   own memory, nothing is copied. On a GPU the data goes to the host and back (or to CuPy,
   where CuPy is installed), and ``numloom.stats()["fallbacks"]`` counts it;
@@ -40,13 +43,21 @@ _FUSED_FFT = frozenset({"fftfreq", "rfftfreq", "fftshift", "ifftshift"})
 # Generator methods numloom draws on a GPU (NumPy's PCG64 stream, bit for bit)
 _DEVICE_DRAWS = frozenset({"random", "uniform", "standard_normal", "normal",
                            "standard_exponential", "exponential", "integers"})  # fmt: skip
+# Generator methods that are NumPy's formula over one device draw a sample (numloom operations)
+_DEVICE_SAMPLERS = frozenset({
+    "lognormal", "standard_cauchy", "gumbel", "laplace", "logistic", "rayleigh", "weibull",
+    "pareto", "power", "triangular", "geometric",
+})  # fmt: skip
+# Generator methods whose order NumPy's generator draws on the host (Fisher-Yates is
+# sequential: an index, one per row) while the data moves on the device
+_HOST_ORDERS = frozenset({"choice", "permutation", "shuffle", "permuted"})
 
 # legacy numpy.random functions drawn from a Philox stream on a GPU (numloom operations)
 _PHILOX_DRAWS = frozenset({
     "rand", "randn", "random_sample", "random", "ranf", "sample", "uniform", "standard_normal",
     "normal", "lognormal", "standard_exponential", "exponential", "standard_cauchy", "randint",
     "permutation", "shuffle", "gumbel", "laplace", "logistic", "rayleigh", "weibull", "pareto",
-    "power", "geometric", "triangular",
+    "power", "geometric", "triangular", "random_integers", "wald", "choice",
 })  # fmt: skip
 
 KINDS = ("fused", "library", "NumPy", "NumPy's own")
@@ -124,8 +135,12 @@ def rows() -> list:
     for name, value in inspect.getmembers(_np.random.Generator):
         if name.startswith("_") or not callable(value):
             continue
-        kind = "library" if name in _DEVICE_DRAWS else (
-            "NumPy's own" if name in ("spawn", "bit_generator", "bytes") else "NumPy")  # fmt: skip
+        if name in _DEVICE_DRAWS or name in _HOST_ORDERS:
+            kind = "library"
+        elif name in _DEVICE_SAMPLERS:
+            kind = "fused"
+        else:
+            kind = "NumPy's own" if name in ("spawn", "bit_generator", "bytes") else "NumPy"
         out.append(("random.Generator", name, kind))
     return out
 

@@ -379,6 +379,11 @@ LEGACY = [  # (call, NumPy's mean, NumPy's variance) of the distribution
     (lambda r: r.geometric(0.3, 100_000), 1 / 0.3, 0.7 / 0.09),
     (lambda r: r.geometric(1.0, 1000), 1.0, 0.0),
     (lambda r: r.triangular(0.0, 1.0, 4.0, 100_000), 5 / 3, (16 + 1 - 4) / 18),
+    (lambda r: r.wald(2.0, 3.0, 200_000), 2.0, 8 / 3),
+    (lambda r: r.choice(10, 100_000), 4.5, 8.25),
+    (lambda r: r.choice(3, 100_000, p=[0.5, 0.0, 0.5]), 1.0, 1.0),
+    (lambda r: r.choice(numloom.arange(10) if r is numloom.random else numpy.arange(10),
+                        (100, 1000)), 4.5, 8.25),
 ]  # fmt: skip
 
 
@@ -420,8 +425,15 @@ def test_legacy_permutation_shuffle_and_errors(philox_everywhere):
     numpy.testing.assert_array_equal(view.get(), x.get()[:, 0])
     y = numloom.random.permutation(numloom.arange(6))
     assert sorted(y.get().tolist()) == list(range(6))
+    z = numloom.random.choice(numloom.arange(100) * 2, 40, replace=False)
+    assert len(set(z.get().tolist())) == 40 and all(v % 2 == 0 for v in z.get().tolist())
+    with pytest.warns(DeprecationWarning):
+        w = numloom.random.random_integers(3, 5, size=1000)
+    assert w.dtype == numpy.int64 and set(w.get().tolist()) == {3, 4, 5}
     for call in (lambda r: r.normal(0.0, -1.0, size=3), lambda r: r.randint(5, 1, size=3),
-                 lambda r: r.exponential(-2.0, size=3), lambda r: r.uniform(0, numpy.inf, 3)):
+                 lambda r: r.exponential(-2.0, size=3), lambda r: r.uniform(0, numpy.inf, 3),
+                 lambda r: r.wald(0.0, 1.0, size=3), lambda r: r.choice(5, 6, replace=False),
+                 lambda r: r.choice(3, 4, p=[0.2, 0.2, 0.2])):  # fmt: skip
         with pytest.raises(Exception) as theirs:
             call(numpy.random.RandomState(0))
         with pytest.raises(theirs.type) as mine:
@@ -447,3 +459,160 @@ def test_legacy_draws_stay_on_the_gpu():
         x = numloom.random.randn(1000, 1000) + numloom.random.rand(1000, 1000)
         numloom.random.shuffle(x)
     assert x.device == numloom.get_device() and numloom.stats()["fallbacks"] == before
+
+
+# -- samplers built on the device's draws, and orders (host index, device data) --------------
+
+
+@pytest.fixture
+def device_path(monkeypatch):
+    """The Generator's device path. On the CPU its three device draws (doubles, ziggurat
+    normals and exponentials, tested above against NumPy's) are made by NumPy here, so what
+    numloom builds on them runs as on a GPU."""
+    if ON_GPU:
+        return
+    gen = numloom.random._Generator
+
+    def device_shape(self, size, out=None):
+        if size is None or out is not None:
+            return None
+        if type(self._generator.bit_generator) is not numpy.random.PCG64:
+            return None
+        return numloom.random._shape_of(size)
+
+    def fill(self, shape, dtype, low=0.0, span=None):
+        u = self._generator.random(shape, dtype)
+        return numloom.asarray(u if span is None else low + span * u)
+
+    def ziggurat(self, family, shape, dtype, mode=0, loc=0.0, scale=1.0):
+        g = self._generator
+        if family == "normal":
+            v = g.normal(loc, scale, shape) if mode else g.standard_normal(shape, dtype)
+        else:
+            v = g.exponential(scale, shape) if mode else g.standard_exponential(shape, dtype)
+        return numloom.asarray(v)
+
+    monkeypatch.setattr(gen, "_device_shape", device_shape)
+    monkeypatch.setattr(gen, "_fill", fill)
+    monkeypatch.setattr(gen, "_ziggurat", ziggurat)
+    monkeypatch.setattr(gen, "_draw", lambda self, device_draw, unit32: None)
+
+
+def _close_to_numpys(got, want, integral=False):
+    """``got`` is NumPy's ``want``: bit for bit on the CPU; on a GPU within a few units in
+    the last place (the device's exp, log and pow against the C library's), and for integer
+    samples, a rare neighbour where a value lies on a boundary."""
+    got, want = numpy.asarray(got), numpy.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if not ON_GPU:
+        numpy.testing.assert_array_equal(got, want)
+    elif integral:
+        differ = got != want
+        assert differ.mean() < 1e-4 and numpy.all(numpy.abs(got - want)[differ] <= 1)
+    else:
+        numpy.testing.assert_array_max_ulp(got, want, 8)
+
+
+METHODS = {
+    "lognormal": lambda g: g.lognormal(0.5, 0.75, size=(300, 7)),
+    "standard_cauchy": lambda g: g.standard_cauchy(2001),
+    "gumbel": lambda g: g.gumbel(1.0, 2.0, size=3000),
+    "laplace": lambda g: g.laplace(-1.0, 0.5, size=3000),
+    "logistic": lambda g: g.logistic(2.0, 3.0, size=3000),
+    "rayleigh": lambda g: g.rayleigh(2.5, size=3000),
+    "weibull": lambda g: g.weibull(1.7, size=3000),
+    "weibull zero": lambda g: g.weibull(0.0, size=10),
+    "pareto": lambda g: g.pareto(3.0, size=3000),
+    "power": lambda g: g.power(0.6, size=3000),
+    "triangular": lambda g: g.triangular(-1.0, 0.25, 4.0, size=(50, 60)),
+    "geometric inversion": lambda g: g.geometric(0.05, size=3000),
+    "geometric search": lambda g: g.geometric(0.4, size=3000),
+    "geometric one": lambda g: g.geometric(1.0, size=30),
+    "choice": lambda g: g.choice(1000, size=(40, 50)),
+    "choice p": lambda g: g.choice(5, size=4000, p=[0.1, 0.0, 0.3, 0.4, 0.2]),
+    "choice no replace": lambda g: g.choice(20000, size=500, replace=False),
+    "choice no replace tail": lambda g: g.choice(20000, size=15000, replace=False),
+    "choice no replace p": lambda g: g.choice(6, size=4, replace=False,
+                                              p=[0.1, 0.0, 0.3, 0.4, 0.1, 0.1]),
+    "choice of rows": lambda g, xp=numloom: g.choice(xp.arange(60.0).reshape(20, 3), 7,
+                                                     axis=0),
+    "choice of columns": lambda g, xp=numloom: g.choice(xp.arange(60).reshape(3, 20), (2, 4),
+                                                        axis=1, replace=False),
+    "permutation": lambda g: g.permutation(1000),
+    "permutation of rows": lambda g, xp=numloom: g.permutation(xp.arange(50.0).reshape(10, 5)),
+    "permutation axis": lambda g, xp=numloom: g.permutation(xp.arange(50).reshape(10, 5),
+                                                            axis=1),
+    "permuted": lambda g, xp=numloom: g.permuted(xp.arange(24.0).reshape(4, 6)),
+    "permuted axis": lambda g, xp=numloom: g.permuted(xp.arange(24).reshape(2, 3, 4), axis=1),
+}  # fmt: skip
+
+
+def _with(xp, fn):
+    """``fn`` with its arrays made by ``xp`` (numloom's cases name ``xp=numloom``)."""
+    if "xp" in fn.__code__.co_varnames:
+        return lambda g: fn(g, xp=xp)
+    return fn
+
+
+@pytest.mark.parametrize("case", list(METHODS.values()), ids=list(METHODS))
+def test_samplers_and_orders_draw_numpys_stream(case, device_path):
+    mine, theirs = numloom.random.default_rng(2024), numpy.random.default_rng(2024)
+    before = dict(numloom.stats()["fallbacks"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", numloom.NumloomFallbackWarning)
+        for _ in range(2):  # (the second call continues the stream)
+            got, want = _with(numloom, case)(mine), _with(numpy, case)(theirs)
+            assert isinstance(got, numloom.ndarray) and got.device == numloom.get_device()
+            _close_to_numpys(got.get(), want, want.dtype.kind in "iu")
+    assert numloom.stats()["fallbacks"] == before
+    assert mine.bit_generator.state == theirs.bit_generator.state
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_shuffle_writes_numpys_order_into_the_array(axis, device_path):
+    mine, theirs = numloom.random.default_rng(5), numpy.random.default_rng(5)
+    host = numpy.arange(60.0).reshape(6, 10)
+    a, b = numloom.asarray(host), host.copy()
+    view = a[:, ::2]  # a view sees the write; the base's other columns keep theirs
+    mine.shuffle(a, axis=axis)
+    theirs.shuffle(b, axis=axis)
+    numpy.testing.assert_array_equal(a.get(), b)
+    numpy.testing.assert_array_equal(view.get(), b[:, ::2])
+    mine.shuffle(a[1])  # into a row of the array
+    theirs.shuffle(b[1])
+    numpy.testing.assert_array_equal(a.get(), b)
+    assert mine.bit_generator.state == theirs.bit_generator.state
+
+
+def test_permuted_into_out_and_errors(device_path):
+    mine, theirs = numloom.random.default_rng(8), numpy.random.default_rng(8)
+    x = numpy.arange(12.0).reshape(3, 4)
+    out, want_out = numloom.zeros((3, 4)), numpy.zeros((3, 4))
+    got = mine.permuted(numloom.asarray(x), axis=0, out=out)
+    want = theirs.permuted(x, axis=0, out=want_out)
+    assert got is out
+    numpy.testing.assert_array_equal(out.get(), want)
+    for call in (lambda g, xp: g.permuted(xp.arange(4.0), out=xp.zeros(3)),
+                 lambda g, xp: g.permuted(xp.arange(4.0), out=xp.zeros(4, dtype=xp.int64)),
+                 lambda g, xp: g.shuffle(xp.arange(4.0).reshape(2, 2), axis=2),
+                 lambda g, xp: g.choice(xp.arange(4.0), 5, replace=False),
+                 lambda g, xp: g.choice(4, 3, p=[0.5, 0.5, 0.5, 0.5]),
+                 lambda g, xp: g.geometric(1.5, size=3),
+                 lambda g, xp: g.triangular(2.0, 1.0, 3.0, size=3)):  # fmt: skip
+        with pytest.raises(Exception) as theirs_error:
+            call(numpy.random.default_rng(0), numpy)
+        with pytest.raises(theirs_error.type) as mine_error:
+            call(numloom.random.default_rng(0), numloom)
+        assert str(mine_error.value) == str(theirs_error.value)
+
+
+def test_a_sampler_fuses_with_its_use(device_path):
+    """A sampler built on a device draw is numloom operations: the draw (made at the call),
+    then one kernel for the sampler's formula and its use."""
+    rng = numloom.random.default_rng(1)
+    x = rng.gumbel(0.0, 1.0, size=1000)
+    numloom.evaluate(x)
+    y = rng.laplace(0.0, 2.0, size=1000) * 3.0 + x
+    before = numloom.stats()["kernels_launched"]
+    numloom.evaluate(y)
+    assert numloom.stats()["kernels_launched"] - before == 1

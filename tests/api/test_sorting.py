@@ -309,7 +309,25 @@ QUANTILES = {
     "percentile bad q": lambda xp, a: xp.percentile(a, [-1, 50]),
     "quantile bad method": lambda xp, a: xp.quantile(a, 0.5, method="middle"),
     "median bad axis": lambda xp, a: xp.median(a, axis=3),
+    "median out": lambda xp, a: _returns_out(xp, a, xp.median, (6, 5), axis=0),
+    "median out int": lambda xp, a: _returns_out(xp, a, xp.median, (4, 5), "int32", axis=1),
+    "median out of another shape": lambda xp, a: _returns_out(xp, a, xp.median, (5,), axis=0),
+    "quantile out": lambda xp, a: _returns_out(xp, a, xp.quantile, (2, 4, 6), q=[0.2, 0.9],
+                                               axis=2),
+    "percentile out": lambda xp, a: _returns_out(xp, a, xp.percentile, (4, 5), q=40, axis=1),
 }  # fmt: skip
+
+
+def _returns_out(xp, a, fn, shape, dtype="float64", **kwargs):
+    """``fn(a, out=out)``: the values written into ``out`` (a view of a larger array) and
+    whether ``out`` itself came back, as NumPy returns it."""
+    base = xp.full((2,) + shape, -1.0, dtype=dtype)
+    out = base[1]
+    if "q" in kwargs:
+        got = fn(a, kwargs.pop("q"), out=out, **kwargs)
+    else:
+        got = fn(a, out=out, **kwargs)
+    return base, got is out
 
 
 @pytest.mark.parametrize("dtype", ["int16", "uint8", "int64", "float16", "float32", "float64"])

@@ -193,11 +193,12 @@ def test_a_loop_of_traced_operations_keeps_memory_bounded():
     ref = weakref.ref((x * 3.0)._storage.version)
     gc.collect()
     assert ref() is None
+    pending = len(realize._pending._sweep())  # (on a GPU, x's own upload may still wait)
     for _ in range(20000):
         y = x * 1.5 + x
     numpy.testing.assert_array_equal(numpy.asarray(y), numpy.full(10, 2.5))
     gc.collect()
-    assert len(realize._pending._sweep()) == 0
+    assert len(realize._pending._sweep()) <= pending
     assert len(dag._interned) < 20000
 
 
