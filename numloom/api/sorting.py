@@ -483,6 +483,43 @@ def _median(kernels, a, axis, keepdims):
     return result.reshape(_keepdims_shape(a, axes)) if keepdims else result
 
 
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The median along ``axis`` of the elements that are not NaN (NaN, with NumPy's
+    RuntimeWarning, where a slice has none), as ``numpy.nanmedian``."""
+    kernels = _kernels(a)
+    if (kernels is None or not _native_out(out) or not a.size
+            or (a.dtype == _np.float16 and a.size < 600)):  # (NumPy's masked path rounds apart)
+        return call_numpy("nanmedian", _np.nanmedian, a, axis, out=out,
+                          overwrite_input=overwrite_input, keepdims=keepdims)  # fmt: skip
+    if a.dtype.kind != "f":
+        found = _median(kernels, a, axis, keepdims)
+    else:
+        found = _nanmedian(kernels, a, axis, keepdims)
+    return _into(found, out, "nanmedian", _np.nanmedian, a, axis,
+                 overwrite_input=overwrite_input, keepdims=keepdims)  # fmt: skip
+
+
+def _nanmedian(kernels, a, axis, keepdims):
+    import warnings
+
+    from .compositions import take_along_axis
+    from .elementwise import isnan, where
+    from .joins import stack
+    from .reductions import count_nonzero, mean
+
+    rows, axes = _reduced_last(a, axis)
+    s = _sorted_rows(kernels, rows)  # (NaNs last)
+    valid = count_nonzero(~isnan(rows), axis=-1)
+    if bool((valid == 0).any()):
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+    low, high = (valid - 1).clip(0, None) // 2, valid // 2
+    high = where(high < s.shape[-1], high, 0)
+    pair = take_along_axis(s, stack((low, high), axis=-1), axis=-1)
+    middle = pair[..., 0]  # (an odd count: the middle element itself, as NumPy takes it)
+    result = where(valid % 2 == 1, middle, mean(pair, axis=-1))
+    return result.reshape(_keepdims_shape(a, axes)) if keepdims else result
+
+
 def _lerp(a, b, t):
     """NumPy's ``_lerp``: ``a + (b - a) * t``, from ``b``'s side where ``t >= 0.5``."""
     from .elementwise import subtract, where
@@ -575,5 +612,5 @@ __all__ = [
     "sort", "sort_inplace", "argsort", "lexsort", "partition", "partition_inplace",
     "argpartition", "searchsorted", "digitize", "bincount", "histogram", "histogram2d",
     "unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "median",
-    "quantile", "percentile",
+    "quantile", "percentile", "nanmedian",
 ]  # fmt: skip

@@ -309,6 +309,12 @@ QUANTILES = {
     "percentile bad q": lambda xp, a: xp.percentile(a, [-1, 50]),
     "quantile bad method": lambda xp, a: xp.quantile(a, 0.5, method="middle"),
     "median bad axis": lambda xp, a: xp.median(a, axis=3),
+    "nanmedian": lambda xp, a: xp.nanmedian(a),
+    "nanmedian axis": lambda xp, a: xp.nanmedian(a, axis=1),
+    "nanmedian last axis": lambda xp, a: xp.nanmedian(a, axis=-1),
+    "nanmedian axes keepdims": lambda xp, a: xp.nanmedian(a, axis=(0, 2), keepdims=True),
+    "nanmedian odd": lambda xp, a: xp.nanmedian(a[:, :3], axis=1),
+    "nanmedian out": lambda xp, a: _returns_out(xp, a, xp.nanmedian, (4, 6), axis=2),
     "median out": lambda xp, a: _returns_out(xp, a, xp.median, (6, 5), axis=0),
     "median out int": lambda xp, a: _returns_out(xp, a, xp.median, (4, 5), "int32", axis=1),
     "median out of another shape": lambda xp, a: _returns_out(xp, a, xp.median, (5,), axis=0),
@@ -433,3 +439,18 @@ def test_the_device_compositions_use_numloom_operations_only(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error", numloom.NumloomFallbackWarning)
         _count_no_fallbacks()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_nanmedian_of_large_slices_and_its_warning(dtype, path):
+    host = data(dtype, (3, 700), nan=True)
+    host[1] = numpy.nan  # an all-NaN slice: NaN, and NumPy's RuntimeWarning
+    for axis in (1, None):
+        with pytest.warns(RuntimeWarning, match="All-NaN slice encountered") if axis else (
+                warnings.catch_warnings()):  # fmt: skip
+            got = numloom.nanmedian(numloom.asarray(host), axis=axis)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            want = numpy.nanmedian(host, axis=axis)
+        numpy.testing.assert_array_equal(numpy.asarray(got), want)
+        assert numpy.asarray(got).dtype == want.dtype
