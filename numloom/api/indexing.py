@@ -148,27 +148,59 @@ def unravel_positions(flat: ndarray, shape: tuple) -> list:
     return out[::-1]
 
 
-def _host_index(k):
-    """An index entry NumPy can check: host arrays as they are, numloom arrays evaluated."""
-    if isinstance(k, ndarray):
-        return k.get() if not k._storage.pending or k.dtype == bool else None
-    return k
+def _host_index(k, size=None):
+    """An index entry NumPy can check: host arrays as they are, numloom arrays evaluated. An
+    integer array on a GPU stays there: its bounds (against ``size``, the indexed axis's
+    length) are checked by its minimum and maximum, read back together; only an index out of
+    bounds comes to the host, for NumPy's own error naming the first bad entry."""
+    if not isinstance(k, ndarray):
+        return k
+    if k._storage.pending and k.dtype != bool:
+        return None
+    if k.device == "cpu" or k.dtype == bool or size is None or not k.size:
+        return k.get() if k.device == "cpu" or k.dtype == bool else _np.zeros(k.shape, k.dtype)
+    values = (k.min(), k.max())
+    realize.evaluate(*values)
+    low, high = (v.item() for v in values)
+    if low < -size or high >= size:
+        return k.get()
+    return _np.zeros(k.shape, k.dtype)
 
 
 def _validate(a: ndarray, key: tuple) -> tuple:
     """Run the key on a stand-in to get NumPy's errors and result shape."""
     entries = []
     alone = sum(1 for k in key if type(k) not in _BASIC and _is_advanced(k)) == 1
-    for k in key:
+    for k, axis in zip(key, _axes_of(key, a.ndim)):
         if isinstance(k, ndarray) and _checked_when_run(k) and k.dtype != bool:
             entries.append(_np.zeros(k.shape, k.dtype))  # bounds are checked when it runs
         elif alone and _is_bool_array(k) and isinstance(k, ndarray) and k.device != "cpu":
             # a GPU mask alone: only its shape can be wrong (its values stay on the device)
             entries.append(_np.zeros(k.shape, _np.bool_))
         else:
-            entries.append(_host_index(k))
+            entries.append(_host_index(k, None if axis is None or axis >= a.ndim else
+                                       a.shape[axis]))  # fmt: skip
     stand_in = _np.broadcast_to(_np.zeros((), _np.int8), a.shape)
     return stand_in[tuple(entries)].shape
+
+
+def _axes_of(key: tuple, ndim: int) -> list:
+    """For each entry of ``key``, the axis of the indexed array it indexes (None for
+    Ellipsis, None, booleans: those take no single axis)."""
+    def width(k):
+        if k is None or k is Ellipsis or isinstance(k, (bool, _np.bool_)):
+            return 0
+        if _is_bool_array(k):
+            return k.ndim
+        return 1
+
+    used = sum(width(k) for k in key)
+    axes, axis = [], 0
+    for k in key:
+        single = width(k) == 1 and not _is_bool_array(k)
+        axes.append(axis if single else None)
+        axis += (ndim - used) if k is Ellipsis else width(k)
+    return axes
 
 
 def _expand(key: tuple, ndim: int) -> list:

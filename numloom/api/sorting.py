@@ -502,7 +502,7 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 def _nanmedian(kernels, a, axis, keepdims):
     import warnings
 
-    from .compositions import take_along_axis
+    from .creation import arange
     from .elementwise import isnan, where
     from .joins import stack
     from .reductions import count_nonzero, mean
@@ -514,7 +514,10 @@ def _nanmedian(kernels, a, axis, keepdims):
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
     low, high = (valid - 1).clip(0, None) // 2, valid // 2
     high = where(high < s.shape[-1], high, 0)
-    pair = take_along_axis(s, stack((low, high), axis=-1), axis=-1)
+    n = s.shape[-1]
+    starts = arange(0, valid.size * n, n, dtype=_np.intp, device=a.device).reshape(valid.shape)
+    flat = s.reshape(-1)
+    pair = stack((flat[starts + low], flat[starts + high]), axis=-1)
     middle = pair[..., 0]  # (an odd count: the middle element itself, as NumPy takes it)
     result = where(valid % 2 == 1, middle, mean(pair, axis=-1))
     return result.reshape(_keepdims_shape(a, axes)) if keepdims else result

@@ -605,3 +605,24 @@ def test_compiled_empty_fancy_write_is_a_no_op(compiled):
     a[numpy.array([], numpy.intp)] = 5
     a[[]] += 1
     numpy.testing.assert_array_equal(a.get(), numpy.arange(6) * 2)
+
+
+@pytest.mark.skipif(numloom.get_device() == "cpu", reason="an index array on a GPU")
+def test_a_device_index_array_stays_on_the_device():
+    """An evaluated integer index on a GPU is checked by its minimum and maximum (two values
+    read back), not copied to the host; one out of bounds gets NumPy's error at the call."""
+    x = numloom.arange(100_000.0)
+    idx = numloom.arange(99_999, -1, -7) - 3  # (negatives count from the end)
+    numloom.evaluate(idx)
+    before = numloom.stats()["device_to_host_bytes"]
+    got = x[idx]
+    assert numloom.stats()["device_to_host_bytes"] - before <= 64
+    want = numpy.arange(100_000.0)[numpy.arange(99_999, -1, -7) - 3]
+    numpy.testing.assert_array_equal(got.get(), want)
+    bad = numloom.asarray(numpy.array([1, 100_000, 2]))
+    numloom.evaluate(bad * 1)
+    bad = bad * 1
+    numloom.evaluate(bad)
+    with pytest.raises(IndexError, match="index 100000 is out of bounds for axis 0 with size"):
+        x[bad]
+    numpy.testing.assert_array_equal(x[:3].get(), [0.0, 1.0, 2.0])  # (x keeps its value)
