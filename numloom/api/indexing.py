@@ -148,17 +148,23 @@ def unravel_positions(flat: ndarray, shape: tuple) -> list:
     return out[::-1]
 
 
+_READ_BACK = 4096  # device index arrays up to this many entries are read back to be checked
+
+
 def _host_index(k, size=None):
     """An index entry NumPy can check: host arrays as they are, numloom arrays evaluated. An
     integer array on a GPU stays there: its bounds (against ``size``, the indexed axis's
     length) are checked by its minimum and maximum, read back together; only an index out of
-    bounds comes to the host, for NumPy's own error naming the first bad entry."""
+    bounds comes to the host, for NumPy's own error naming the first bad entry. (A small one
+    is read back whole: as fast, and no kernel.)"""
     if not isinstance(k, ndarray):
         return k
     if k._storage.pending and k.dtype != bool:
         return None
-    if k.device == "cpu" or k.dtype == bool or size is None or not k.size:
-        return k.get() if k.device == "cpu" or k.dtype == bool else _np.zeros(k.shape, k.dtype)
+    if k.device == "cpu" or k.dtype == bool or k.size <= _READ_BACK:
+        return k.get()  # (a small index: one short copy, no kernel)
+    if size is None:
+        return _np.zeros(k.shape, k.dtype)
     values = (k.min(), k.max())
     realize.evaluate(*values)
     low, high = (v.item() for v in values)
