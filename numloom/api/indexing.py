@@ -175,19 +175,39 @@ def _host_index(k, size=None):
 
 def _validate(a: ndarray, key: tuple) -> tuple:
     """Run the key on a stand-in to get NumPy's errors and result shape."""
-    entries = []
+    entries, stand_ins = [], []  # (stand_ins: entries that stand for a device array's shape)
     alone = sum(1 for k in key if type(k) not in _BASIC and _is_advanced(k)) == 1
     for k, axis in zip(key, _axes_of(key, a.ndim)):
         if isinstance(k, ndarray) and _checked_when_run(k) and k.dtype != bool:
             entries.append(_np.zeros(k.shape, k.dtype))  # bounds are checked when it runs
+            stand_ins.append(len(entries) - 1)
         elif alone and _is_bool_array(k) and isinstance(k, ndarray) and k.device != "cpu":
             # a GPU mask alone: only its shape can be wrong (its values stay on the device)
             entries.append(_np.zeros(k.shape, _np.bool_))
         else:
             entries.append(_host_index(k, None if axis is None or axis >= a.ndim else
                                        a.shape[axis]))  # fmt: skip
+            if isinstance(k, ndarray) and k.device != "cpu" and k.dtype != bool:
+                stand_ins.append(len(entries) - 1)
     stand_in = _np.broadcast_to(_np.zeros((), _np.int8), a.shape)
+    if alone and len(stand_ins) == 1 and entries[stand_ins[0]].size > _READ_BACK:
+        return _shape_of_one_index(stand_in, entries, stand_ins[0])
     return stand_in[tuple(entries)].shape
+
+
+def _shape_of_one_index(stand_in, entries: list, at: int) -> tuple:
+    """The shape ``stand_in[entries]`` has, where ``entries[at]``, a large zero array, is the
+    key's one advanced index, found without indexing with it (that would take time in
+    proportion to its size): two small indices of its rank give the place of its dimensions."""
+    shape = entries[at].shape
+    probes = []
+    for size in (1, 2):
+        small = list(entries)
+        small[at] = _np.zeros((size,) * len(shape), entries[at].dtype)
+        probes.append(stand_in[tuple(small)].shape)
+    one, two = probes
+    start = next((d for d in range(len(one)) if one[d] != two[d]), 0)
+    return one[:start] + shape + one[start + len(shape):]
 
 
 def _axes_of(key: tuple, ndim: int) -> list:

@@ -626,3 +626,20 @@ def test_a_device_index_array_stays_on_the_device():
     with pytest.raises(IndexError, match="index 100000 is out of bounds for axis 0 with size"):
         x[bad]
     numpy.testing.assert_array_equal(x[:3].get(), [0.0, 1.0, 2.0])  # (x keeps its value)
+
+
+@pytest.mark.parametrize("shape, key, at", [
+    ((7, 5000), (slice(None), numpy.zeros(6000, numpy.intp)), 1),
+    ((7, 5000), (numpy.zeros((100, 50), numpy.intp),), 0),
+    ((3, 4, 5000), (1, None, Ellipsis, numpy.zeros((2, 3000), numpy.intp)), 3),
+    ((3, 4, 5000), (slice(1, 2), numpy.zeros(5000, numpy.intp), slice(None)), 1),
+    ((1, 1, 5000), (None, 0, numpy.zeros((1, 5000), numpy.intp), None), 2),
+])  # fmt: skip
+def test_the_shape_of_a_large_device_index_is_found_without_it(shape, key, at):
+    """A large index array on a GPU (only its shape on the host) gives the shape NumPy's
+    indexing gives, from two small probes of its rank."""
+    from numloom.api import indexing
+
+    stand_in = numpy.broadcast_to(numpy.zeros((), numpy.int8), shape)
+    want = stand_in[key].shape
+    assert indexing._shape_of_one_index(stand_in, list(key), at) == want
