@@ -5,18 +5,31 @@ A seeded program draws exactly the numbers it draws under NumPy, on either devic
 - On the CPU, NumPy draws them into memory that becomes numloom's (no copy).
 - On a GPU, a ``Generator`` over PCG64 (what ``default_rng`` makes) draws ``random``,
   ``uniform``, ``standard_normal``, ``normal``, ``standard_exponential``, ``exponential`` and
-  ``integers`` (``int64``, ``int32``) on the device, NumPy's stream bit for bit (``backends/cuda_random.py``), and moves its state
-  on as NumPy would. One exception: ziggurat tail samples (about 1 in 3,600 normals) take a
-  logarithm. numloom's is correctly rounded; the C library's, which NumPy calls, is not quite
-  (glibc's differs in about 1 of 1,200 of them), so about one sample in a few million may
-  differ from NumPy's in its last bit (as NumPy's own tails differ between C libraries).
+  ``integers`` (``int64``, ``int32``) on the device, NumPy's stream bit for bit
+  (``backends/cuda_random.py``), and moves its state on as NumPy would. One exception:
+  ziggurat tail samples (about 1 in 3,600 normals) take a logarithm. numloom's is correctly
+  rounded; the C library's, which NumPy calls, is not quite (glibc's differs in about 1 of
+  1,200 of them), so about one sample in a few million may differ from NumPy's in its last
+  bit (as NumPy's own tails differ between C libraries).
+- ``lognormal``, ``standard_cauchy``, ``gumbel``, ``laplace``, ``logistic``, ``rayleigh``,
+  ``weibull``, ``pareto``, ``power``, ``triangular`` and ``geometric`` take one of those draws
+  a sample, as NumPy's do: NumPy's formulas (``distributions.c``) over the device's draws, as
+  numloom operations that fuse with the sample's use. The stream is NumPy's; the device's
+  ``exp``, ``log`` and ``pow`` may round a last bit apart from the C library's. (NumPy draws
+  again where a double is exactly 0.0, in ``gumbel``, ``laplace`` and ``logistic``: one draw
+  in 2**53; numloom does not.)
+- ``choice``, ``permutation``, ``shuffle`` and ``permuted`` follow NumPy's order exactly:
+  Fisher-Yates is sequential, so NumPy's generator draws the order on the host (an index,
+  one entry per row) and the data is gathered on the device, never copied. A large
+  ``permutation(n)`` costs the host's time for it (about 0.5 s for 10**7).
+  ``choice`` with replacement draws on the device.
 - The legacy ``RandomState`` and ``np.random.*`` functions draw on a GPU from a Philox
   stream of the same seed (``api/philox.py``): their NumPy stream (MT19937) cannot jump
   ahead cheaply, so these numbers are not NumPy's. ``rand``, ``randn``, ``random_sample``,
   ``uniform``, ``standard_normal``, ``normal``, ``lognormal``, ``standard_exponential``,
   ``exponential``, ``standard_cauchy``, ``gumbel``, ``laplace``, ``logistic``, ``rayleigh``,
-  ``weibull``, ``pareto``, ``power``, ``geometric``, ``triangular``, ``randint``,
-  ``permutation`` and ``shuffle`` do;
+  ``weibull``, ``pareto``, ``power``, ``geometric``, ``triangular``, ``wald``, ``randint``,
+  ``random_integers``, ``choice``, ``permutation`` and ``shuffle`` do;
   ``NUMLOOM_RANDOM=philox`` draws them from Philox on the CPU too (the same numbers as on a
   GPU).
 - Everything else (other methods and bit generators, ``out=``, array-valued parameters,

@@ -164,13 +164,23 @@ def _host_index(k, size=None):
     if k.device == "cpu" or k.dtype == bool or k.size <= _READ_BACK:
         return k.get()  # (a small index: one short copy, no kernel)
     if size is None:
-        return _np.zeros(k.shape, k.dtype)
+        return _shape_only(k)
     values = (k.min(), k.max())
     realize.evaluate(*values)
     low, high = (v.item() for v in values)
     if low < -size or high >= size:
         return k.get()
-    return _np.zeros(k.shape, k.dtype)
+    return _shape_only(k)
+
+
+class _ShapeOnly(_np.ndarray):
+    """Zeros standing for a device index array whose values were checked without it (only
+    its shape matters to NumPy's indexing of the stand-in)."""
+
+
+def _shape_only(k):
+    """Zeros of ``k``'s shape and dtype, allocating nothing (one element, broadcast)."""
+    return _np.broadcast_to(_np.zeros((), k.dtype), k.shape).view(_ShapeOnly)
 
 
 def _validate(a: ndarray, key: tuple) -> tuple:
@@ -179,7 +189,7 @@ def _validate(a: ndarray, key: tuple) -> tuple:
     alone = sum(1 for k in key if type(k) not in _BASIC and _is_advanced(k)) == 1
     for k, axis in zip(key, _axes_of(key, a.ndim)):
         if isinstance(k, ndarray) and _checked_when_run(k) and k.dtype != bool:
-            entries.append(_np.zeros(k.shape, k.dtype))  # bounds are checked when it runs
+            entries.append(_shape_only(k))  # bounds are checked when it runs
             stand_ins.append(len(entries) - 1)
         elif alone and _is_bool_array(k) and isinstance(k, ndarray) and k.device != "cpu":
             # a GPU mask alone: only its shape can be wrong (its values stay on the device)
@@ -187,7 +197,7 @@ def _validate(a: ndarray, key: tuple) -> tuple:
         else:
             entries.append(_host_index(k, None if axis is None or axis >= a.ndim else
                                        a.shape[axis]))  # fmt: skip
-            if isinstance(k, ndarray) and k.device != "cpu" and k.dtype != bool:
+            if type(entries[-1]) is _ShapeOnly:
                 stand_ins.append(len(entries) - 1)
     stand_in = _np.broadcast_to(_np.zeros((), _np.int8), a.shape)
     if alone and len(stand_ins) == 1 and entries[stand_ins[0]].size > _READ_BACK:
