@@ -244,9 +244,7 @@ class _Generator(_Drawing):
         elif host_p is None:
             index = self.integers(0, population, size=shape, dtype=_np.int64)
         else:
-            cdf = _np.asarray(host_p, dtype=_np.float64).cumsum()
-            cdf /= cdf[-1]
-            index = nl.asarray(cdf).searchsorted(self.random(shape), side="right")
+            index = _by_probability(host_p, self.random(shape))
         return index if not isinstance(a, nl.ndarray) else a.take(index, axis=axis)
 
     def permutation(self, x, axis=0):
@@ -367,6 +365,14 @@ def _geometric_inversion(nl, e, p):
     """NumPy's ``random_geometric_inversion`` (p < 1/3) of a standard exponential."""
     z = nl.ceil(-e / _math.log1p(-p))
     return nl.where(z >= 9.223372036854776e18, _np.iinfo(_np.int64).max, z.astype(_np.int64))
+
+
+def _by_probability(p, u):
+    """``choice``'s picks of uniform doubles ``u`` (numloom's) by probabilities ``p`` (host):
+    NumPy's cumulative sum, normalized, searched on the device."""
+    cdf = _np.asarray(p, dtype=_np.float64).cumsum()
+    cdf /= cdf[-1]
+    return _nl().asarray(cdf).searchsorted(u, side="right")
 
 
 def _population(a, axis):
@@ -602,9 +608,7 @@ class _Legacy(_Drawing):
         elif host_p is None:
             index = self.randint(0, population, shape, dtype=_np.int64)
         else:
-            cdf = _np.asarray(host_p, dtype=_np.float64).cumsum()
-            cdf /= cdf[-1]
-            index = nl.asarray(cdf).searchsorted(self._u(shape), side="right")
+            index = _by_probability(host_p, self._u(shape))
         return index if not isinstance(a, nl.ndarray) else a[index]
 
     def permutation(self, x):
