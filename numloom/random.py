@@ -300,7 +300,7 @@ class _Generator(_Drawing):
         """The shape of a draw the device makes, or None where NumPy draws it on the host."""
         if size is None or out is not None or get_device() == "cpu":
             return None
-        if type(self._generator.bit_generator) is not _np.random.PCG64:
+        if not isinstance(self._generator.bit_generator, _np.random.PCG64):
             return None
         if _config.env("NUMLOOM_RANDOM", "") == "numpy":
             return None

@@ -1,0 +1,188 @@
+"""numloom arrays as Dask's chunks (``numloom/dask.py``): the ``"numloom"`` array backend, Dask's
+operations on numloom chunks against the same operations on NumPy chunks, fusion of a chunk's
+task chain into one kernel, the threaded and synchronous schedulers, and worker processes."""
+
+from __future__ import annotations
+
+import os
+
+import numpy
+import pytest
+
+import numloom
+
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+import numloom.dask  # noqa: E402,F401 (the lookups and serializers)
+
+HOST = numpy.random.default_rng(7).random((60, 40))
+
+
+def _pair(chunks=(15, 10)):
+    """The same data as a Dask array of numloom chunks and one of NumPy chunks."""
+    return (da.from_array(numloom.asarray(HOST), chunks=chunks),
+            da.from_array(HOST.copy(), chunks=chunks))  # fmt: skip
+
+
+def _same(got, want, rtol=1e-13):
+    assert isinstance(got, numloom.ndarray), type(got)
+    numpy.testing.assert_allclose(numpy.asarray(got), want, rtol=rtol, atol=1e-13)
+
+
+OPERATIONS = {
+    "blockwise": lambda x: (x * 2 + 1) ** 2 - x / 3,
+    "map_blocks": lambda x: x.map_blocks(lambda b: numpy.sin(b) + b.max()),
+    "map_overlap": lambda x: x.map_overlap(
+        lambda b: (b[:-2, 1:-1] + b[2:, 1:-1] + b[1:-1, :-2] + b[1:-1, 2:]) / 4
+        if b.shape[0] > 2 and b.shape[1] > 2 else b, depth=1, boundary="reflect",
+        trim=False).sum(),
+    "sum": lambda x: x.sum(),
+    "mean axis": lambda x: x.mean(axis=0),
+    "var std": lambda x: da.stack([x.var(axis=1), x.std(axis=1)]),
+    "max argmax": lambda x: da.stack([x.max(axis=0), x.argmax(axis=0).astype(float)]),
+    "cumsum": lambda x: x.cumsum(axis=1),
+    "rechunk": lambda x: x.rechunk((20, 40)) + 1,
+    "slicing": lambda x: x[5:47:3, ::-2],
+    "fancy": lambda x: x[[3, 1, 50, 2]],
+    "concatenate": lambda x: da.concatenate([x, x * 2], axis=1),
+    "stack": lambda x: da.stack([x, -x], axis=0),
+    "matmul": lambda x: x @ x.T,
+    "tensordot": lambda x: da.tensordot(x, x, axes=((0,), (0,))),
+    "einsum": lambda x: da.einsum("ij,ij->i", x, x),
+    "transpose reshape": lambda x: x.T.reshape(40 * 60),
+    "where": lambda x: da.where(x > 0.5, x, -x),
+    "percentile": lambda x: da.percentile(x[:, 0], [10, 50, 90]),
+}
+
+
+@pytest.mark.parametrize("op", list(OPERATIONS.values()), ids=list(OPERATIONS))
+def test_operations_on_numloom_chunks_are_numpys(op):
+    mine, theirs = _pair()
+    got = op(mine)
+    # (a 0-d result's meta is Dask's ``meta[()]``: a NumPy scalar, as NumPy's indexing gives)
+    assert got.ndim == 0 or isinstance(got._meta, numloom.ndarray)
+    _same(got.compute(scheduler="sync"), op(theirs).compute(scheduler="sync"))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: da.ones((50, 30), chunks=(20, 10)),
+    lambda: da.zeros(77, chunks=20, dtype="int32"),
+    lambda: da.full((9, 9), 2.5, chunks=4),
+    lambda: da.empty((5, 3), chunks=2) * 0,
+    lambda: da.arange(3, 50, 4, chunks=5),
+    lambda: da.arange(10, chunks=3, dtype="float32"),
+])  # fmt: skip
+def test_the_numloom_backend_makes_numloom_chunks(make):
+    with dask.config.set({"array.backend": "numloom"}):
+        made = make()
+    want = make().compute()  # (the NumPy backend)
+    assert isinstance(made._meta, numloom.ndarray)
+    got = made.compute()
+    assert got.dtype == want.dtype
+    _same(got, want, rtol=0)
+
+
+def test_the_backends_random_draws_are_numloom_chunks_of_numpys_streams():
+    with dask.config.set({"array.backend": "numloom"}):
+        rng = da.random.default_rng(42)
+        state = da.random.RandomState(3)
+    x = rng.standard_normal((1000, 10), chunks=(250, 10))
+    y = state.uniform(-1.0, 1.0, size=(400,), chunks=100)
+    assert isinstance(x._meta, numloom.ndarray) and isinstance(y._meta, numloom.ndarray)
+    want = da.random.default_rng(42).standard_normal((1000, 10), chunks=(250, 10)).compute()
+    _same(x.compute(), want, rtol=0)  # (each chunk: NumPy's stream of its spawned seed)
+    values = numpy.asarray(y.compute())
+    assert values.shape == (400,) and -1 <= values.min() and values.max() < 1
+
+
+def test_to_backend_moves_a_collection_to_numloom_and_back():
+    theirs = da.from_array(HOST, chunks=20)
+    mine = theirs.to_backend("numloom")
+    assert isinstance(mine._meta, numloom.ndarray)
+    _same(mine.sum().compute(), HOST.sum())
+    back = mine.to_backend("numpy")
+    assert isinstance(back.compute(), numpy.ndarray)
+
+
+def test_a_chunks_task_chain_is_one_kernel():
+    """Tasks return pending arrays and the next task traces on: computing a chain of
+    blockwise operations runs nothing, and its plan is one kernel per chunk (the whole chain,
+    fused) and one that joins them."""
+    host = numpy.random.default_rng(0).random(400_000)
+    source = numloom.asarray(host)
+    numloom.evaluate(source)
+    x = da.from_array(source, chunks=100_000)
+    chain = ((x * 2.0 + 1.0) ** 2 - x) / 3.0
+    before = numloom.stats()["kernels_launched"]
+    got = chain.compute(scheduler="sync")
+    assert numloom.stats()["kernels_launched"] == before  # (lazy: the tasks only traced)
+    plan = numloom.explain(got)
+    per_chunk = [k for k in plan.kernels if "divide" in str(k).split()[0]]
+    assert len(per_chunk) == x.numblocks[0]  # one kernel a chunk: its whole chain
+    assert len(plan.kernels) == x.numblocks[0] + 1  # and the join
+    numloom.evaluate(got)
+    numpy.testing.assert_allclose(got.get(), ((host * 2 + 1) ** 2 - host) / 3, rtol=1e-15)
+
+
+@pytest.mark.parametrize("scheduler", ["threads", "sync"])
+def test_schedulers_compute_numloom_chunks_as_numpys(scheduler):
+    """Dask's threaded scheduler runs numloom tasks in several threads at once."""
+    host = numpy.random.default_rng(1).random((400, 300))
+    mine = da.from_array(numloom.asarray(host), chunks=(50, 60))
+    theirs = da.from_array(host, chunks=(50, 60))
+
+    def program(x):
+        y = da.exp(-x) * 3 + x.mean(axis=0)
+        return (y @ y.T).sum(axis=1) + y.std()
+
+    for _ in range(3):
+        got = program(mine).compute(scheduler=scheduler)
+        _same(got, program(theirs).compute(scheduler="sync"), rtol=1e-12)
+
+
+def test_a_chunk_serializes_as_its_buffer():
+    """Between worker processes a chunk travels as a header and a frame of its bytes (not
+    pickled data), and arrives as a numloom array."""
+    from distributed.protocol import deserialize, serialize
+
+    x = numloom.asarray(HOST) * 2
+    header, frames = serialize(x, serializers=("dask",))
+    assert header["serializer"] == "dask"
+    assert sum(memoryview(f).nbytes for f in frames) >= HOST.nbytes
+    back = deserialize(header, frames)
+    assert isinstance(back, numloom.ndarray)
+    numpy.testing.assert_array_equal(back.get(), HOST * 2)
+
+
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, silence_logs=50)  # fmt: skip
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def test_worker_processes_compute_numloom_chunks(client):
+    mine, theirs = _pair(chunks=(20, 40))
+    got = client.compute((mine * 3 + 1).sum(axis=0)).result()
+    _same(got, (theirs * 3 + 1).sum(axis=0).compute())
+
+
+def test_a_worker_that_dies_mid_computation_is_recovered(client, tmp_path):
+    """A worker process dies while running a task; Dask retries it on a new worker and
+    numloom recomputes its chunk."""
+    marker, here = tmp_path / "died-once", os.getpid()
+
+    def dies_once(block):
+        if os.getpid() != here and not marker.exists():  # (Dask may call it here for a meta)
+            marker.write_text("x")
+            os._exit(1)
+        return block * 2
+
+    mine, theirs = _pair(chunks=(30, 40))
+    future = client.compute(mine.map_blocks(dies_once, meta=numloom.empty((0, 0))).sum(),
+                            retries=2)  # fmt: skip
+    _same(future.result(timeout=120), (theirs * 2).sum().compute())
+    assert marker.exists()
