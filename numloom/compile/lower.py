@@ -424,7 +424,7 @@ def _lower(kernel: Kernel) -> Lowered:
         ir = _lower_scatter_at(low, kernel)
     elif kernel.outputs[-1].op is Op.SCAN and len(kernel.outputs) == 1:
         ir = _lower_scan(low, kernel)
-    elif kernel.kind == "reduce" and reduces == list(kernel.outputs):
+    elif kernel.kind == "reduce" and len(reduces) == 1 and reduces == list(kernel.outputs):
         ir = _lower_reduce(low, kernel)
     elif reduces:
         ir = _lower_row(low, kernel)

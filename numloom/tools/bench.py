@@ -536,6 +536,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if "--dask" in argv:  # the chunked workloads on Dask (``tools/bench_dask.py``)
+        from .bench_dask import main as dask_main
+
+        return dask_main(argv)
     args = parse_args(argv)
     import numloom
 

@@ -302,3 +302,29 @@ def test_an_out_of_bounds_index_in_a_compiled_gather_raises_at_the_sync():
     with pytest.raises(IndexError, match="index 8 is out of bounds for axis 0 with size 8"):
         c.get()
     numpy.testing.assert_array_equal(fine.get(), numpy.arange(8.0) * 2)
+
+
+@pytest.mark.parametrize("n", [16, 1000, 300_000])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_full_reductions_sharing_their_work_are_each_computed(n, dtype):
+    """Two whole-array sums of values that share an expensive step (a select over an exp)
+    are one kernel, and each output is its own sum (a kernel once stored only the first)."""
+    host = numpy.random.default_rng(3).uniform(5, 30, n)
+    other = numpy.random.default_rng(4).uniform(1, 100, n)
+
+    def program(xp, a, b):
+        d = a - 10.0
+        w = 1.0 - xp.exp(-d * d / 2.0)
+        c = xp.where(d < 0, 1.0 - w, w)
+        if dtype == "int64":
+            return (a * c > 3).sum(), (b * c > 3).sum(), (c > 0.5).sum()
+        return (a * c).astype(dtype).sum(), (b * c).astype(dtype).sum(), c.astype(dtype).max()
+
+    want = program(numpy, host, other)
+    a, b = nl.asarray(host), nl.asarray(other)
+    nl.evaluate(a, b)
+    n_kernels, got = kernels_for(lambda: program(nl, a, b))  # (the sync evaluates them)
+    assert n_kernels == 1
+    for g, w in zip(got, want):
+        numpy.testing.assert_allclose(numpy.asarray(g), w, rtol=1e-5 if dtype == "float32"
+                                      else 1e-12)  # fmt: skip

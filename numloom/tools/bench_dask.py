@@ -1,0 +1,208 @@
+"""``python -m numloom bench --dask``: chunked workloads on Dask, with NumPy chunks, numloom
+chunks and (on a GPU, where CuPy is installed) CuPy chunks, in one run.
+
+Each workload is one Dask program, run unchanged on each backend (``dask.config.set({"array.
+backend": ...})``); its inputs are drawn inside the graph, chunk by chunk, so a size larger
+than the device's memory streams through it. numloom's results are checked against the NumPy
+backend's (Dask's own chunks, same seeds, same task graph). The table gives the median wall
+time of the computes after a first one, with Dask's threaded scheduler.
+
+Workloads: Black-Scholes (reduced to the sums of calls and puts), a Jacobi stencil through
+``map_overlap``, a row softmax, and k-means (centers computed each iteration).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import numpy as np
+
+SIZES = {  # per workload: the problem and its chunks, by --sizes
+    "small": {"blackscholes": (10**6, 2.5 * 10**5), "jacobi": (512, 256, 5),
+              "softmax": ((4096, 256), 1024), "kmeans": (10**5, 2.5 * 10**4, 5)},
+    "default": {"blackscholes": (2 * 10**7, 5 * 10**6), "jacobi": (2048, 1024, 10),
+                "softmax": ((65536, 512), 8192), "kmeans": (2 * 10**6, 5 * 10**5, 5)},
+    "large": {"blackscholes": (4 * 10**9, 10**8), "jacobi": (16384, 4096, 10),
+              "softmax": ((10**6, 1024), 10**5), "kmeans": (10**8, 10**7, 5)},
+}  # fmt: skip
+
+
+def _cnd(da, d):
+    a1, a2, a3, a4, a5 = 0.31938153, -0.356563782, 1.781477937, -1.821255978, 1.330274429
+    k = 1.0 / (1.0 + 0.2316419 * abs(d))
+    w = 1.0 - 1.0 / np.sqrt(2 * np.pi) * da.exp(-d * d / 2.0) * (
+        a1 * k + a2 * k**2 + a3 * k**3 + a4 * k**4 + a5 * k**5)  # fmt: skip
+    return da.where(d < 0, 1.0 - w, w)
+
+
+def blackscholes(da, n, chunk, r=0.02, v=0.30):
+    """Black-Scholes over ``n`` float32 options drawn in the graph: the sums of the calls
+    and of the puts (a result that fits anywhere)."""
+    rng = da.random.default_rng(1)
+    S = rng.uniform(5.0, 30.0, n, chunks=chunk).astype(np.float32)
+    X = rng.uniform(1.0, 100.0, n, chunks=chunk).astype(np.float32)
+    T = rng.uniform(0.25, 10.0, n, chunks=chunk).astype(np.float32)
+    sqrt_t = da.sqrt(T)
+    d1 = (da.log(S / X) + (r + 0.5 * v * v) * T) / (v * sqrt_t)
+    d2 = d1 - v * sqrt_t
+    c1, c2 = _cnd(da, d1), _cnd(da, d2)
+    exp_rt = da.exp(-r * T)
+    call = S * c1 - X * exp_rt * c2
+    put = X * exp_rt * (1.0 - c2) - S * (1.0 - c1)
+    return da.stack([call.sum(dtype=np.float64), put.sum(dtype=np.float64)])
+
+
+def _jacobi_step(block):
+    out = block.copy()
+    out[1:-1, 1:-1] = 0.2 * (block[1:-1, 1:-1] + block[:-2, 1:-1] + block[2:, 1:-1]
+                             + block[1:-1, :-2] + block[1:-1, 2:])  # fmt: skip
+    return out
+
+
+def jacobi(da, n, chunk, iterations):
+    """Jacobi sweeps over an ``n`` x ``n`` grid with a hot edge; ``map_overlap`` brings each
+    chunk its neighbours' rows and columns (the grid's own edges stay fixed)."""
+    grid = da.zeros((n, n), chunks=chunk, dtype=np.float64)
+    grid = da.concatenate([da.ones((1, n), chunks=(1, chunk)), grid[1:]], axis=0)
+    for _ in range(iterations):
+        grid = grid.map_overlap(_jacobi_step, depth=1, boundary="none")
+    return grid[:: max(1, n // 64), :: max(1, n // 64)]
+
+
+def softmax(da, shape, chunk):
+    """A row softmax of a ``shape`` float32 matrix drawn in the graph, rows in chunks: its
+    column sums (every row's probabilities, summed)."""
+    x = da.random.default_rng(2).standard_normal(shape, chunks=(chunk, shape[1]),
+                                                 dtype=np.float32)  # fmt: skip
+    e = da.exp(x - x.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)).sum(axis=0)
+
+
+def kmeans(da, n, chunk, iterations, k=8, dims=4):
+    """k-means over ``n`` float32 points in ``dims`` dimensions drawn in the graph; each
+    iteration computes the ``k`` centers (small) and broadcasts them to every chunk."""
+    pts = da.random.default_rng(3).random((n, dims), chunks=(chunk, dims), dtype=np.float32)
+    centers = pts[:k].compute()
+    ids = np.arange(k)
+    for _ in range(iterations):
+        d = ((pts[:, None, :] - centers[None, :, :]) ** 2).sum(axis=2)
+        labels = d.argmin(axis=1)
+        onehot = (labels[:, None] == ids[None, :]).astype(np.float32)
+        counts, sums = da.compute(onehot.sum(axis=0), onehot.T @ pts)
+        centers = sums / np.maximum(counts, 1)[:, None]
+    return centers
+
+
+def _programs(sizes: dict) -> dict:
+    b, j, s, m = sizes["blackscholes"], sizes["jacobi"], sizes["softmax"], sizes["kmeans"]
+    return {
+        "blackscholes": (f"{b[0]:.0e} f32", lambda da: blackscholes(da, b[0], int(b[1]))),
+        "jacobi": (f"{j[0]}^2 x{j[2]}", lambda da: jacobi(da, j[0], j[1], j[2])),
+        "softmax": (f"{s[0][0]}x{s[0][1]} f32", lambda da: softmax(da, s[0], s[1])),
+        "kmeans": (f"{m[0]:.0e}x4 k=8 x{m[2]}", lambda da: kmeans(da, m[0], int(m[1]), m[2])),
+    }
+
+
+def _host(x) -> np.ndarray:
+    if hasattr(x, "get") and not isinstance(x, np.ndarray):
+        return np.asarray(x.get())
+    return np.asarray(x)
+
+
+def _run(program, backend: str, repeat: int):
+    """``(result on the host, median ms, first ms)`` of ``program`` on Dask's ``backend``."""
+    import dask
+    import dask.array as da
+
+    def once():
+        with dask.config.set({"array.backend": backend, "scheduler": "threads"}):
+            made = program(da)
+            result = made.compute() if hasattr(made, "compute") else made
+        return _host(result)  # (the wait: a value on the host)
+
+    start = time.perf_counter()
+    result = once()
+    first = 1e3 * (time.perf_counter() - start)
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        once()
+        times.append(1e3 * (time.perf_counter() - start))
+    return result, statistics.median(times), first
+
+
+def _backends(device: str) -> list:
+    found = ["numpy", "numloom"]
+    if device != "cpu":
+        try:
+            import cupy
+
+            cupy.cuda.runtime.getDeviceCount()
+            found.append("cupy")
+        except Exception:  # noqa: BLE001 (CuPy not installed, or no GPU for it)
+            pass
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m numloom bench --dask",
+                                     description=__doc__.splitlines()[0])  # fmt: skip
+    parser.add_argument("--dask", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--device", choices=["cpu", "cuda"], help="default: numloom's default")
+    parser.add_argument("--sizes", choices=list(SIZES), default="default")
+    parser.add_argument("--only", help="comma-separated workloads, e.g. jacobi,kmeans")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--skip-numpy", action="store_true",
+                        help="leave out Dask on NumPy chunks (its large sizes take minutes)")
+    args = parser.parse_args(argv)
+    try:
+        import dask  # noqa: F401
+    except ImportError:
+        print("bench --dask needs Dask: pip install 'numloom[dask]'", file=sys.stderr)
+        return 2
+    import numloom
+    import numloom.dask  # noqa: F401 (Dask's lookups for numloom chunks)
+
+    if args.device:
+        numloom.set_device(args.device)
+    device = numloom.get_device()
+    backends = _backends(device)
+    if args.skip_numpy:
+        backends.remove("numpy")
+    programs = _programs(SIZES[args.sizes])
+    only = set(args.only.split(",")) if args.only else set(programs)
+    print(f"numloom bench --dask on {device}; sizes {args.sizes}; Dask's threaded scheduler; "
+          f"median of {args.repeat} computes after the first (ms)\n")  # fmt: skip
+    header = ["workload", "size", *[f"Dask+{b}" for b in backends]]
+    others = [b for b in backends if b != "numloom"]
+    header += [f"numloom vs {b}" for b in others] + ["numloom first", "check"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    failed = []
+    for name, (size, program) in programs.items():
+        if name not in only:
+            continue
+        results, medians, first = {}, {}, None
+        for backend in backends:
+            results[backend], medians[backend], started = _run(program, backend, args.repeat)
+            if backend == "numloom":
+                first = started
+        reference = results.get("numpy", results.get("cupy"))
+        ok = reference is None or np.allclose(results["numloom"], reference, rtol=2e-4,
+                                                atol=1e-6 * float(np.abs(reference).max()))  # fmt: skip
+        if not ok:
+            failed.append(name)
+        cells = [name, size, *[f"{medians[b]:.1f}" for b in backends]]
+        cells += [f"{medians['numloom'] / medians[b]:.2f}x" for b in others]
+        cells += [f"{first:.0f}", "OK" if ok else "DIFFERS"]
+        print("| " + " | ".join(cells) + " |", flush=True)
+    if failed:
+        print(f"numloom's results differ from NumPy's on: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
