@@ -328,8 +328,17 @@ def _row_space(n: Node):
 
 
 def _mergeable(a: Node, b: Node) -> bool:
+    """Whether kernels ending in ``a`` and ``b`` can be one kernel: they walk one space. Not
+    two whole-array reductions: as one kernel they would be a single row, run by one thread
+    (one block on a GPU); the work they share is stored once and each reduces in parallel."""
     space = _row_space(a)
-    return space is not None and space == _row_space(b)
+    if space is None or space != _row_space(b):
+        return False
+    return not (_whole(a) and _whole(b))
+
+
+def _whole(n: Node) -> bool:
+    return n.op is Op.REDUCE and n.shape == () and n.srcs[0].ndim > 0
 
 
 def schedule(roots: list, device: str = "cpu", order: list | None = None) -> Plan:
@@ -350,7 +359,9 @@ def schedule(roots: list, device: str = "cpu", order: list | None = None) -> Pla
             if _cheap(n, why):
                 continue
             roots_here = [by_id[k] for k in kernels]
-            if all(_mergeable(roots_here[0], r) for r in roots_here) and not _depends(roots_here):
+            mergeable = all(_mergeable(x, y) for i, x in enumerate(roots_here)
+                            for y in roots_here[i + 1:])  # fmt: skip
+            if mergeable and not _depends(roots_here):
                 rep = min(kernels)
                 for k, v in list(group.items()) + [(k, k) for k in kernels]:
                     if v in kernels:

@@ -307,8 +307,9 @@ def test_an_out_of_bounds_index_in_a_compiled_gather_raises_at_the_sync():
 @pytest.mark.parametrize("n", [16, 1000, 300_000])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
 def test_full_reductions_sharing_their_work_are_each_computed(n, dtype):
-    """Two whole-array sums of values that share an expensive step (a select over an exp)
-    are one kernel, and each output is its own sum (a kernel once stored only the first)."""
+    """Whole-array sums of values that share an expensive step (a select over an exp): the
+    shared values are stored once, each sum reduces them in parallel, and each output is its
+    own sum (a kernel of several such sums once stored only the first)."""
     host = numpy.random.default_rng(3).uniform(5, 30, n)
     other = numpy.random.default_rng(4).uniform(1, 100, n)
 
@@ -324,7 +325,7 @@ def test_full_reductions_sharing_their_work_are_each_computed(n, dtype):
     a, b = nl.asarray(host), nl.asarray(other)
     nl.evaluate(a, b)
     n_kernels, got = kernels_for(lambda: program(nl, a, b))  # (the sync evaluates them)
-    assert n_kernels == 1
+    assert n_kernels <= 4  # (the shared step, then a reduction each)
     for g, w in zip(got, want):
         numpy.testing.assert_allclose(numpy.asarray(g), w, rtol=1e-5 if dtype == "float32"
                                       else 1e-12)  # fmt: skip
