@@ -186,3 +186,15 @@ def test_a_worker_that_dies_mid_computation_is_recovered(client, tmp_path):
                             retries=2)  # fmt: skip
     _same(future.result(timeout=120), (theirs * 2).sum().compute())
     assert marker.exists()
+
+
+def test_the_dask_benchmark_runs_and_checks_its_results(capsys):
+    """``python -m numloom bench --dask`` at its small sizes: every workload on Dask with
+    NumPy chunks and with numloom chunks, numloom's results checked against NumPy's."""
+    from numloom.tools import bench
+
+    assert bench.main(["--dask", "--sizes", "small", "--repeat", "1"]) == 0
+    table = capsys.readouterr().out
+    for name in ("blackscholes", "jacobi", "softmax", "kmeans"):
+        row = next(line for line in table.splitlines() if line.startswith(f"| {name} "))
+        assert row.rstrip().endswith("| OK |")
