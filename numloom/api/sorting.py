@@ -523,6 +523,95 @@ def _nanmedian(kernels, a, axis, keepdims):
     return result.reshape(_keepdims_shape(a, axes)) if keepdims else result
 
 
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                keepdims=False, *, weights=None):  # fmt: skip
+    """The ``q``-th quantiles along ``axis`` of the elements that are not NaN, as
+    ``numpy.nanquantile``."""
+    return _nan_order_statistic("nanquantile", _np.nanquantile, 1, "Quantiles must be in the "
+                                "range [0, 1]", a, q, axis, out, overwrite_input, method,
+                                keepdims, weights)  # fmt: skip
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                  keepdims=False, *, weights=None):  # fmt: skip
+    """The ``q``-th percentiles along ``axis`` of the elements that are not NaN, as
+    ``numpy.nanpercentile``."""
+    return _nan_order_statistic("nanpercentile", _np.nanpercentile, 100, "Percentiles must be "
+                                "in the range [0, 100]", a, q, axis, out, overwrite_input,
+                                method, keepdims, weights)  # fmt: skip
+
+
+def _nan_order_statistic(name, fn, scale, message, a, q, axis, out, overwrite_input, method,
+                         keepdims, weights):  # fmt: skip
+    kernels = _kernels(a)
+    if kernels is None or not _native_out(out) or weights is not None or not a.size:
+        return call_numpy(name, fn, a, q, axis, out=out, overwrite_input=overwrite_input,
+                          method=method, keepdims=keepdims, weights=weights)  # fmt: skip
+    weak_q = type(q) in (int, float)
+    fraction = _np.asanyarray(_np.true_divide(_host(q), scale) if scale != 1 else _host(q))
+    if not _quantiles._quantile_is_valid(fraction):
+        raise ValueError(message)
+    if a.dtype.kind == "f":
+        found = _nanquantile(kernels, a, fraction, axis, method, keepdims, weak_q)
+    else:  # (no NaN to leave out: the quantile itself)
+        found = _quantile(kernels, a, fraction, axis, method, keepdims, weak_q)
+    return _into(found, out, name, fn, a, q, axis, overwrite_input=overwrite_input,
+                 method=method, keepdims=keepdims)  # fmt: skip
+
+
+def _nanquantile(kernels, a, q, axis, method, keepdims, weak_q):
+    """``_quantile`` of each row's numbers (its NaNs left out): NumPy's index arithmetic for
+    each row's count, on the host (the counts read back: one value a row), the sort and the
+    gathers on the device."""
+    import warnings
+
+    from .elementwise import isnan, subtract, where
+    from .reductions import count_nonzero
+
+    if q.ndim > 2:
+        raise ValueError("q must be a scalar or 1d")
+    try:
+        props = _quantiles._QuantileMethods[method]
+    except KeyError:
+        raise ValueError(f"{method!r} is not a valid method. Use one of: "
+                         f"{_quantiles._QuantileMethods.keys()}") from None  # fmt: skip
+    rows, axes = _reduced_last(a, axis)
+    s = _sorted_rows(kernels, rows)  # (NaNs last)
+    length, kept = s.shape[-1], s.shape[:-1]
+    counts = count_nonzero(~isnan(rows), axis=-1).get().reshape(-1, 1)
+    if (counts == 0).any():
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
+    n = _np.maximum(counts, 1)  # (an all-NaN row's result is NaN: any index will do)
+    fractions = q.reshape(1, -1)
+    virtual = _np.asanyarray(props["get_virtual_index"](n, fractions))
+    starts = _np.arange(counts.size).reshape(-1, 1) * length
+
+    def at(indices):  # each row's elements at these positions among its numbers
+        indices = _np.where(indices < 0, indices + n, indices).astype(_np.intp)
+        flat = asarray((starts + indices).reshape(-1), device=a.device)
+        return s.reshape(-1)[flat].reshape(indices.shape)
+
+    if props["fix_gamma"] is None or (method == "linear" and virtual.dtype.kind in "iu"):
+        result = at(virtual)
+    else:
+        previous, following = _quantiles._get_indexes(_np.empty(0, a.dtype), virtual, n)
+        gamma = _quantiles._get_gamma(virtual, previous, props)
+        low, high = at(previous), at(following)
+        weak = _np.result_type(a.dtype, 1.0) if weak_q else _np.float64  # (a Python float's)
+        t = asarray(gamma.astype(weak), device=a.device)
+        rest = asarray((1 - gamma).astype(weak), device=a.device)
+        diff = high - low
+        lerp = low + diff * t
+        upper = subtract(high, diff * rest, dtype=lerp.dtype, casting="unsafe")
+        result = where(asarray(gamma >= 0.5, device=a.device), upper, lerp)
+    nan = asarray(counts == 0, device=a.device)
+    result = where(nan, _np.nan, result).astype(result.dtype, copy=False)
+    result = result.T.reshape(q.shape + kept)
+    if keepdims:
+        result = result.reshape(q.shape + _keepdims_shape(a, axes))
+    return result
+
+
 def _lerp(a, b, t):
     """NumPy's ``_lerp``: ``a + (b - a) * t``, from ``b``'s side where ``t >= 0.5``."""
     from .elementwise import subtract, where
@@ -615,5 +704,5 @@ __all__ = [
     "sort", "sort_inplace", "argsort", "lexsort", "partition", "partition_inplace",
     "argpartition", "searchsorted", "digitize", "bincount", "histogram", "histogram2d",
     "unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "median",
-    "quantile", "percentile", "nanmedian",
+    "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile",
 ]  # fmt: skip
