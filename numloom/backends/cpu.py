@@ -135,6 +135,14 @@ class _Target(pipeline.Target):
 
         return pipeline.symbol_of(render(ir))
 
+    def precompile(self, sources: dict, device: str) -> None:
+        from ..compile.compiler import c_compiler, c_loaded, compile_all, compile_c
+
+        c_compiler()  # (found once, before the threads)
+        new = [(src, symbol) for symbol, src in sources.items() if not c_loaded(src)]
+        if len(new) > 1:
+            compile_all(lambda src, symbol: compile_c(src, name_hint=symbol, symbol=symbol), new)
+
     def load(self, source: str, symbol: str, device: str):
         from ..compile.compiler import compile_c
 

@@ -101,6 +101,18 @@ class _Target(pipeline.Target):
     def render(self, ir) -> tuple:
         return _source(ir)
 
+    def precompile(self, sources: dict, device: str) -> None:
+        """NVRTC compiles the new kernels on threads (it needs no context); they load in
+        this thread, where the device's context is current."""
+        if not _usable():
+            return
+        from ..compile.compiler import compile_all, compile_cuda
+
+        state = _get(device)
+        new = [(src, symbol) for symbol, src in sources.items() if symbol not in state.functions]
+        if len(new) > 1:
+            compile_all(lambda src, symbol: compile_cuda(src, state.arch, name_hint=symbol), new)
+
     def load(self, source: str, symbol: str, device: str):
         # no functions where CUDA is not usable: the plan is only shown
         # (``numloom.explain(..., target="cuda")``)

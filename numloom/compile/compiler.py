@@ -175,8 +175,7 @@ def compile_c(source: str, *, name_hint: str = "kernel", symbol: str | None = No
 
     cc, version = c_compiler()
     _load_openmp_runtime()
-    key = cache.make_key("c", source, cc, version, " ".join(C_FLAGS + C_LIBS), host_cpu(),
-                         _include_digest(source))  # fmt: skip
+    key = _c_key(source, cc, version)
     lib = _loaded.get(key)
     if lib is None:
         lib = _load_cached(key, name_hint)
@@ -191,6 +190,33 @@ def compile_c(source: str, *, name_hint: str = "kernel", symbol: str | None = No
         count("kernels_compiled")
     _loaded[key] = lib
     return lib
+
+
+def compile_all(compile_one, sources: list) -> None:
+    """Run ``compile_one(source, symbol)`` for each ``(source, symbol)`` on threads, at most one
+    a core (a C compiler runs as its own process and NVRTC releases the GIL, so several
+    compile at once); the first error is raised."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if len(sources) < 2:
+        for source, symbol in sources:
+            compile_one(source, symbol)
+        return
+    with ThreadPoolExecutor(min(len(sources), os.cpu_count() or 1),
+                            thread_name_prefix="numloom-compile") as pool:  # fmt: skip
+        for _ in pool.map(lambda item: compile_one(*item), sources):
+            pass
+
+
+def c_loaded(source: str) -> bool:
+    """Whether C ``source`` is compiled and loaded in this process already."""
+    cc, version = c_compiler()
+    return _c_key(source, cc, version) in _loaded
+
+
+def _c_key(source: str, cc: str, version: str) -> str:
+    return cache.make_key("c", source, cc, version, " ".join(C_FLAGS + C_LIBS), host_cpu(),
+                          _include_digest(source))  # fmt: skip
 
 
 _runtime_loaded = False

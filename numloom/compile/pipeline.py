@@ -66,6 +66,10 @@ class Target:
         cannot load code on this machine (the plan is only shown)."""
         raise NotImplementedError
 
+    def precompile(self, sources: dict, device: str) -> None:
+        """Compile a new plan's kernel sources (``{symbol: source}``, each distinct) before
+        they load one by one, at once where the target can (``load`` then finds them)."""
+
     def program(self, plan: Plan, compiled: list, order: list, roots: list, device: str):
         """The target's program: launch steps over ``plan``'s kernels, compiled as
         ``compiled`` says."""
@@ -101,25 +105,43 @@ def symbol_of(body: str) -> tuple:
 
 def compile_kernel(k: Kernel, target: Target, device: str) -> Compiled:
     """One plan kernel: lowered, rendered in the target's dialect, compiled and loaded."""
+    return _loaded(_prepared(k, target, device), target, device)
+
+
+def _prepared(k: Kernel, target: Target, device: str) -> tuple:
+    """``(compiled, None, None, None)`` for a kernel the target runs its own way or NumPy
+    runs, else ``(None, lowered, source, symbol)``: lowered and rendered, not yet compiled."""
     special = target.special(k, device)
     if special is not None:
-        return special
+        return special, None, None, None
     try:
         lowered = lower(k)
     except Unsupported as why:
         if config.DEBUG >= 2:
             print(f"numloom: {k.name} runs through NumPy on the host: {why}", file=sys.stderr)
-        return Compiled()
+        return Compiled(), None, None, None
     if config.DEBUG >= 3:
         print(f"numloom: kernel IR of {k.name}:\n{lowered.kernel}", file=sys.stderr)
     source, symbol = target.render(replace(lowered.kernel, name="KERNEL"))
+    return None, lowered, source, symbol
+
+
+def _loaded(prepared: tuple, target: Target, device: str) -> Compiled:
+    done, lowered, source, symbol = prepared
+    if done is not None:
+        return done
     return Compiled(target.load(source, symbol, device), source, lowered)
 
 
 def build(order: list, roots: list, device: str, target: Target):
-    """The target's program evaluating ``roots`` (uncached)."""
+    """The target's program evaluating ``roots`` (uncached). Its kernels are lowered and
+    rendered first, then the new ones compile together (``Target.precompile``), then load."""
     plan = schedule(roots, device, order)
-    compiled = [compile_kernel(k, target, device) for k in plan.kernels]
+    prepared = [_prepared(k, target, device) for k in plan.kernels]
+    sources = {p[3]: p[2] for p in prepared if p[0] is None}
+    if len(sources) > 1:
+        target.precompile(sources, device)
+    compiled = [_loaded(p, target, device) for p in prepared]
     program = target.program(plan, compiled, order, roots, device)
     if config.DEBUG >= 2:
         print(_describe(program.plan), file=sys.stderr)

@@ -225,8 +225,12 @@ def register_plan_cache(cache) -> None:
     _plan_caches.add(cache)
 
 
+_COUNTING = threading.Lock()  # (kernels compile on several threads at once)
+
+
 def count(name: str, n: int = 1) -> None:
-    _STATS[name] += n
+    with _COUNTING:
+        _STATS[name] += n
 
 
 def count_fallback(name: str) -> None:

@@ -445,3 +445,55 @@ def _check_small_kernels():
     )
     values = numpy.array([1.0, 2.0, 3.0, 0.5, 7.25])
     numpy.testing.assert_array_equal(numloom.sin(numloom.asarray(values)).get(), numpy.sin(values))
+
+
+def test_a_new_plans_kernels_compile_together_once_each(monkeypatch):
+    """A new plan's kernels compile at once, on threads (``compile_all``), each distinct
+    source once; they load after, and the plan runs as NumPy computes."""
+    batches = []
+    original = compiler.compile_all
+
+    def spy(compile_one, sources):
+        batches.append([symbol for _, symbol in sources])
+        return original(compile_one, sources)
+
+    monkeypatch.setattr(compiler, "compile_all", spy)
+    host = numpy.random.default_rng(0).random((64, 48))
+    x = numloom.asarray(host)
+    before = numloom.stats()
+    got = (numloom.exp(x) / numloom.exp(x).sum(axis=1, keepdims=True), x.cumsum(axis=0),
+           x.argmax(axis=1), numloom.sqrt(x) @ x.T)  # fmt: skip
+    numloom.evaluate(*got)
+    compiled, _ = counters(before)
+    if not batches:
+        pytest.skip("no C compiler: kernels run through NumPy")
+    assert len(batches) == 1 and len(batches[0]) == len(set(batches[0])) >= 3
+    assert compiled == len(batches[0])
+    numpy.testing.assert_allclose(got[0].get(), numpy.exp(host) / numpy.exp(host).sum(
+        axis=1, keepdims=True), rtol=1e-14)  # fmt: skip
+    numpy.testing.assert_allclose(got[1].get(), host.cumsum(axis=0), rtol=1e-14)
+    numpy.testing.assert_array_equal(got[2].get(), host.argmax(axis=1))
+    numpy.testing.assert_allclose(got[3].get(), numpy.sqrt(host) @ host.T, rtol=1e-12)
+    again = numloom.stats()
+    numloom.evaluate(*(numloom.exp(x) / numloom.exp(x).sum(axis=1, keepdims=True),
+                       x.cumsum(axis=0), x.argmax(axis=1), numloom.sqrt(x) @ x.T))  # fmt: skip
+    assert counters(again)[0] == 0 and len(batches) == 1  # (cached: nothing compiles)
+
+
+@needs_nvrtc
+def test_nvrtc_compiles_on_several_threads_at_once():
+    """The GPU's new kernels compile on threads (NVRTC needs no context); each source is
+    compiled once and gives the code a lone compile gives."""
+    sources = [(f'#include "numloom.h"\nextern "C" __global__ void k{i}(float *x) '
+                f'{{ x[threadIdx.x] = {i}.0f * x[threadIdx.x]; }}\n', f"k{i}")
+               for i in range(6)]  # fmt: skip
+    codes = {}
+    before = numloom.stats()
+
+    def one(source, symbol):
+        codes[symbol] = compiler.compile_cuda(source, "sm_90", name_hint=symbol)
+
+    compiler.compile_all(one, sources)
+    assert counters(before) == (6, 0) and len(codes) == 6
+    compiler._cuda_codes.clear()
+    assert compiler.compile_cuda(sources[2][0], "sm_90", name_hint="k2") == codes["k2"]
