@@ -31,6 +31,7 @@ from .core.device import CudaError, DeviceError, OutOfMemoryError  # noqa: F401
 from .core.device import device, get_device, set_device  # noqa: F401
 from .compile.compiler import CompileError  # noqa: F401
 from .tools.explain import explain  # noqa: F401
+from .tools.visualize import visualize  # noqa: F401
 from .core.jit import jit  # noqa: F401
 from .api.fallback import NumloomFallbackWarning, module_getattr  # noqa: F401
 from .api.numpy_api import *  # noqa: F403
