@@ -526,12 +526,52 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--sizes", choices=list(SIZES), default="default")
     parser.add_argument("--append-md", metavar="FILE", help="append the table to a markdown log")
     parser.add_argument("--plot", metavar="FILE.png", help="bar chart of speedups (matplotlib)")
+    parser.add_argument("--json", metavar="FILE", help="write the results as JSON (see "
+                        "write_json for the schema)")  # fmt: skip
     parser.add_argument("--no-probes", action="store_true",
                         help="skip Black-Scholes' first call in new processes and peak memory")  # fmt: skip
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
     return args
+
+
+def _number(x):
+    """A float for JSON: NaN (not measured) as null."""
+    return None if x is None or x != x else round(float(x), 6)
+
+
+def _timing(t: Timing | None) -> dict | None:
+    if t is None:
+        return None
+    return {"first_ms": _number(t.first_ms), "median_ms": _number(t.median_ms),
+            "kernels_per_run": _number(t.kernels_per_run), "fallbacks": dict(t.fallbacks),
+            "error": t.error}  # fmt: skip
+
+
+def write_json(path: str, rows: list, peer_names: list, device_text: str, argv: list,
+               footnotes: list) -> None:  # fmt: skip
+    """The run as JSON: ``{"numloom", "numpy", "device", "command", "notes", "rows": [{
+    "workload", "size", "ok", "problems", "numpy", "numloom", "peers": {name: timing},
+    "floor_ms"}]}``, each timing ``{"first_ms", "median_ms", "kernels_per_run", "fallbacks",
+    "error"}`` (null where not measured; ``numloom.jit`` is a peer)."""
+    import json
+
+    import numloom
+
+    document = {
+        "numloom": numloom.__version__, "numpy": np.__version__, "device": device_text,
+        "command": ["python", "-m", "numloom", "bench", *argv], "notes": list(footnotes),
+        "rows": [{
+            "workload": r.case.name, "size": r.case.size, "ok": r.ok,
+            "problems": list(r.problems), "numpy": _timing(r.numpy),
+            "numloom": _timing(r.numloom),
+            "peers": {name: _timing(r.peers.get(name)) for name in peer_names},
+            "floor_ms": _number(r.floor_ms),
+        } for r in rows],
+    }  # fmt: skip
+    with open(path, "w") as f:
+        json.dump(document, f, indent=1)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -606,6 +646,8 @@ def main(argv: list[str] | None = None) -> int:
         append_markdown(args.append_md, lines, footnotes, device_text, argv)
     if args.plot:
         plot(args.plot, rows, peer_names, f"numloom bench, {device_text}")
+    if args.json:
+        write_json(args.json, rows, peer_names, device_text, argv, footnotes)
     failed = [f"{r.case.name} {r.case.size}" for r in rows if not r.ok]
     if failed:
         print(f"numloom FAILED on: {', '.join(failed)}", file=sys.stderr)
