@@ -18,6 +18,7 @@ import warnings
 
 import numpy as _np
 
+from ..core import config
 from ..core.realize import count_fallback
 from . import writes
 
@@ -176,7 +177,47 @@ def call_numpy(name: str, fn, *args, **kwargs):
             _warn_once(name, "cupy")
             return made
     _warn_once(name)
-    return writes.run(fn, args, kwargs, written, device)
+    moved = _bytes_moved()
+    try:
+        return writes.run(fn, args, kwargs, written, device)
+    finally:
+        _BYTES[name] = _BYTES.get(name, 0) + _bytes_moved() - moved
+
+
+_BYTES: dict = {}  # function name -> bytes its round trips copied between device and host
+
+
+def _bytes_moved() -> int:
+    from ..core.realize import _STATS
+
+    return _STATS["device_to_host_bytes"] + _STATS["host_to_device_bytes"]
+
+
+def summary() -> str:
+    """Each function that made a device round trip: how often, and the bytes it copied (what
+    ``NUMLOOM_DEBUG=1`` prints at exit); empty when none did."""
+    from ..core.realize import stats
+
+    counts = stats()["fallbacks"]
+    if not counts:
+        return ""
+    lines = ["numloom: functions that ran through NumPy or CuPy (calls, bytes copied between "
+             "device and host):"]  # fmt: skip
+    for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        lines.append(f"  {name}: {n} call(s), {_BYTES.get(name, 0):,} bytes")
+    return "\n".join(lines)
+
+
+def _print_summary() -> None:
+    text = summary()
+    if text:
+        print(text, file=sys.stderr)
+
+
+if config.DEBUG >= 1:
+    import atexit
+
+    atexit.register(_print_summary)
 
 
 def call_numpy_quietly(fn, args, kwargs, written=()):

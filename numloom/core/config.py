@@ -12,7 +12,8 @@ VERSION = "0.1.0"  # numloom.__version__ (and pyproject.toml's)
 
 VARIABLES = {
     "NUMLOOM_DEVICE": "default device: cpu, cuda or cuda:N (default: cuda when usable, else cpu)",
-    "NUMLOOM_DEBUG": "1 launches and timings, 2 plans and kernel splits, 3 kernel IR, "
+    "NUMLOOM_DEBUG": "1 launches and timings (and at exit, the functions that made device "
+    "round trips, with the bytes they copied), 2 plans and kernel splits, 3 kernel IR, "
     "4 generated source, 5 PTX/assembly",
     "NUMLOOM_CACHE_DIR": "compile cache directory (default: $XDG_CACHE_HOME/numloom)",
     "NUMLOOM_CACHE_MAX_BYTES": "the compile cache's size limit; least recently used entries go "

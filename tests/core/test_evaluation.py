@@ -423,3 +423,24 @@ def test_an_evaluated_version_is_freed_at_once_without_the_garbage_collector():
             old = weakref.ref(grid._storage.version.arg)
     finally:
         gc.enable()
+
+
+def test_numloom_debug_prints_the_round_trips_at_exit():
+    """``NUMLOOM_DEBUG=1``: at exit, each function that made a device round trip, how often,
+    and the bytes it copied."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import numloom\n"
+              "from numloom.api import fallback\n"
+              "fallback._warn_once('roots'); fallback._warn_once('roots')\n"
+              "fallback._BYTES['roots'] = 4096\n")  # fmt: skip
+    run = subprocess.run([sys.executable, "-W", "ignore", "-c", script], capture_output=True,
+                         text=True, env={**os.environ, "NUMLOOM_DEBUG": "1"})  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "functions that ran through NumPy or CuPy" in run.stderr
+    assert "  roots: 2 call(s), 4,096 bytes" in run.stderr
+    quiet = subprocess.run([sys.executable, "-W", "ignore", "-c", script], capture_output=True,
+                           text=True, env={**os.environ, "NUMLOOM_DEBUG": "0"})  # fmt: skip
+    assert "functions that ran through" not in quiet.stderr
