@@ -18,6 +18,7 @@ from ..compile.render_cuda import NARROW, has_narrow
 from ..core import config, fperrors
 from ..core.dag import Op, buffer_of, structure
 from ..core.device import CudaError
+from ..core.ranges import phase
 from ..core.realize import Buffer, count
 from . import cublas, reference
 from .cpu import positions
@@ -47,7 +48,8 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
         start = time.perf_counter() if config.DEBUG >= 1 else 0.0
         first = program.steps[segment[0]]
         if _on_gpu(first):
-            _run_kernels(program, segment, order, values, device, pos)
+            with phase("numloom: launch"):
+                _run_kernels(program, segment, order, values, device, pos)
         elif first.kernel.kind == "library" and _matmul_library() is not None:
             _matmul(program, segment[0], order, values, device)
         else:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 
 from ..core import config
 from ..core.dag import structure_key
+from ..core.ranges import phase
 from ..core.realize import count, register_plan_cache
 from .lower import Lowered, Unsupported, lower
 from .schedule import Kernel, Plan, schedule, skeleton, skeleton_kernel
@@ -136,12 +137,14 @@ def _loaded(prepared: tuple, target: Target, device: str) -> Compiled:
 def build(order: list, roots: list, device: str, target: Target):
     """The target's program evaluating ``roots`` (uncached). Its kernels are lowered and
     rendered first, then the new ones compile together (``Target.precompile``), then load."""
-    plan = schedule(roots, device, order)
-    prepared = [_prepared(k, target, device) for k in plan.kernels]
-    sources = {p[3]: p[2] for p in prepared if p[0] is None}
-    if len(sources) > 1:
-        target.precompile(sources, device)
-    compiled = [_loaded(p, target, device) for p in prepared]
+    with phase("numloom: plan"):
+        plan = schedule(roots, device, order)
+        prepared = [_prepared(k, target, device) for k in plan.kernels]
+    with phase("numloom: compile"):
+        sources = {p[3]: p[2] for p in prepared if p[0] is None}
+        if len(sources) > 1:
+            target.precompile(sources, device)
+        compiled = [_loaded(p, target, device) for p in prepared]
     program = target.program(plan, compiled, order, roots, device)
     if config.DEBUG >= 2:
         print(_describe(program.plan), file=sys.stderr)

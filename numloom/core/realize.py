@@ -18,6 +18,7 @@ import numpy as _np
 
 from . import config
 from .dag import Node, Op, node, prod, snapshot_items, toposort
+from .ranges import phase
 
 
 class Buffer:
@@ -457,7 +458,8 @@ def _evaluate_locked(storages: list, device: str) -> None:
         _devices_used.add(device)
         start = time.perf_counter()
         try:
-            results = backend.run(roots, device)
+            with phase("numloom: evaluate"):
+                results = backend.run(roots, device)
         except DataError as failure:
             _quarantine(storages, failure)
             remaining = [s for s in storages if s.error is None and s.pending]

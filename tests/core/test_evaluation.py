@@ -444,3 +444,27 @@ def test_numloom_debug_prints_the_round_trips_at_exit():
     quiet = subprocess.run([sys.executable, "-W", "ignore", "-c", script], capture_output=True,
                            text=True, env={**os.environ, "NUMLOOM_DEBUG": "0"})  # fmt: skip
     assert "functions that ran through" not in quiet.stderr
+
+
+def test_phases_are_nvtx_ranges_where_nvtx_is_installed(monkeypatch):
+    """With the ``nvtx`` package, planning, compiling and evaluating are NVTX ranges of the
+    domain ``numloom`` (Nsight Systems shows them beside the kernels)."""
+    import contextlib
+
+    from numloom.core import ranges
+
+    seen = []
+
+    class FakeNvtx:
+        @staticmethod
+        def annotate(message, domain):
+            seen.append((message, domain))
+            return contextlib.nullcontext()
+
+    monkeypatch.setattr(ranges, "_nvtx", FakeNvtx)
+    x = nl.asarray(numpy.arange(37.0))
+    nl.evaluate(nl.sin(x) * 3.25 - nl.cos(x) / 7.5)  # (a new plan: planned and compiled)
+    names = [m for m, d in seen if d == "numloom"]
+    assert {"numloom: plan", "numloom: compile", "numloom: evaluate"} <= set(names)
+    monkeypatch.setattr(ranges, "_nvtx", None)
+    assert ranges.phase("numloom: evaluate") is ranges.phase("numloom: plan")  # (one no-op)
