@@ -124,7 +124,15 @@ def _prepared(k: Kernel, target: Target, device: str) -> tuple:
     if config.DEBUG >= 3:
         print(f"numloom: kernel IR of {k.name}:\n{lowered.kernel}", file=sys.stderr)
     source, symbol = target.render(replace(lowered.kernel, name="KERNEL"))
-    return None, lowered, source, symbol
+    named = f"nl_{_hint(lowered.kernel.kind, k.name)}_{symbol[3:]}"  # (nl_map_divide_<hash>)
+    return None, lowered, source.replace(symbol, named), named
+
+
+def _hint(kind: str, name: str) -> str:
+    """A short readable part of a kernel's symbol: its kind and the operation that ends it
+    (``map_divide``, ``reduce_sum``), for profilers' timelines."""
+    op = name.split("_", 1)[-1]  # (plan kernel names are k<i>_<operation>)
+    return "_".join(filter(None, (kind, "".join(c for c in op if c.isalnum() or c == "_")[:24])))
 
 
 def _loaded(prepared: tuple, target: Target, device: str) -> Compiled:

@@ -329,3 +329,18 @@ def test_full_reductions_sharing_their_work_are_each_computed(n, dtype):
     for g, w in zip(got, want):
         numpy.testing.assert_allclose(numpy.asarray(g), w, rtol=1e-5 if dtype == "float32"
                                       else 1e-12)  # fmt: skip
+
+
+def test_kernel_symbols_say_what_they_do():
+    """A kernel's symbol carries its kind and the operation that ends it before its hash
+    (``nl_map_multiply_<hash>``, ``nl_reduce_sum_<hash>``): readable on a profiler's
+    timeline, for the CPU's C and the GPU's CUDA alike."""
+    import re
+
+    x = nl.asarray(numpy.arange(10.0))
+    for target in ("cpu", "cuda"):
+        plan = nl.explain(nl.exp(x) * 2, (x * x).sum(), target=target)
+        names = [re.search(r"void (?:__launch_bounds__\(\d+\) )?(nl_\w+?)(?:_part)?\(",
+                           k.source).group(1) for k in plan.kernels]  # fmt: skip
+        assert re.fullmatch(r"nl_map_multiply_[0-9a-f]{16}", names[0]), names
+        assert re.fullmatch(r"nl_reduce_sum_[0-9a-f]{16}", names[1]), names
