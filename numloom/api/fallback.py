@@ -53,10 +53,9 @@ def _user_frame():
 
 
 _HOW = {
-    "numpy": "runs through NumPy on the host (numloom has no native {name}): its inputs are "
-    "evaluated first, its results and whatever it writes come back into numloom's arrays",
-    "cupy": "runs through CuPy on the GPU (numloom has no native {name}): its inputs are "
-    "evaluated first and handed to CuPy without a copy; whatever it writes stays written",
+    "numpy": "runs through NumPy on the host: {data} copied device -> host -> device; writes "
+    "come back into numloom's arrays",
+    "cupy": "runs through CuPy on the GPU: {data} handed over without a copy, not fused",
 }
 
 # What NumPy functions and methods write besides ``out=``: their arguments at these positions
@@ -76,19 +75,29 @@ WRITES = {
 }
 
 
-def _warn_once(name: str, how: str = "numpy") -> None:
+def _warn_once(name: str, how: str = "numpy", nbytes: int | None = None) -> None:
+    """Count a device round trip of ``name`` and say so once, in one line at the user's
+    line: the function, the way it ran, and the bytes of numloom data it took."""
     count_fallback(name)
     if (name, how) in _warned:
         return
     _warned.add((name, how))
     frame = _user_frame()
     filename, lineno = (frame.f_code.co_filename, frame.f_lineno) if frame else ("numloom", 0)
+    data = "its data" if nbytes is None else _size_text(nbytes)
     warnings.warn_explicit(
-        f"numloom.{name} {_HOW[how].format(name=name)} (this warning is shown once)",
+        f"numloom.{name} {_HOW[how].format(data=data)} (shown once)",
         NumloomFallbackWarning,
         filename,
         lineno,
     )
+
+
+def _size_text(nbytes: int) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if nbytes >= size:
+            return f"{nbytes / size:.1f} {unit}"
+    return f"{nbytes} bytes"
 
 
 def to_numpy(x):
@@ -167,6 +176,7 @@ def call_numpy(name: str, fn, *args, **kwargs):
     device = _device_of(args, kwargs)
     if device in (None, "cpu"):  # NumPy on numloom's own memory: native, nothing copied
         return writes.run(fn, args, kwargs, written, device)
+    nbytes = sum(a.nbytes for a in writes.arrays_in((args, kwargs)))
     cupy_fn = _cupy_function(name)
     if cupy_fn is not None:
         try:
@@ -174,9 +184,9 @@ def call_numpy(name: str, fn, *args, **kwargs):
         except Exception:  # noqa: BLE001 (what CuPy does not take, NumPy may: on the host)
             pass
         else:
-            _warn_once(name, "cupy")
+            _warn_once(name, "cupy", nbytes)
             return made
-    _warn_once(name)
+    _warn_once(name, "numpy", nbytes)
     moved = _bytes_moved()
     try:
         return writes.run(fn, args, kwargs, written, device)

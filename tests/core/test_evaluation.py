@@ -468,3 +468,15 @@ def test_phases_are_nvtx_ranges_where_nvtx_is_installed(monkeypatch):
     assert {"numloom: plan", "numloom: compile", "numloom: evaluate"} <= set(names)
     monkeypatch.setattr(ranges, "_nvtx", None)
     assert ranges.phase("numloom: evaluate") is ranges.phase("numloom: plan")  # (one no-op)
+
+
+def test_a_round_trip_warning_is_one_line_naming_the_function_and_its_cost():
+    fallback._warned.discard(("roots", "numpy"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fallback._warn_once("roots", "numpy", 3_200_000)
+    (warning,) = [w for w in caught if issubclass(w.category, nl.NumloomFallbackWarning)]
+    text = str(warning.message)
+    assert "\n" not in text and len(text) < 160
+    assert text.startswith("numloom.roots runs through NumPy on the host: 3.2 MB copied "
+                           "device -> host -> device")  # fmt: skip
