@@ -27,3 +27,16 @@ def test_the_json_has_every_row_and_timing(tmp_path, capsys):
             assert timing is None or set(timing) == TIMING
         assert row["numloom"]["median_ms"] > 0 and row["numloom"]["kernels_per_run"] >= 1
         assert "numloom.jit" in row["peers"]
+
+
+def test_the_plot_is_a_png_of_the_speedups(tmp_path, capsys):
+    """``--plot FILE.png``: log-scale bars of each engine's speedup over NumPy (matplotlib,
+    the [viz] extra)."""
+    import pytest
+
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "bench.png"
+    assert bench.main(["--sizes", "small", "--only", "saxpy", "--repeat", "1", "--no-probes",
+                       "--plot", str(path)]) == 0  # fmt: skip
+    assert f"wrote {path}" in capsys.readouterr().out
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 5000

@@ -44,6 +44,7 @@ def test_kernels_are_clusters_of_their_operations():
     edges = re.findall(r"^\t(\w+) -> (\w+)$", source, flags=re.M)
     declared = set(re.findall(r"^\t+(\w+) \[label=", source, flags=re.M))
     assert edges and all(a in declared and b in declared for a, b in edges)
+    assert hasattr(numloom.visualize(softmax), "_repr_mimebundle_")  # (inline in Jupyter)
     numloom.evaluate(softmax, total)  # (drawing evaluated nothing; this does)
 
 
