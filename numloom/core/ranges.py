@@ -1,5 +1,5 @@
-"""NVTX ranges around numloom's phases: planning, compiling, evaluating, and each launch of a
-CUDA graph. Where the ``nvtx`` package is installed, Nsight Systems shows them on its timeline
+"""NVTX ranges around numloom's phases: tracing (from one evaluation to the next), planning,
+compiling, evaluating, and each launch of a CUDA graph. Where the ``nvtx`` package is installed, Nsight Systems shows them on its timeline
 beside the kernels they launch (domain ``numloom``); without it nothing is recorded and a phase
 costs one shared, empty context."""
 
@@ -11,8 +11,7 @@ _NULL = contextlib.nullcontext()
 _nvtx: object = False  # the nvtx module, None where it is not installed (False: not looked)
 
 
-def phase(name: str):
-    """A context marking phase ``name`` ("numloom: compile", ...) on Nsight's timeline."""
+def _module():
     global _nvtx
     if _nvtx is False:
         try:
@@ -20,6 +19,29 @@ def phase(name: str):
         except ImportError:
             nvtx = None
         _nvtx = nvtx
-    if _nvtx is None:
+    return _nvtx
+
+
+def phase(name: str):
+    """A context marking phase ``name`` ("numloom: compile", ...) on Nsight's timeline."""
+    nvtx = _module()
+    if nvtx is None:
         return _NULL
-    return _nvtx.annotate(name, domain="numloom")
+    return nvtx.annotate(name, domain="numloom")
+
+
+_tracing = None  # the open "numloom: trace" range
+
+
+def tracing(start: bool) -> None:
+    """End the open tracing range (an evaluation begins), or start one (it ended): Python's
+    tracing of operations shows between the evaluations."""
+    global _tracing
+    nvtx = _module()
+    if nvtx is None:
+        return
+    if _tracing is not None:
+        nvtx.end_range(_tracing)
+        _tracing = None
+    if start:
+        _tracing = nvtx.start_range(message="numloom: trace", domain="numloom")

@@ -18,7 +18,7 @@ import numpy as _np
 
 from . import config
 from .dag import Node, Op, node, prod, snapshot_items, toposort
-from .ranges import phase
+from .ranges import phase, tracing
 
 
 class Buffer:
@@ -448,6 +448,7 @@ def _evaluate(storages: list, device: str) -> None:
 def _evaluate_locked(storages: list, device: str) -> None:
     global _flushing
     _flushing = True
+    tracing(False)
     try:
         # Sorting by creation keeps the plan's structure, and so its cache key, deterministic.
         storages.sort(key=lambda s: s.seq)
@@ -485,6 +486,7 @@ def _evaluate_locked(storages: list, device: str) -> None:
                 _pending.discard(s)
     finally:
         _flushing = False
+        tracing(True)
 
 
 def plan_for(roots: list, device: str):

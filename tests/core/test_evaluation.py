@@ -461,11 +461,24 @@ def test_phases_are_nvtx_ranges_where_nvtx_is_installed(monkeypatch):
             seen.append((message, domain))
             return contextlib.nullcontext()
 
+        @staticmethod
+        def start_range(message, domain):
+            seen.append((message, domain))
+            return len(seen)
+
+        @staticmethod
+        def end_range(handle):
+            seen.append(("end", handle))
+
     monkeypatch.setattr(ranges, "_nvtx", FakeNvtx)
+    monkeypatch.setattr(ranges, "_tracing", None)
     x = nl.asarray(numpy.arange(37.0))
     nl.evaluate(nl.sin(x) * 3.25 - nl.cos(x) / 7.5)  # (a new plan: planned and compiled)
+    nl.evaluate(nl.sin(x) * 2.0)
     names = [m for m, d in seen if d == "numloom"]
     assert {"numloom: plan", "numloom: compile", "numloom: evaluate"} <= set(names)
+    traces = [i + 1 for i, (m, _) in enumerate(seen) if m == "numloom: trace"]
+    assert len(traces) >= 2 and ("end", traces[0]) in seen  # (tracing between evaluations)
     monkeypatch.setattr(ranges, "_nvtx", None)
     assert ranges.phase("numloom: evaluate") is ranges.phase("numloom: plan")  # (one no-op)
 
