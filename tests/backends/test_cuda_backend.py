@@ -623,7 +623,7 @@ def test_cuda_launch_arguments_match_the_rendered_signatures(make):
         pattern = r"__global__ void __launch_bounds__\(\d+\) (\w+)\(([^)]*)\)"
         launched = {cuda_launch._narrow_name(name, "32") if recipe.narrow else name
                     for name, _, _ in recipe.launches + recipe.aligned}  # fmt: skip
-        symbol = re.search(r"nl_[0-9a-f]{16}", step.kernel.source)[0]
+        symbol = re.search(r"nl_\w*?_[0-9a-f]{16}", step.kernel.source)[0]  # (nl_<hint>_<hash>)
         heads = dict(re.findall(pattern, step.kernel.source))
         for name in launched:
             head = heads[name.replace("KERNEL", symbol)]
