@@ -559,6 +559,17 @@ def _nan_order_statistic(name, fn, scale, message, a, q, axis, out, overwrite_in
                  method=method, keepdims=keepdims)  # fmt: skip
 
 
+def _method(q, method: str) -> dict:
+    """NumPy's description of quantile ``method``, with NumPy's errors for it and for ``q``."""
+    if q.ndim > 2:
+        raise ValueError("q must be a scalar or 1d")
+    try:
+        return _quantiles._QuantileMethods[method]
+    except KeyError:
+        raise ValueError(f"{method!r} is not a valid method. Use one of: "
+                         f"{_quantiles._QuantileMethods.keys()}") from None  # fmt: skip
+
+
 def _nanquantile(kernels, a, q, axis, method, keepdims, weak_q):
     """``_quantile`` of each row's numbers (its NaNs left out): NumPy's index arithmetic for
     each row's count, on the host (the counts read back: one value a row), the sort and the
@@ -568,13 +579,7 @@ def _nanquantile(kernels, a, q, axis, method, keepdims, weak_q):
     from .elementwise import isnan, subtract, where
     from .reductions import count_nonzero
 
-    if q.ndim > 2:
-        raise ValueError("q must be a scalar or 1d")
-    try:
-        props = _quantiles._QuantileMethods[method]
-    except KeyError:
-        raise ValueError(f"{method!r} is not a valid method. Use one of: "
-                         f"{_quantiles._QuantileMethods.keys()}") from None  # fmt: skip
+    props = _method(q, method)
     rows, axes = _reduced_last(a, axis)
     s = _sorted_rows(kernels, rows)  # (NaNs last)
     length, kept = s.shape[-1], s.shape[:-1]
@@ -630,13 +635,7 @@ def _quantile(kernels, a, q, axis, method, keepdims, weak_q):
     from .elementwise import isnan, where
     from .shapes import moveaxis
 
-    if q.ndim > 2:
-        raise ValueError("q must be a scalar or 1d")
-    try:
-        props = _quantiles._QuantileMethods[method]
-    except KeyError:
-        raise ValueError(f"{method!r} is not a valid method. Use one of: "
-                         f"{_quantiles._QuantileMethods.keys()}") from None  # fmt: skip
+    props = _method(q, method)
     rows, axes = _reduced_last(a, axis)
     s = _sorted_rows(kernels, rows)
     n, kept = s.shape[-1], s.ndim - 1
