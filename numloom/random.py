@@ -184,9 +184,10 @@ class _Generator(_Drawing):
                                lambda nl, e, scale: scale * nl.sqrt(2.0 * e))
 
     def weibull(self, a, size=None):
-        if _scalars(a) and float(a) == 0.0 and self._device_shape(size) is not None:
+        shape = self._device_shape(size)
+        if shape is not None and _scalars(a) and float(a) == 0.0:
             self._generator.weibull(a, size=0)  # (NumPy's checks; a == 0 draws nothing)
-            return _nl().zeros(self._device_shape(size))
+            return _nl().zeros(shape)
         return self._transform("weibull", (a,), size, "exponential",
                                lambda nl, e, a: nl.power(e, 1.0 / a))
 
@@ -378,9 +379,7 @@ def _by_probability(p, u):
 def _population(a, axis):
     """The population size ``choice`` samples from (an int, or the length of a numloom array
     along ``axis``), or None where NumPy takes the call (other inputs, NumPy's errors)."""
-    import sys
-
-    nl = sys.modules[__name__.rsplit(".", 1)[0]]
+    nl = _nl()
     if isinstance(a, (int, _np.integer)) and not isinstance(a, bool):
         return int(a) if a > 0 else None
     if isinstance(a, nl.ndarray) and a.ndim and isinstance(axis, (int, _np.integer)) and (

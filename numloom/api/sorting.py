@@ -527,31 +527,34 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
                 keepdims=False, *, weights=None):  # fmt: skip
     """The ``q``-th quantiles along ``axis`` of the elements that are not NaN, as
     ``numpy.nanquantile``."""
-    return _nan_order_statistic("nanquantile", _np.nanquantile, 1, "Quantiles must be in the "
-                                "range [0, 1]", a, q, axis, out, overwrite_input, method,
-                                keepdims, weights)  # fmt: skip
+    return _order_statistic("nanquantile", _np.nanquantile, 1, "Quantiles must be in the "
+                            "range [0, 1]", True, a, q, axis, out, overwrite_input, method,
+                            keepdims, weights)  # fmt: skip
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                   keepdims=False, *, weights=None):  # fmt: skip
     """The ``q``-th percentiles along ``axis`` of the elements that are not NaN, as
     ``numpy.nanpercentile``."""
-    return _nan_order_statistic("nanpercentile", _np.nanpercentile, 100, "Percentiles must be "
-                                "in the range [0, 100]", a, q, axis, out, overwrite_input,
-                                method, keepdims, weights)  # fmt: skip
+    return _order_statistic("nanpercentile", _np.nanpercentile, 100, "Percentiles must be "
+                            "in the range [0, 100]", True, a, q, axis, out, overwrite_input,
+                            method, keepdims, weights)  # fmt: skip
 
 
-def _nan_order_statistic(name, fn, scale, message, a, q, axis, out, overwrite_input, method,
-                         keepdims, weights):  # fmt: skip
+def _order_statistic(name, fn, scale, message, skip_nans, a, q, axis, out, overwrite_input,
+                     method, keepdims, weights):  # fmt: skip
+    """NumPy's ``fn`` (quantile, percentile and their nan-versions: ``q`` divided by ``scale``,
+    ``message`` for one out of range) on the device where it can run there, else NumPy's."""
     kernels = _kernels(a)
-    if kernels is None or not _native_out(out) or weights is not None or not a.size:
+    if (kernels is None or not _native_out(out) or weights is not None
+            or (skip_nans and not a.size)):  # (NumPy's nanmean answers an empty one)  # fmt: skip
         return call_numpy(name, fn, a, q, axis, out=out, overwrite_input=overwrite_input,
                           method=method, keepdims=keepdims, weights=weights)  # fmt: skip
     weak_q = type(q) in (int, float)
     fraction = _np.asanyarray(_np.true_divide(_host(q), scale) if scale != 1 else _host(q))
     if not _quantiles._quantile_is_valid(fraction):
         raise ValueError(message)
-    if a.dtype.kind == "f":
+    if skip_nans and a.dtype.kind == "f":
         found = _nanquantile(kernels, a, fraction, axis, method, keepdims, weak_q)
     else:  # (no NaN to leave out: the quantile itself)
         found = _quantile(kernels, a, fraction, axis, method, keepdims, weak_q)
@@ -667,36 +670,18 @@ def _quantile(kernels, a, q, axis, method, keepdims, weak_q):
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
              keepdims=False, *, weights=None):  # fmt: skip
     """The ``q``-th quantiles of ``a`` along ``axis`` by ``method``, as ``numpy.quantile``."""
-    kernels = _kernels(a)
-    if kernels is None or not _native_out(out) or weights is not None:
-        return call_numpy("quantile", _np.quantile, a, q, axis, out=out,
-                          overwrite_input=overwrite_input, method=method, keepdims=keepdims,
-                          weights=weights)  # fmt: skip
-    weak_q = type(q) in (int, float)
-    host_q = _np.asanyarray(_host(q))
-    if not _quantiles._quantile_is_valid(host_q):
-        raise ValueError("Quantiles must be in the range [0, 1]")
-    return _into(_quantile(kernels, a, host_q, axis, method, keepdims, weak_q), out, "quantile",
-                 _np.quantile, a, q, axis, overwrite_input=overwrite_input, method=method,
-                 keepdims=keepdims)  # fmt: skip
+    return _order_statistic("quantile", _np.quantile, 1, "Quantiles must be in the range "
+                            "[0, 1]", False, a, q, axis, out, overwrite_input, method, keepdims,
+                            weights)  # fmt: skip
 
 
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                keepdims=False, *, weights=None):  # fmt: skip
     """The ``q``-th percentiles of ``a`` along ``axis`` by ``method``, as
     ``numpy.percentile``."""
-    kernels = _kernels(a)
-    if kernels is None or not _native_out(out) or weights is not None:
-        return call_numpy("percentile", _np.percentile, a, q, axis, out=out,
-                          overwrite_input=overwrite_input, method=method, keepdims=keepdims,
-                          weights=weights)  # fmt: skip
-    weak_q = type(q) in (int, float)
-    fraction = _np.asanyarray(_np.true_divide(_host(q), 100))
-    if not _quantiles._quantile_is_valid(fraction):
-        raise ValueError("Percentiles must be in the range [0, 100]")
-    return _into(_quantile(kernels, a, fraction, axis, method, keepdims, weak_q), out,
-                 "percentile", _np.percentile, a, q, axis, overwrite_input=overwrite_input,
-                 method=method, keepdims=keepdims)  # fmt: skip
+    return _order_statistic("percentile", _np.percentile, 100, "Percentiles must be in the "
+                            "range [0, 100]", False, a, q, axis, out, overwrite_input, method,
+                            keepdims, weights)  # fmt: skip
 
 
 __all__ = [

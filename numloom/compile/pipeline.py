@@ -104,11 +104,6 @@ def symbol_of(body: str) -> tuple:
     return body.replace("KERNEL", symbol), symbol
 
 
-def compile_kernel(k: Kernel, target: Target, device: str) -> Compiled:
-    """One plan kernel: lowered, rendered in the target's dialect, compiled and loaded."""
-    return _loaded(_prepared(k, target, device), target, device)
-
-
 def _prepared(k: Kernel, target: Target, device: str) -> tuple:
     """``(compiled, None, None, None)`` for a kernel the target runs its own way or NumPy
     runs, else ``(None, lowered, source, symbol)``: lowered and rendered, not yet compiled."""
