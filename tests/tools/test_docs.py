@@ -24,3 +24,6 @@ def test_the_docs_build_strictly(tmp_path):
         assert name in reference
     coverage = (tmp_path / "site" / "COVERAGE" / "index.html").read_text()
     assert "native on a GPU" in coverage
+    import numpy
+
+    assert f"NumPy {numpy.__version__}" in coverage  # (generated as the site builds)
