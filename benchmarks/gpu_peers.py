@@ -15,8 +15,13 @@ A library that is missing or sees no GPU is listed in ``UNAVAILABLE`` and left o
 """
 
 import importlib
+import os
 
 import numpy as np
+
+# JAX takes 75% of the GPU's memory at its first array unless told not to: the peers share the
+# device with numloom and each other (and, under pytest, with other test processes)
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 UNAVAILABLE = []
 

@@ -12,6 +12,9 @@ holds. Every chunk operation Dask runs is numloom's own (NumPy's dispatch protoc
 array and the next task goes on tracing it, so a chain of blockwise tasks over one chunk becomes
 one numloom kernel, evaluated where Dask needs a value (a ``compute``, a transfer between worker
 processes). numloom is thread-safe, so Dask's threaded scheduler runs chunks concurrently.
+A task whose result is much smaller than what it read (a chunk's reduction) is evaluated as it
+ends (``settle``), so its chunk's memory goes and a computation larger than the device streams
+through it.
 
 Dask finds this module through the ``dask.array.backends`` entry point numloom installs, or on
 ``import numloom.dask``; importing it registers the lookups Dask dispatches on chunk types
@@ -35,9 +38,12 @@ from dask.array.dispatch import (
     to_numpy_dispatch,
 )
 from dask.array.percentile import _percentile
+from dask.callbacks import Callback
+from dask.sizeof import sizeof
 from dask.utils import Dispatch
 
 import numloom as _nl
+from numloom.core import realize as _realize
 
 to_numloom_dispatch = Dispatch("to_numloom_dispatch")
 
@@ -121,6 +127,15 @@ def _with_numloom_meta(name: str, *args, meta=None, **kwargs):
         return getattr(da, name)(*args, meta=meta, **kwargs)
 
 
+def _register_backend() -> None:
+    """The backend by name, also where numloom runs from a checkout (no installed entry point)."""
+    from dask.array.backends import array_creation_dispatch
+
+    array_creation_dispatch.register_backend("numloom", NumloomBackendEntrypoint())
+
+
+_register_backend()
+
 concatenate_lookup.register(_nl.ndarray, _nl.concatenate)
 tensordot_lookup.register(_nl.ndarray, _nl.tensordot)
 einsum_lookup.register(_nl.ndarray, _nl.einsum)
@@ -128,7 +143,72 @@ take_lookup.register(_nl.ndarray, _nl.take)
 empty_lookup.register(_nl.ndarray, _nl.empty)
 percentile_lookup.register(_nl.ndarray, _percentile)  # (Dask's: np.percentile, numloom's here)
 numel_lookup.register(_nl.ndarray, _numel_arraylike)
+sizeof.register(_nl.ndarray)(lambda x: x.nbytes)  # (a worker's memory accounting and spilling)
 nannumel_lookup.register(_nl.ndarray, _nannumel)
+
+
+# --- evaluation at task boundaries --------------------------------------------------------------
+
+
+def settle(value) -> None:
+    """Evaluate a task's pending numloom result where keeping it pending holds far more memory
+    than the result (a chunk reduced, sliced or gathered: it reads arrays 8 times its size or
+    more). A chunk's reduction is then computed as its task ends, and its chunk's data is let
+    go, so a computation larger than the device's memory streams through it chunk by chunk;
+    results the size of their chunks stay pending and go on fusing with the next task.
+    Dask's intermediate values (tuples, lists and dicts of chunks) are looked into."""
+    found = []
+    _collect(value, found, 2)
+    pending = [s for s in found if s.pending and s.error is None and _realize.reduces(s.version)]
+    if pending:
+        try:
+            _realize.evaluate_storages(pending)
+        except Exception:  # noqa: BLE001 (recorded on the arrays: raised where they are used)
+            pass
+
+
+def _collect(value, found: list, depth: int) -> None:
+    if isinstance(value, _nl.ndarray):
+        found.append(value._storage)
+    elif depth and isinstance(value, (tuple, list)):
+        for item in value:
+            _collect(item, found, depth - 1)
+    elif depth and isinstance(value, dict):
+        for item in value.values():
+            _collect(item, found, depth - 1)
+
+
+class _Settle(Callback):
+    """Dask's local schedulers (threads, processes, sync) call ``settle`` on each task's
+    result as the task ends."""
+
+    def _posttask(self, key, result, dsk, state, worker_id):
+        settle(result)
+
+
+try:
+    from distributed.diagnostics.plugin import WorkerPlugin as _WorkerPlugin
+except ImportError:  # (Dask without distributed)
+    _WorkerPlugin = object
+
+
+class SettlePlugin(_WorkerPlugin):
+    """The same on the workers of a ``distributed`` cluster, where tasks' results stay in the
+    worker's memory: ``client.register_plugin(numloom.dask.SettlePlugin())``."""
+
+    name = "numloom-settle"
+
+    def setup(self, worker):
+        self.worker = worker
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish == "memory":
+            data = self.worker.data
+            if key in getattr(data, "fast", data):
+                settle(data[key])
+
+
+_Settle().register()
 
 
 # --- serialization between worker processes --------------------------------------------------
@@ -156,6 +236,32 @@ def _register_serializers() -> None:
         return _nl.asarray(host, device=device if device == "cpu" else None)
 
 
+    try:
+        from distributed.protocol.cuda import cuda_deserialize, cuda_serialize
+    except ImportError:
+        return
+
+    @cuda_serialize.register(_nl.ndarray)
+    def _cuda_serialize(x):
+        """A chunk on a GPU as one device frame of its bytes (``__cuda_array_interface__``):
+        a transport that moves device memory (UCX) sends it GPU to GPU, never through the
+        host. A chunk on the CPU is not for this family (Dask goes on to the next)."""
+        if x.device == "cpu":
+            raise NotImplementedError("a numloom array on the CPU goes by the 'dask' serializer")
+        x = _nl.ascontiguousarray(x)
+        frame = x.reshape(-1).view(_np.uint8)
+        header = {"shape": x.shape, "typestr": x.dtype.str, "lengths": [x.nbytes]}
+        return header, [frame]
+
+    @cuda_deserialize.register(_nl.ndarray)
+    def _cuda_deserialize(header, frames):
+        """A device frame (any object with ``__cuda_array_interface__``: a numloom array, or
+        the buffer a transport allocated) viewed as the chunk, without a copy."""
+        (frame,) = frames
+        data = _nl.asarray(frame, device=None if _nl.get_device() != "cpu" else "cuda")
+        return data.reshape(-1).view(_np.dtype(header["typestr"])).reshape(header["shape"])
+
+
 _register_serializers()
 
-__all__ = ["NumloomBackendEntrypoint", "PCG64", "to_numloom_dispatch"]
+__all__ = ["NumloomBackendEntrypoint", "PCG64", "SettlePlugin", "settle", "to_numloom_dispatch"]

@@ -68,8 +68,9 @@ class _Drawing:
             given = writes.arrays_in((args, kwargs))
             keeper = self._state_keeper() if given else None
             made = writes.run(attr, args, kwargs, WRITES.get(f"random.{name}", ()), None, keeper)
-            if get_device() != "cpu" and (given or writes.arrays_in(made)):
-                _warn_once(f"random.{name}")  # (arrays went between host and device)
+            if get_device() != "cpu" and (given or any(a.size for a in writes.arrays_in(made))):
+                _warn_once(f"random.{name}")  # (arrays went between host and device; an empty
+                # draw, as Dask makes for a collection's meta, moves nothing)
             return made
 
         draw.__name__ = name

@@ -195,8 +195,10 @@ def _back(x, handed: dict, device, given=frozenset()):
         return x  # a NumPy array the caller passed (``out=``), returned as NumPy does
     if isinstance(x, _np.ndarray) and x.dtype.kind in _SUPPORTED_KINDS:
         from ..core.array import adopt_host, from_host
+        from ..core.device import get_device
 
-        if device in (None, "cpu") and _fresh(x):
+        device = device or get_device()  # (None: the current device, a GPU's too)
+        if device == "cpu" and _fresh(x):
             return adopt_host(x)  # NumPy's new array becomes numloom's memory, uncopied
         return from_host(x, device)
     return x

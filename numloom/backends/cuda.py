@@ -32,6 +32,7 @@ from .cuda_memory import (  # noqa: F401
     DeviceArray,
     data_pointer,
     device_memory,
+    from_device,
     make_wait,
     memory_in_use,
     memory_peak,

@@ -143,6 +143,25 @@ def to_device(host: np.ndarray, device: str):
     return node(Op.BUFFER, (), Buffer(array, device), host.shape, host.dtype)
 
 
+def from_device(buffer: Buffer, offset: int, shape: tuple, device: str):
+    """A BUFFER node on ``device`` holding a copy of ``shape`` elements of another GPU's
+    ``buffer`` from element ``offset`` on: one copy GPU to GPU (peer to peer where the GPUs
+    allow it, else staged by the driver), never through numloom's host memory."""
+    from cuda.bindings import driver
+
+    source = buffer.data
+    array = DeviceArray(shape, source.dtype, device)
+    nbytes = array.nbytes
+    if nbytes:
+        _get(source.device).stream.sync()  # (the source's pending writes)
+        state = _get(device)
+        _check(driver.cuMemcpyAsync(array.ptr, source.ptr + offset * source.dtype.itemsize,
+                                    nbytes, state.stream.handle), "cuMemcpyAsync")  # fmt: skip
+        state.stream.sync()  # (the source may be freed, or written, once we return)
+    count("device_to_device_bytes", nbytes)
+    return node(Op.BUFFER, (), Buffer(array, device), tuple(shape), source.dtype)
+
+
 def to_host(buffer: Buffer) -> np.ndarray:
     """The contents of a device buffer as a new host array."""
     from cuda.bindings import driver

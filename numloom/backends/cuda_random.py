@@ -24,6 +24,7 @@ with NumPy instead, from the same state: the numbers are the same.
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
@@ -341,26 +342,35 @@ def _functions(device: str) -> dict:
 _device_tables: dict = {}
 
 
+_tables_lock = threading.Lock()  # (generators draw in several threads at once: Dask's chunks)
+
+
 def _tables(device: str, inc: int):
     """(ziggurat tables, PCG64 jumps for stream ``inc``) in device memory, kept per device."""
-    kept = _device_tables.get(device)
-    if kept is None:
-        data = random_streams.ziggurat_tables()
-        kept = _device_tables[device] = {"tables": _upload(np.frombuffer(data, np.uint8), device)}
-    jumps = kept.get(inc)
-    if jumps is None:
-        if len(kept) > 8:  # (the tables and a few streams' jumps)
-            for key in [k for k in kept if k != "tables"]:
-                del kept[key]
-        jumps = kept[inc] = _upload(random_streams.jumps(inc, NEAR), device)
-    return kept["tables"], jumps
+    with _tables_lock:
+        kept = _device_tables.get(device)
+        if kept is None:
+            data = random_streams.ziggurat_tables()
+            kept = _device_tables[device] = {
+                "tables": _upload(np.frombuffer(data, np.uint8), device)}
+        jumps = kept.get(inc)
+        if jumps is None:
+            if len(kept) > 8:  # (the tables and a few streams' jumps)
+                for key in [k for k in kept if k != "tables"]:
+                    del kept[key]
+            jumps = kept[inc] = _upload(random_streams.jumps(inc, NEAR), device)
+        return kept["tables"], jumps
 
 
 def _upload(host: np.ndarray, device: str) -> DeviceArray:
     from cuda.bindings import driver
 
     array = DeviceArray(host.shape, host.dtype, device)
-    _check(driver.cuMemcpyHtoD(array.ptr, host.ctypes.data, host.nbytes), "cuMemcpyHtoD")
+    # In stream order: the memory may be a freed table's that a queued draw still reads.
+    stream = _get(device).stream
+    _check(driver.cuMemcpyHtoDAsync(array.ptr, host.ctypes.data, host.nbytes, stream.handle),
+           "cuMemcpyHtoDAsync")  # fmt: skip
+    stream.sync()  # (the host array goes when this returns)
     return array
 
 

@@ -508,6 +508,9 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None) -> 
                     f"asarray(copy=False) cannot move an array from {a.device!r} to {target!r}; "
                     "pass copy=None or copy=True"
                 )
+            if a.device != "cpu" and target != "cpu":
+                moved = _between_devices(a, target)
+                return moved if dtype is None else moved.astype(dtype)
             return from_host(_np.asarray(a, dtype=dtype), target)
         if dtype is not None and _np.dtype(dtype) != a.dtype:
             if copy is False:
@@ -521,6 +524,18 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None) -> 
     host = _np.asarray(a, dtype=dtype)
     _check_dtype(host.dtype)
     return from_host(host, target)
+
+
+def _between_devices(a: ndarray, target: str) -> ndarray:
+    """A copy of ``a`` (on one GPU) on GPU ``target``: its contiguous data, copied device to
+    device."""
+    a = a if a._view.is_contiguous() else a.copy()
+    realize.ensure(a._storage)
+    if a._storage.error is not None:
+        raise a._storage.error
+    data = realize._backend(target).from_device(a._storage.version.arg, a._view.offset,
+                                                a.shape, target)  # fmt: skip
+    return _adopt(ndarray.__new__(ndarray), Storage(data, target), View.contiguous(a.shape))
 
 
 def _device_name(device) -> str | None:

@@ -113,6 +113,7 @@ class Storage:
 
 
 _BUFFER = Op.BUFFER  # (a global is found faster than an Enum member)
+_REDUCE, _MATMUL = Op.REDUCE, Op.MATMUL
 
 
 def owns_buffer(storage: Storage, version: Node) -> bool:
@@ -206,6 +207,7 @@ _STATS = {
     "plans_cached": 0,  # programs the backends' plan caches hold now (counted by stats())
     "plan_cache_evictions": 0,
     "graphs_launched": 0,
+    "device_to_device_bytes": 0,  # copies between GPUs (asarray(x, device="cuda:1"))
     "graphs_built": 0,
     "graph_updates": 0,
     "host_to_device_bytes": 0,
@@ -436,6 +438,36 @@ class DataError(Exception):
         super().__init__(str(error))
         self.node = failing
         self.error = error
+
+
+def reduces(version: Node, factor: int = 8, floor: int = 1 << 20) -> bool:
+    """Whether pending ``version`` reduces (sums, a matrix product) an array at least
+    ``factor`` times its size and of ``floor`` bytes or more. Leaving it pending holds that
+    array's inputs; evaluating it lets them go. (A slice or a gather of a large pending array
+    is not one: the array it reads is usually held elsewhere too.) Only the small side of the
+    graph is walked, the nodes below the reduction's size, so a long pending graph costs
+    nothing."""
+    if version.op is _BUFFER:
+        return False
+    big = max(factor * version.size, floor // max(version.dtype.itemsize, 1))
+    seen, stack = set(), [version]
+    while stack and len(seen) < 512:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if n.op is _REDUCE or n.op is _MATMUL:
+            if any(src.size >= big for src in n.srcs):
+                return True
+        if n.op is not _BUFFER:
+            stack.extend(src for src in n.srcs if src.size < big)
+    return False
+
+
+def evaluate_storages(storages: list) -> None:
+    """Evaluate these storages' pending versions (and nothing else pending), device by device."""
+    for device in sorted({s.device for s in storages}):
+        _evaluate([s for s in storages if s.device == device], device)
 
 
 def _evaluate(storages: list, device: str) -> None:

@@ -85,8 +85,8 @@ def kmeans(da, n, chunk, iterations, k=8, dims=4):
     """k-means over ``n`` float32 points in ``dims`` dimensions drawn in the graph; each
     iteration computes the ``k`` centers (small) and broadcasts them to every chunk."""
     pts = da.random.default_rng(3).random((n, dims), chunks=(chunk, dims), dtype=np.float32)
-    centers = pts[:k].compute()
-    ids = np.arange(k)
+    centers = pts[:k].compute()  # (an array of the backend's: NumPy, numloom or CuPy)
+    ids = da.arange(k, chunks=k)
     for _ in range(iterations):
         d = ((pts[:, None, :] - centers[None, :, :]) ** 2).sum(axis=2)
         labels = d.argmin(axis=1)
@@ -106,19 +106,73 @@ def _programs(sizes: dict) -> dict:
     }
 
 
+class _Plain:
+    """numloom itself in the place of ``dask.array``: a workload unchunked, on one chunk's
+    worth of data (``chunks=`` is dropped)."""
+
+    def __init__(self):
+        import numloom
+
+        self._nl = numloom
+        self.random = self
+
+    def default_rng(self, seed):
+        generator = self._nl.random.default_rng(seed)
+
+        class Unchunked:
+            def __getattr__(self, name):
+                method = getattr(generator, name)
+                return lambda *args, chunks=None, **kwargs: method(*args, **kwargs)
+
+        return Unchunked()
+
+    def __getattr__(self, name):
+        return getattr(self._nl, name)
+
+
+DRAWN = {"blackscholes", "softmax", "kmeans"}  # workloads whose inputs are random draws
+
+PLAIN = {  # workload -> its program on one chunk, unchunked (where the data fits)
+    "blackscholes": lambda sizes: lambda xp: blackscholes(xp, int(sizes["blackscholes"][1]), None),
+    "softmax": lambda sizes: lambda xp: softmax(
+        xp, (int(sizes["softmax"][1]), sizes["softmax"][0][1]), None),
+}  # fmt: skip
+
+
+def _plain_share(name: str, sizes: dict, dask_ms: float, repeat: int) -> str:
+    """Dask+numloom's throughput over plain numloom's at the same chunk size: elements per
+    second of the whole chunked run against those of one chunk, unchunked."""
+    if name not in PLAIN:
+        return "-"
+    program, plain = PLAIN[name](sizes), _Plain()
+    _host(program(plain))
+    times = []
+    for _ in range(max(repeat, 5)):
+        start = time.perf_counter()
+        _host(program(plain))
+        times.append(1e3 * (time.perf_counter() - start))
+    chunks = {"blackscholes": sizes["blackscholes"][0] / sizes["blackscholes"][1],
+              "softmax": sizes["softmax"][0][0] / sizes["softmax"][1]}[name]  # fmt: skip
+    return f"{chunks * statistics.median(times) / dask_ms:.0%}"
+
+
 def _host(x) -> np.ndarray:
     if hasattr(x, "get") and not isinstance(x, np.ndarray):
         return np.asarray(x.get())
     return np.asarray(x)
 
 
-def _run(program, backend: str, repeat: int):
-    """``(result on the host, median ms, first ms)`` of ``program`` on Dask's ``backend``."""
+def _run(program, backend: str, repeat: int, scheduler: str | None = "threads"):
+    """``(result on the host, median ms, first ms)`` of ``program`` on Dask's ``backend``
+    (``scheduler=None``: the cluster of the client in use)."""
     import dask
     import dask.array as da
 
     def once():
-        with dask.config.set({"array.backend": backend, "scheduler": "threads"}):
+        settings = {"array.backend": backend}
+        if scheduler:
+            settings["scheduler"] = scheduler
+        with dask.config.set(settings):
             made = program(da)
             result = made.compute() if hasattr(made, "compute") else made
         return _host(result)  # (the wait: a value on the host)
@@ -147,6 +201,26 @@ def _backends(device: str) -> list:
     return found
 
 
+def _cluster(workers: int, device: str):
+    """A client of a local cluster: ``workers`` single-threaded processes on the CPU, or
+    dask-cuda's one worker a GPU; each worker evaluates its reduced chunks as their tasks end
+    (``numloom.dask.SettlePlugin``)."""
+    import numloom.dask
+    from distributed import Client, LocalCluster
+
+    if device == "cpu":  # (each process: one Dask thread, numloom's kernels on one core)
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=":0", silence_logs=50,
+                               env={"OMP_NUM_THREADS": "1"})  # fmt: skip
+    else:
+        from dask_cuda import LocalCUDACluster
+
+        cluster = LocalCUDACluster(dashboard_address=":0", silence_logs=50)
+    client = Client(cluster)
+    client.register_plugin(numloom.dask.SettlePlugin())
+    return client
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m numloom bench --dask",
                                      description=__doc__.splitlines()[0])  # fmt: skip
@@ -157,6 +231,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-numpy", action="store_true",
                         help="leave out Dask on NumPy chunks (its large sizes take minutes)")
+    parser.add_argument("--workers", type=int, default=0,
+                        help="run on a local cluster of this many worker processes (on the CPU "
+                             "one core each: one Dask thread, OMP_NUM_THREADS=1; on GPUs, "
+                             "dask-cuda's LocalCUDACluster, one worker a GPU); default: Dask's "
+                             "threaded scheduler in this process")
+    parser.add_argument("--plain", action="store_true",
+                        help="add Dask+numloom's throughput as a share of plain numloom's on one "
+                             "chunk (Black-Scholes, softmax)")
     args = parser.parse_args(argv)
     try:
         import dask  # noqa: F401
@@ -174,11 +256,15 @@ def main(argv: list[str] | None = None) -> int:
         backends.remove("numpy")
     programs = _programs(SIZES[args.sizes])
     only = set(args.only.split(",")) if args.only else set(programs)
-    print(f"numloom bench --dask on {device}; sizes {args.sizes}; Dask's threaded scheduler; "
+    client = _cluster(args.workers, device) if args.workers else None
+    where = (f"a local cluster of {len(client.scheduler_info()['workers'])} worker processes"
+             if client else "Dask's threaded scheduler")  # fmt: skip
+    print(f"numloom bench --dask on {device}; sizes {args.sizes}; {where}; "
           f"median of {args.repeat} computes after the first (ms)\n")  # fmt: skip
     header = ["workload", "size", *[f"Dask+{b}" for b in backends]]
     others = [b for b in backends if b != "numloom"]
-    header += [f"numloom vs {b}" for b in others] + ["numloom first", "check"]
+    header += [f"numloom vs {b}" for b in others] + ["numloom first"]
+    header += ["of plain numloom"] * args.plain + ["check"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     failed = []
@@ -187,18 +273,26 @@ def main(argv: list[str] | None = None) -> int:
             continue
         results, medians, first = {}, {}, None
         for backend in backends:
-            results[backend], medians[backend], started = _run(program, backend, args.repeat)
+            results[backend], medians[backend], started = _run(
+                program, backend, args.repeat, None if client else "threads")
             if backend == "numloom":
                 first = started
-        reference = results.get("numpy", results.get("cupy"))
+        # (NumPy's chunks draw numloom's streams; CuPy's draw their own: a check only where
+        # nothing is drawn)
+        reference = results.get("numpy", None if name in DRAWN else results.get("cupy"))
         ok = reference is None or np.allclose(results["numloom"], reference, rtol=2e-4,
                                                 atol=1e-6 * float(np.abs(reference).max()))  # fmt: skip
         if not ok:
             failed.append(name)
         cells = [name, size, *[f"{medians[b]:.1f}" for b in backends]]
         cells += [f"{medians['numloom'] / medians[b]:.2f}x" for b in others]
-        cells += [f"{first:.0f}", "OK" if ok else "DIFFERS"]
+        cells += [f"{first:.0f}"]
+        if args.plain:
+            cells += [_plain_share(name, SIZES[args.sizes], medians["numloom"], args.repeat)]
+        cells += ["unchecked" if reference is None else "OK" if ok else "DIFFERS"]
         print("| " + " | ".join(cells) + " |", flush=True)
+    if client:
+        client.close()
     if failed:
         print(f"numloom's results differ from NumPy's on: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0

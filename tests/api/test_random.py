@@ -618,3 +618,13 @@ def test_a_sampler_fuses_with_its_use(device_path):
     before = numloom.stats()["kernels_launched"]
     numloom.evaluate(y)
     assert numloom.stats()["kernels_launched"] - before == 1
+
+
+@pytest.mark.skipif(not ON_GPU, reason="the host round trip of a draw on a GPU")
+def test_an_empty_draw_is_not_counted_as_a_round_trip():
+    """An empty draw (Dask makes one for each random collection's meta) moves no data between
+    host and device: no fallback is counted or shown."""
+    before = numloom.stats()["fallbacks"].get("random.uniform", 0)
+    made = numloom.random.default_rng(3).uniform(0.0, 1.0, size=(0,))
+    assert made.shape == (0,) and made.device != "cpu"
+    assert numloom.stats()["fallbacks"].get("random.uniform", 0) == before

@@ -367,7 +367,9 @@ def test_order_statistics_like_numpy(case, dtype, path):
     host = data(dtype, (4, 6, 5), nan=True)
     if dtype.startswith("float"):
         host[1, 2, :] = numpy.nan  # a slice all NaN, others with one or none
-    numpy_compare(rtol=1e-6 if dtype == "float16" else 1e-12, atol=1e-13)(
+    # (float32 on a GPU: NVRTC fuses NumPy's lerp ``a + (b - a) * t`` into one FMA, one
+    # rounding fewer than NumPy's: within an ulp)
+    numpy_compare(rtol=1e-6 if dtype in ("float16", "float32") else 1e-12, atol=1e-13)(
         lambda xp: case(xp, xp.asarray(host))
     )()
 

@@ -468,7 +468,10 @@ def test_a_new_plans_kernels_compile_together_once_each(monkeypatch):
     if not batches:
         pytest.skip("no C compiler: kernels run through NumPy")
     assert len(batches) == 1 and len(batches[0]) == len(set(batches[0])) >= 3
-    assert compiled == len(batches[0])
+    # (a GPU may also compile one of numloom's fixed kernels the first time a process needs
+    # it, outside any plan: the matrix product's operand check)
+    fixed = 1 if numloom.get_device() != "cpu" else 0
+    assert len(batches[0]) <= compiled <= len(batches[0]) + fixed
     numpy.testing.assert_allclose(got[0].get(), numpy.exp(host) / numpy.exp(host).sum(
         axis=1, keepdims=True), rtol=1e-14)  # fmt: skip
     numpy.testing.assert_allclose(got[1].get(), host.cumsum(axis=0), rtol=1e-14)

@@ -125,6 +125,66 @@ def test_a_chunks_task_chain_is_one_kernel():
 
 
 @pytest.mark.parametrize("scheduler", ["threads", "sync"])
+def test_a_chunks_reduction_is_evaluated_as_its_task_ends(scheduler):
+    """A task that reduces its chunk is evaluated as it ends (its fused chain and the sum: one
+    kernel a chunk), so the chunk's memory goes before the next chunks are drawn; only the
+    join of the partial sums is left pending."""
+    host = numpy.random.default_rng(2).random(1_000_000)
+    source = numloom.asarray(host)
+    numloom.evaluate(source)
+    x = da.from_array(source, chunks=250_000)
+    before = numloom.stats()
+    got = ((x * 2.0 + 1.0) ** 2).sum().compute(scheduler=scheduler)
+    after = numloom.stats()
+    assert after["kernels_launched"] - before["kernels_launched"] >= x.numblocks[0]
+    assert after["plans_evaluated"] - before["plans_evaluated"] >= x.numblocks[0]
+    numpy.testing.assert_allclose(float(got), ((host * 2 + 1) ** 2).sum(), rtol=1e-12)
+
+
+def test_settle_leaves_chunk_sized_results_pending_and_evaluates_reductions():
+    a, big = numloom.asarray(HOST), numloom.asarray(numpy.ones((600, 600)))
+    numloom.evaluate(a, big)
+    chunk_sized, reduced = a * 2 + 1, (a * 2).sum(axis=0)
+    big_sum = {"total": (big * 3).sum(axis=1), "n": 7}  # (Dask's partial results: dicts)
+    big_slice = (big + 1)[::30, ::30]
+    numloom.dask.settle((chunk_sized, reduced, big_slice, big_sum))
+    assert chunk_sized._storage.pending  # (goes on fusing with the next task)
+    assert reduced._storage.pending  # (under 1 MiB read)
+    assert big_slice._storage.pending  # (a slice: its chunk is held elsewhere too)
+    assert not big_sum["total"]._storage.pending  # (a 2.9 MB chunk, reduced: evaluated)
+    numpy.testing.assert_array_equal(big_sum["total"].get(), numpy.full(600, 1800.0))
+
+
+def test_the_backend_is_found_by_name_on_import():
+    """``import numloom.dask`` registers the backend itself, also where numloom runs from a
+    checkout without its installed entry point."""
+    from dask.array.backends import array_creation_dispatch
+
+    assert isinstance(array_creation_dispatch.dispatch("numloom"),
+                      numloom.dask.NumloomBackendEntrypoint)  # fmt: skip
+
+
+@pytest.mark.skipif(numloom.get_device() == "cpu", reason="a chunk on a GPU")
+def test_a_gpu_chunk_serializes_as_a_device_frame():
+    """Dask's ``cuda`` serializers (what UCX sends GPU to GPU): the frame is the chunk's device
+    memory, and it arrives as a numloom array on the GPU, without a copy through the host."""
+    from distributed.protocol import deserialize, serialize
+
+    x = (numloom.asarray(HOST) * 2)[::2]  # (a strided view: sent as its contiguous copy)
+    numloom.evaluate(x)
+    before = numloom.stats()
+    header, frames = serialize(x, serializers=("cuda",))
+    assert header["serializer"] == "cuda"
+    assert [hasattr(f, "__cuda_array_interface__") for f in frames] == [True]
+    back = deserialize(header, frames)
+    assert numloom.stats()["device_to_host_bytes"] == before["device_to_host_bytes"]
+    assert isinstance(back, numloom.ndarray) and back.device == x.device
+    numpy.testing.assert_array_equal(back.get(), (HOST * 2)[::2])
+    host = numloom.asarray(HOST, device="cpu")  # (a CPU chunk goes by the 'dask' serializer)
+    assert serialize(host, serializers=("cuda", "dask"))[0]["serializer"] == "dask"
+
+
+@pytest.mark.parametrize("scheduler", ["threads", "sync"])
 def test_schedulers_compute_numloom_chunks_as_numpys(scheduler):
     """Dask's threaded scheduler runs numloom tasks in several threads at once."""
     host = numpy.random.default_rng(1).random((400, 300))
@@ -168,6 +228,26 @@ def test_worker_processes_compute_numloom_chunks(client):
     mine, theirs = _pair(chunks=(20, 40))
     got = client.compute((mine * 3 + 1).sum(axis=0)).result()
     _same(got, (theirs * 3 + 1).sum(axis=0).compute())
+
+
+def test_workers_settle_reduced_chunks(client):
+    """``SettlePlugin`` on each worker: a task's reduced chunk is evaluated as it ends there."""
+    client.register_plugin(numloom.dask.SettlePlugin())
+    host = numpy.random.default_rng(4).random((1000, 600))
+    x = da.from_array(numloom.asarray(host), chunks=(250, 600))
+    partial = x.map_blocks(lambda b: (b * 2).sum(axis=1), drop_axis=1, dtype=float)
+    futures = client.compute(partial.to_delayed().ravel().tolist())
+    __import__("distributed").wait(futures)
+
+    def pending_results(dask_worker):
+        return [(isinstance(v, numloom.ndarray), v._storage.pending)
+                for v in dask_worker.data.values() if isinstance(v, numloom.ndarray)]  # fmt: skip
+
+    held = [entry for entries in client.run(pending_results).values() for entry in entries]
+    assert len(held) >= x.numblocks[0]  # (the results, held by their futures on the workers)
+    got = numpy.concatenate([numpy.asarray(f.result()) for f in futures])
+    numpy.testing.assert_allclose(got, (host * 2).sum(axis=1), rtol=1e-13)
+    assert not any(pending for _, pending in held)
 
 
 def test_a_worker_that_dies_mid_computation_is_recovered(client, tmp_path):

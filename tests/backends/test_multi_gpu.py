@@ -1,0 +1,65 @@
+"""Two GPUs in one process: ``set_device("cuda:1")``, arrays and CUDA graphs on each device,
+and arrays moved between them GPU to GPU. Skipped where fewer than two GPUs are visible."""
+
+from __future__ import annotations
+
+import numpy
+import pytest
+
+import numloom
+
+
+def _gpus() -> int:
+    if numloom.device_module.cuda_problem():
+        return 0
+    from cuda.bindings import driver
+
+    driver.cuInit(0)
+    return driver.cuDeviceGetCount()[1]
+
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(_gpus() < 2, reason="needs two CUDA GPUs")]  # fmt: skip
+
+HOST = numpy.random.default_rng(11).random((512, 300))
+
+
+def test_each_device_keeps_its_arrays_kernels_and_memory():
+    with numloom.device("cuda:0"):
+        a = numloom.asarray(HOST)
+        on_0 = (numloom.exp(-a) * 2 + a).sum(axis=0)
+    with numloom.device("cuda:1"):
+        b = numloom.asarray(HOST)
+        on_1 = (numloom.exp(-b) * 2 + b).sum(axis=0)
+    assert (a.device, on_0.device, b.device, on_1.device) == ("cuda:0", "cuda:0", "cuda:1", "cuda:1")
+    before = numloom.stats()
+    numloom.evaluate(on_0, on_1)  # (a plan, and its CUDA graph, on each device)
+    assert numloom.stats()["graphs_launched"] - before["graphs_launched"] >= 2
+    want = (numpy.exp(-HOST) * 2 + HOST).sum(axis=0)
+    numpy.testing.assert_allclose(on_0.get(), want, rtol=1e-12)
+    numpy.testing.assert_allclose(on_1.get(), want, rtol=1e-12)
+    for x, index in ((on_0, 0), (on_1, 1)):  # the memory is on the array's own GPU
+        from cuda.bindings import driver
+
+        pointer = x.__cuda_array_interface__["data"][0]
+        err, ordinal = driver.cuPointerGetAttribute(
+            driver.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, pointer)
+        assert err == driver.CUresult.CUDA_SUCCESS and ordinal == index
+
+
+@pytest.mark.parametrize("view", [lambda x: x, lambda x: x[::3, 10:200], lambda x: x.T])
+def test_an_array_moves_between_gpus_without_the_host(view):
+    with numloom.device("cuda:0"):
+        a = view(numloom.asarray(HOST) * 3)
+    before = numloom.stats()
+    moved = numloom.asarray(a, device="cuda:1")
+    after = numloom.stats()
+    assert moved.device == "cuda:1"
+    assert after["device_to_host_bytes"] == before["device_to_host_bytes"]
+    assert after["device_to_device_bytes"] - before["device_to_device_bytes"] == a.nbytes
+    with numloom.device("cuda:1"):
+        result = moved + 1  # (traced and run on cuda:1)
+    numpy.testing.assert_array_equal(result.get(), view(HOST * 3) + 1)
+    back = result.to_device("cuda:0")
+    assert back.device == "cuda:0"
+    numpy.testing.assert_array_equal(back.get(), view(HOST * 3) + 1)
