@@ -154,12 +154,24 @@ def from_device(buffer: Buffer, offset: int, shape: tuple, device: str):
     nbytes = array.nbytes
     if nbytes:
         _get(source.device).stream.sync()  # (the source's pending writes)
+        source_context = _context()
         state = _get(device)
-        _check(driver.cuMemcpyAsync(array.ptr, source.ptr + offset * source.dtype.itemsize,
-                                    nbytes, state.stream.handle), "cuMemcpyAsync")  # fmt: skip
+        # (a peer copy names both contexts: pool memory needs no peer access for it)
+        _check(driver.cuMemcpyPeerAsync(array.ptr, _context(), source.ptr + offset *
+                                        source.dtype.itemsize, source_context, nbytes,
+                                        state.stream.handle), "cuMemcpyPeerAsync")  # fmt: skip
         state.stream.sync()  # (the source may be freed, or written, once we return)
     count("device_to_device_bytes", nbytes)
     return node(Op.BUFFER, (), Buffer(array, device), tuple(shape), source.dtype)
+
+
+def _context():
+    """The calling thread's current CUDA context (the one ``_get`` made current)."""
+    from cuda.bindings import driver
+
+    err, context = driver.cuCtxGetCurrent()
+    _check(err, "cuCtxGetCurrent")
+    return context
 
 
 def to_host(buffer: Buffer) -> np.ndarray:

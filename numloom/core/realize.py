@@ -114,6 +114,7 @@ class Storage:
 
 _BUFFER = Op.BUFFER  # (a global is found faster than an Enum member)
 _REDUCE, _MATMUL = Op.REDUCE, Op.MATMUL
+_MAIN_THREAD = threading.main_thread()
 
 
 def owns_buffer(storage: Storage, version: Node) -> bool:
@@ -364,6 +365,10 @@ def written(storage: Storage, nbytes: int) -> None:
 def _may_start(storage: Storage) -> bool:
     if config.START_BYTES <= 0 or _flushing or TRACING or storage.error is not None:
         return False
+    if threading.current_thread() is not _MAIN_THREAD:
+        # (threads' writes, as Dask's tasks make them, would start in an order set by timing:
+        # plans, and kernels to compile, that differ from run to run)
+        return False
     version = storage.version
     if version.op is _BUFFER or version.fallible:
         return False
@@ -445,13 +450,13 @@ def reduces(version: Node, factor: int = 8, floor: int = 1 << 20) -> bool:
     ``factor`` times its size and of ``floor`` bytes or more. Leaving it pending holds that
     array's inputs; evaluating it lets them go. (A slice or a gather of a large pending array
     is not one: the array it reads is usually held elsewhere too.) Only the small side of the
-    graph is walked, the nodes below the reduction's size, so a long pending graph costs
-    nothing."""
+    graph is walked, the nodes below the reduction's size, and only its first 64 nodes (the
+    reduction is near the top), so a long pending graph costs nothing."""
     if version.op is _BUFFER:
         return False
     big = max(factor * version.size, floor // max(version.dtype.itemsize, 1))
     seen, stack = set(), [version]
-    while stack and len(seen) < 512:
+    while stack and len(seen) < 64:
         n = stack.pop()
         if id(n) in seen:
             continue

@@ -215,7 +215,7 @@ def _cluster(workers: int, device: str):
     else:
         from dask_cuda import LocalCUDACluster
 
-        cluster = LocalCUDACluster(dashboard_address=":0", silence_logs=50)
+        cluster = LocalCUDACluster(dashboard_address=":0", silence_logs=50)  # (every visible GPU)
     client = Client(cluster)
     client.register_plugin(numloom.dask.SettlePlugin())
     return client
@@ -231,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-numpy", action="store_true",
                         help="leave out Dask on NumPy chunks (its large sizes take minutes)")
+    parser.add_argument("--skip-cupy", action="store_true", help="leave out Dask on CuPy chunks")
     parser.add_argument("--workers", type=int, default=0,
                         help="run on a local cluster of this many worker processes (on the CPU "
                              "one core each: one Dask thread, OMP_NUM_THREADS=1; on GPUs, "
@@ -254,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
     backends = _backends(device)
     if args.skip_numpy:
         backends.remove("numpy")
+    if args.skip_cupy and "cupy" in backends:
+        backends.remove("cupy")
     programs = _programs(SIZES[args.sizes])
     only = set(args.only.split(",")) if args.only else set(programs)
     client = _cluster(args.workers, device) if args.workers else None

@@ -38,13 +38,32 @@ def test_each_device_keeps_its_arrays_kernels_and_memory():
     want = (numpy.exp(-HOST) * 2 + HOST).sum(axis=0)
     numpy.testing.assert_allclose(on_0.get(), want, rtol=1e-12)
     numpy.testing.assert_allclose(on_1.get(), want, rtol=1e-12)
-    for x, index in ((on_0, 0), (on_1, 1)):  # the memory is on the array's own GPU
-        from cuda.bindings import driver
 
-        pointer = x.__cuda_array_interface__["data"][0]
-        err, ordinal = driver.cuPointerGetAttribute(
-            driver.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, pointer)
-        assert err == driver.CUresult.CUDA_SUCCESS and ordinal == index
+
+def _free_bytes(index: int) -> int:
+    from cuda.bindings import driver
+    from cuda.core import Device
+
+    from numloom.backends import cuda_device
+
+    Device(index).set_current()
+    try:
+        return driver.cuMemGetInfo()[1]
+    finally:
+        cuda_device._current.device = None  # (numloom makes its device's context current again)
+
+
+def test_memory_is_taken_on_the_arrays_own_gpu():
+    """An array made on cuda:1 takes cuda:1's memory, not cuda:0's. (Pool memory's pointer
+    attributes name device 0 on every device, so the memory is counted instead.)"""
+    size = 1 << 30
+    before = _free_bytes(0), _free_bytes(1)
+    with numloom.device("cuda:1"):
+        x = numloom.zeros(size // 8)
+        numloom.evaluate(x)
+    after = _free_bytes(0), _free_bytes(1)
+    assert before[1] - after[1] >= size * 0.9
+    assert abs(before[0] - after[0]) < size * 0.1
 
 
 @pytest.mark.parametrize("view", [lambda x: x, lambda x: x[::3, 10:200], lambda x: x.T])
