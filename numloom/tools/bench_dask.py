@@ -276,8 +276,16 @@ def main(argv: list[str] | None = None) -> int:
             continue
         results, medians, first = {}, {}, None
         for backend in backends:
-            results[backend], medians[backend], started = _run(
-                program, backend, args.repeat, None if client else "threads")
+            try:
+                results[backend], medians[backend], started = _run(
+                    program, backend, args.repeat, None if client else "threads")
+            except Exception as error:  # noqa: BLE001 (a peer out of memory: say so, go on)
+                if backend == "numloom":
+                    raise
+                print(f"Dask+{backend} failed on {name}: {type(error).__name__}: "
+                      f"{str(error)[:200]}", file=sys.stderr)  # fmt: skip
+                results[backend], medians[backend] = None, float("nan")
+                continue
             if backend == "numloom":
                 first = started
         # (NumPy's chunks draw numloom's streams; CuPy's draw their own: a check only where
@@ -287,8 +295,10 @@ def main(argv: list[str] | None = None) -> int:
                                                 atol=1e-6 * float(np.abs(reference).max()))  # fmt: skip
         if not ok:
             failed.append(name)
-        cells = [name, size, *[f"{medians[b]:.1f}" for b in backends]]
-        cells += [f"{medians['numloom'] / medians[b]:.2f}x" for b in others]
+        cells = [name, size, *[f"{medians[b]:.1f}" if results[b] is not None else "failed"
+                               for b in backends]]  # fmt: skip
+        cells += [f"{medians['numloom'] / medians[b]:.2f}x" if results[b] is not None else "-"
+                  for b in others]  # fmt: skip
         cells += [f"{first:.0f}"]
         if args.plain:
             cells += [_plain_share(name, SIZES[args.sizes], medians["numloom"], args.repeat)]
