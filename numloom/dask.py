@@ -12,9 +12,9 @@ holds. Every chunk operation Dask runs is numloom's own (NumPy's dispatch protoc
 array and the next task goes on tracing it, so a chain of blockwise tasks over one chunk becomes
 one numloom kernel, evaluated where Dask needs a value (a ``compute``, a transfer between worker
 processes). numloom is thread-safe, so Dask's threaded scheduler runs chunks concurrently.
-A task whose result is much smaller than what it read (a chunk's reduction) is evaluated as it
-ends (``settle``), so its chunk's memory goes and a computation larger than the device streams
-through it.
+Tasks whose results are much smaller than what they read (a chunk's reduction) are evaluated
+as they end, a few chunks' worth at a time (``settle``), so their chunks' memory goes and a
+computation larger than the device streams through it.
 
 Dask finds this module through the ``dask.array.backends`` entry point numloom installs, or on
 ``import numloom.dask``; importing it registers the lookups Dask dispatches on chunk types
@@ -23,6 +23,10 @@ chunk's buffer between workers as a frame, without pickling the data.
 """
 
 from __future__ import annotations
+
+import os
+import threading
+import weakref
 
 import numpy as _np
 from dask.array.backends import ArrayBackendEntrypoint, _nannumel, _numel_arraylike
@@ -150,21 +154,56 @@ nannumel_lookup.register(_nl.ndarray, _nannumel)
 # --- evaluation at task boundaries --------------------------------------------------------------
 
 
-def settle(value) -> None:
-    """Evaluate a task's pending numloom result where keeping it pending holds far more memory
-    than the result (a chunk reduced, sliced or gathered: it reads arrays 8 times its size or
-    more). A chunk's reduction is then computed as its task ends, and its chunk's data is let
-    go, so a computation larger than the device's memory streams through it chunk by chunk;
-    results the size of their chunks stay pending and go on fusing with the next task.
+SETTLE_BYTES = None  # the reduced bytes held pending before they are evaluated (None: auto)
+_held: list = []  # weak references to the pending reduced results not yet evaluated
+_held_bytes = [0]
+_held_lock = threading.Lock()
+
+
+def settle(value, now: bool = False) -> None:
+    """Evaluate tasks' pending numloom results where keeping them pending holds far more
+    memory than they are (a chunk reduced: its sum, a matrix product of it, reading arrays 8
+    times its size or more), once such results hold ``settle_bytes()`` of reduced data
+    between them (``now``: at once). Their chunks' data is then let go, so a computation
+    larger than the device's memory streams through it a few chunks at a time, and the
+    results gathered evaluate as one plan (a chunk's two sums of one chain share its work).
+    Results the size of their chunks stay pending and go on fusing with the next task.
     Dask's intermediate values (tuples, lists and dicts of chunks) are looked into."""
     found = []
     _collect(value, found, 2)
-    pending = [s for s in found if s.pending and s.error is None and _realize.reduces(s.version)]
-    if pending:
+    reduced = [(s, _realize.reduced_bytes(s.version)) for s in found
+               if s.pending and s.error is None]  # fmt: skip
+    reduced = [(s, n) for s, n in reduced if n]
+    if not reduced and not now:
+        return
+    with _held_lock:
+        _held.extend(weakref.ref(s) for s, _ in reduced)
+        _held_bytes[0] += sum(n for _, n in reduced)
+        if not now and _held_bytes[0] < settle_bytes(reduced[0][0].device):
+            return
+        batch = [s for s in (r() for r in _held) if s is not None and s.pending]
+        _held.clear()
+        _held_bytes[0] = 0
+    if batch:
         try:
-            _realize.evaluate_storages(pending)
+            _realize.evaluate_storages(batch)
         except Exception:  # noqa: BLE001 (recorded on the arrays: raised where they are used)
             pass
+
+
+def settle_bytes(device: str) -> int:
+    """``SETTLE_BYTES``, or a sixteenth of the device's memory (of the host's, on the CPU)."""
+    if SETTLE_BYTES is not None:
+        return SETTLE_BYTES
+    total = None
+    if device != "cpu":
+        total = _realize._backend(device).device_memory(device)
+    if total is None:
+        try:
+            total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            total = 8 << 30
+    return max(total // 16, 64 << 20)
 
 
 def _collect(value, found: list, depth: int) -> None:
@@ -184,6 +223,9 @@ class _Settle(Callback):
 
     def _posttask(self, key, result, dsk, state, worker_id):
         settle(result)
+
+    def _finish(self, dsk, state, errored):
+        settle(None, now=True)  # (what is held: the computation's last results)
 
 
 try:
@@ -205,7 +247,16 @@ class SettlePlugin(_WorkerPlugin):
         if finish == "memory":
             data = self.worker.data
             if key in getattr(data, "fast", data):
-                settle(data[key])
+                settle(data[key], now=self._idle())
+
+    def _idle(self) -> bool:
+        """Whether the worker has no other task running or ready (the end of its share of a
+        computation: what is held is evaluated then)."""
+        try:
+            state = self.worker.state
+            return state.executing_count <= 1 and not state.ready
+        except AttributeError:  # (another distributed's worker state)
+            return True
 
 
 _Settle().register()
@@ -264,4 +315,5 @@ def _register_serializers() -> None:
 
 _register_serializers()
 
-__all__ = ["NumloomBackendEntrypoint", "PCG64", "SettlePlugin", "settle", "to_numloom_dispatch"]
+__all__ = ["NumloomBackendEntrypoint", "PCG64", "SettlePlugin", "settle", "settle_bytes",
+           "to_numloom_dispatch"]

@@ -445,28 +445,30 @@ class DataError(Exception):
         self.error = error
 
 
-def reduces(version: Node, factor: int = 8, floor: int = 1 << 20) -> bool:
-    """Whether pending ``version`` reduces (sums, a matrix product) an array at least
-    ``factor`` times its size and of ``floor`` bytes or more. Leaving it pending holds that
-    array's inputs; evaluating it lets them go. (A slice or a gather of a large pending array
-    is not one: the array it reads is usually held elsewhere too.) Only the small side of the
-    graph is walked, the nodes below the reduction's size, and only its first 64 nodes (the
-    reduction is near the top), so a long pending graph costs nothing."""
+def reduced_bytes(version: Node, factor: int = 8, floor: int = 1 << 20) -> int:
+    """The bytes of the largest array pending ``version`` reduces (sums, a matrix product)
+    where that array is at least ``factor`` times its size and of ``floor`` bytes or more;
+    else 0. Leaving such a result pending holds that array's inputs; evaluating it lets them
+    go. (A slice or a gather of a large pending array is not one: the array it reads is
+    usually held elsewhere too.) Only the small side of the graph is walked, the nodes below
+    the reduction's size, and only its first 64 nodes (the reduction is near the top), so a
+    long pending graph costs nothing."""
     if version.op is _BUFFER:
-        return False
+        return 0
     big = max(factor * version.size, floor // max(version.dtype.itemsize, 1))
-    seen, stack = set(), [version]
+    seen, stack, found = set(), [version], 0
     while stack and len(seen) < 64:
         n = stack.pop()
         if id(n) in seen:
             continue
         seen.add(id(n))
         if n.op is _REDUCE or n.op is _MATMUL:
-            if any(src.size >= big for src in n.srcs):
-                return True
+            for src in n.srcs:
+                if src.size >= big:
+                    found = max(found, src.size * src.dtype.itemsize)
         if n.op is not _BUFFER:
             stack.extend(src for src in n.srcs if src.size < big)
-    return False
+    return found
 
 
 def evaluate_storages(storages: list) -> None:

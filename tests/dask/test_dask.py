@@ -125,10 +125,11 @@ def test_a_chunks_task_chain_is_one_kernel():
 
 
 @pytest.mark.parametrize("scheduler", ["threads", "sync"])
-def test_a_chunks_reduction_is_evaluated_as_its_task_ends(scheduler):
-    """A task that reduces its chunk is evaluated as it ends (its fused chain and the sum: one
-    kernel a chunk), so the chunk's memory goes before the next chunks are drawn; only the
-    join of the partial sums is left pending."""
+def test_reduced_chunks_are_evaluated_as_their_tasks_end(scheduler, monkeypatch):
+    """Tasks that reduce their chunks are evaluated as they end once they hold
+    ``settle_bytes`` of reduced data (here: at each task), so the chunks' memory goes before the
+    next chunks are drawn; only the join of the partial sums is left pending."""
+    monkeypatch.setattr(numloom.dask, "SETTLE_BYTES", 1)
     host = numpy.random.default_rng(2).random(1_000_000)
     source = numloom.asarray(host)
     numloom.evaluate(source)
@@ -136,9 +137,25 @@ def test_a_chunks_reduction_is_evaluated_as_its_task_ends(scheduler):
     before = numloom.stats()
     got = ((x * 2.0 + 1.0) ** 2).sum().compute(scheduler=scheduler)
     after = numloom.stats()
-    assert after["kernels_launched"] - before["kernels_launched"] >= x.numblocks[0]
     assert after["plans_evaluated"] - before["plans_evaluated"] >= x.numblocks[0]
     numpy.testing.assert_allclose(float(got), ((host * 2 + 1) ** 2).sum(), rtol=1e-12)
+
+
+def test_reductions_held_under_the_budget_evaluate_together_at_the_end():
+    """Under ``settle_bytes`` the reduced results wait, and the compute's end evaluates them as
+    one plan: a chunk's two sums of one chain (Black-Scholes' calls and puts) share its work."""
+    host = numpy.random.default_rng(5).random(1_000_000)
+    source = numloom.asarray(host)
+    numloom.evaluate(source)
+    x = da.from_array(source, chunks=250_000)
+    y = da.exp(-x) * 3
+    sums = da.stack([y.sum(), (y * y).sum()])  # (Dask evaluates its meta here)
+    before = numloom.stats()
+    got = sums.compute(scheduler="sync")
+    after = numloom.stats()
+    assert after["plans_evaluated"] - before["plans_evaluated"] == 1
+    want = numpy.exp(-host) * 3
+    numpy.testing.assert_allclose(got.get(), [want.sum(), (want * want).sum()], rtol=1e-12)
 
 
 def test_settle_leaves_chunk_sized_results_pending_and_evaluates_reductions():
@@ -147,7 +164,7 @@ def test_settle_leaves_chunk_sized_results_pending_and_evaluates_reductions():
     chunk_sized, reduced = a * 2 + 1, (a * 2).sum(axis=0)
     big_sum = {"total": (big * 3).sum(axis=1), "n": 7}  # (Dask's partial results: dicts)
     big_slice = (big + 1)[::30, ::30]
-    numloom.dask.settle((chunk_sized, reduced, big_slice, big_sum))
+    numloom.dask.settle((chunk_sized, reduced, big_slice, big_sum), now=True)
     assert chunk_sized._storage.pending  # (goes on fusing with the next task)
     assert reduced._storage.pending  # (under 1 MiB read)
     assert big_slice._storage.pending  # (a slice: its chunk is held elsewhere too)
