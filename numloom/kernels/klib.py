@@ -20,6 +20,7 @@ import numpy as np
 from ..compile import kir
 from . import ktypes
 from .cuda import intrinsics as I
+from .cuda import random as _xoro
 from .kcalls import (
     _address,
     _complex,
@@ -534,6 +535,38 @@ def _atomic_dtypes(name: str) -> tuple:
     return _ATOMIC_TYPES
 
 
+_XOROSHIRO = {  # numloom.cuda.random's draw -> (its type, the header's function)
+    "next": ("uint64", "nl_xoro_next"), "uniform_float32": ("float32", "nl_xoro_f32"),
+    "uniform_float64": ("float64", "nl_xoro_f64"),
+    "normal_float32": ("float32", "nl_xoro_normal_f32"),
+    "normal_float64": ("float64", "nl_xoro_normal_f64"),
+}  # fmt: skip
+
+
+def _xoroshiro(kind: str):
+    def handler(tr, node, args, kwargs) -> Value:
+        what = f"xoroshiro128p_{kind}"
+        if tr.program.scalar:
+            raise tr.unsupported(node, f"{what} in a vectorized function")
+        if len(args) != 2 or kwargs:
+            raise tr.typing(node, f"{what}(states, index)")
+        states, index = args
+        if (not isinstance(states.type, Array) or states.type.dtype != np.uint64
+                or states.type.ndim != 2):  # fmt: skip
+            raise tr.typing(node, f"{what} of {_describe(states)}",
+                            "pass the states create_xoroshiro128p_states made (an (n, 2) "
+                            "uint64 array)")  # fmt: skip
+        if states.type.space == "const":
+            raise tr.typing(node, f"{what} on a read-only array")
+        address = _address(tr, node, states, [index, constant(0)])
+        if states.arr.root is not None:
+            tr.written.add(states.arr.root)
+        dtype, fn = _XOROSHIRO[kind]
+        return Value(Scalar(np.dtype(dtype)), f"{fn}(&{address})")
+
+    return handler
+
+
 def _shuffle(kind: str):
     def handler(tr, node, args, kwargs) -> Value:
         what = f"cuda.shfl_{kind}_sync" if kind != "idx" else "cuda.shfl_sync"
@@ -584,6 +617,7 @@ CALLS = {
 }  # fmt: skip
 CALLS.update({getattr(math, name): _math(name) for name in _MATH if hasattr(math, name)})
 CALLS.update({getattr(cmath, name): _cmath(name) for name in _CMATH})
+CALLS.update({getattr(_xoro, f"xoroshiro128p_{kind}"): _xoroshiro(kind) for kind in _XOROSHIRO})
 CALLS.update({getattr(I.atomic, name): _atomic(name)
               for name in ("add", "sub", "max", "min", "exch", "cas", "and_", "or_", "xor",
                            "compare_and_swap", "inc", "dec", "nanmax", "nanmin")})  # fmt: skip

@@ -254,4 +254,26 @@ NL_FN nl_ctx nl_cuda_ctx(int64_t *err) {
 }
 #endif
 
+/* numba.cuda.random's xoroshiro128+ generators: a state is two uint64 words (s0, s1), one row
+ * of the states array create_xoroshiro128p_states makes. Numba's conversions and its
+ * Box-Muller normals (float32 uniforms for both widths). */
+NL_FN uint64_t nl_xoro_next(uint64_t *s) {
+    const uint64_t s0 = s[0], r = s0 + s[1], s1 = s[1] ^ s0;
+    s[0] = ((s0 << 55) | (s0 >> 9)) ^ s1 ^ (s1 << 14);
+    s[1] = (s1 << 36) | (s1 >> 28);
+    return r;
+}
+NL_FN double nl_xoro_f64(uint64_t *s) {
+    return (double)(nl_xoro_next(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+NL_FN float nl_xoro_f32(uint64_t *s) { return (float)nl_xoro_f64(s); }
+NL_FN float nl_xoro_normal_f32(uint64_t *s) {
+    const float u1 = nl_xoro_f32(s), u2 = nl_xoro_f32(s);
+    return sqrtf(-2.0f * logf(u1)) * cosf(6.2831855f * u2);
+}
+NL_FN double nl_xoro_normal_f64(uint64_t *s) {
+    const float u1 = nl_xoro_f32(s), u2 = nl_xoro_f32(s);
+    return sqrt(-2.0 * (double)logf(u1)) * cos(6.283185307179586 * (double)u2);
+}
+
 #endif /* NUMLOOM_KERNELS_H */
