@@ -82,6 +82,9 @@ class ufunc(object if _speedups is None else _speedups.UfuncBase):
                 out = None
             if plain_into(self, args[: self.nin], out):
                 return out
+        handled = _handed_over(self, args, kwargs)
+        if handled is not _NOT_GIVEN:
+            return handled
         return self._call(*args, **kwargs)
 
     def _call(self, *args, out=_NOT_GIVEN, where=True, casting="same_kind", dtype=None,
@@ -644,6 +647,48 @@ _SCALAR_KEYS = {float: float, int: int, complex: complex, bool: _np.dtype(bool)}
 
 
 _BOOL = _np.dtype(bool)
+
+
+_OWN_TYPES = frozenset({int, float, complex, bool, str, type(None), list, tuple})
+
+
+def _handed_over(uf: ufunc, args: tuple, given: dict):
+    """NumPy's ufunc override (NEP 13) for operands of other libraries: an operand whose type
+    has its own ``__array_ufunc__`` (a Dask array, an xarray object) takes the call, handed
+    NumPy's ufunc (whose work on numloom data comes back to numloom) and the keywords the
+    caller gave, outputs as a tuple. ``_NOT_GIVEN`` where no operand takes it."""
+    out = given.get("out", _NOT_GIVEN)
+    if len(args) > uf.nin:  # (positional outputs: handed over as ``out=``)
+        args, out = args[: uf.nin], tuple(args[uf.nin :])
+    outs = [] if out is _NOT_GIVEN or out is None else list(out) if type(out) is tuple else [out]
+    operands = list(args) + outs
+    if all(type(x) in _OWN_TYPES or isinstance(x, (ndarray, _np.ndarray, _np.generic))
+           for x in operands):  # fmt: skip
+        return _NOT_GIVEN
+    tried = []
+    for x in operands:
+        t = type(x)
+        if t in _OWN_TYPES or isinstance(x, (ndarray, _np.ndarray, _np.generic)):
+            continue
+        override = getattr(t, "__array_ufunc__", _NOT_GIVEN)
+        if override is _NOT_GIVEN or t in tried:
+            continue
+        if override is None:
+            raise TypeError(f"operand '{t.__name__}' does not support ufuncs "
+                            "(__array_ufunc__=None)")  # fmt: skip
+        tried.append(t)
+        kwargs = dict(given)
+        if out is not _NOT_GIVEN:
+            kwargs["out"] = out if type(out) is tuple else (out,)
+        result = override(x, uf._np, "__call__", *args, **kwargs)
+        if result is not NotImplemented:
+            return result
+    if tried:  # (NumPy's message: the call, then every operand's type)
+        shown = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
+        names = ", ".join(repr(type(x).__name__) for x in operands)
+        raise TypeError(f"operand type(s) all returned NotImplemented from __array_ufunc__("
+                        f"{uf._np!r}, '__call__', {', '.join(shown)}): {names}")  # fmt: skip
+    return _NOT_GIVEN
 
 
 def apply(uf: ufunc, args: tuple, out, where, casting: str, dtype, signature=None):

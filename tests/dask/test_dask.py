@@ -295,3 +295,28 @@ def test_the_dask_benchmark_runs_and_checks_its_results(capsys):
     for name in ("blackscholes", "jacobi", "softmax", "kmeans"):
         row = next(line for line in table.splitlines() if line.startswith(f"| {name} "))
         assert row.rstrip().endswith("| OK |")
+
+
+def test_bad_input_gives_dasks_and_numpys_errors():
+    """Chunks that do not line up, and numloom functions called on Dask arrays: the errors
+    and results Dask and NumPy give."""
+    mine, theirs = _pair()
+    others = {"mine": da.from_array(numloom.asarray(numpy.ones((60, 30))), chunks=(15, 10)),
+              "theirs": da.from_array(numpy.ones((60, 30)), chunks=(15, 10))}  # fmt: skip
+    errors = []
+    for x, y in ((mine, others["mine"]), (theirs, others["theirs"])):
+        with pytest.raises(ValueError) as raised:
+            (x + y).compute()
+        errors.append(str(raised.value))
+    assert errors[0] == errors[1] and "could not be broadcast" in errors[0]
+    # a numloom ufunc on a Dask array hands the call to Dask (NEP 13), as NumPy's does: lazy
+    got = numloom.sin(mine) + numloom.multiply(mine, 2, dtype="float32")
+    assert isinstance(got, da.Array) and isinstance(got._meta, numloom.ndarray)
+    want = numpy.sin(theirs) + numpy.multiply(theirs, 2, dtype="float32")
+    assert isinstance(want, da.Array) and got.dtype == want.dtype
+    _same(got.compute(), want.compute(), rtol=1e-7)
+    # a function Dask does not implement: Dask's warning, then NumPy's result of its data
+    with pytest.warns(FutureWarning, match="not implemented by Dask array"):
+        eig = numloom.linalg.eigvals(da.from_array(numloom.asarray(numpy.diag([1.0, 2, 3])),
+                                                   chunks=2))  # fmt: skip
+    numpy.testing.assert_allclose(numpy.sort(numpy.asarray(eig)), [1.0, 2, 3])

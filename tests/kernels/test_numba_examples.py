@@ -175,6 +175,17 @@ def test_states_are_numbas_streams(seed, start):
     np.testing.assert_array_equal(record["s1"], want[:, 1])
 
 
+def test_states_without_a_c_compiler_are_the_same(monkeypatch):
+    from numloom.compile import compiler
+
+    def no_compiler(*args, **kwargs):
+        raise RuntimeError("no C compiler")
+
+    monkeypatch.setattr(compiler, "compile_c", no_compiler)
+    states = create_xoroshiro128p_states(5, seed=99, subsequence_start=1)
+    np.testing.assert_array_equal(states.get(), np.array(_states(5, 99, 1), dtype=np.uint64))
+
+
 def test_kernel_draws_are_the_generators_numbers():
     """Each draw inside a kernel is Numba's: the uniform conversions, and the Box-Muller normals
     from two float32 uniforms; the states advance in the array."""

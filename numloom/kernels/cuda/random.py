@@ -31,20 +31,15 @@ _M64 = (1 << 64) - 1
 _JUMP = (0xBEAC0467EBA5FACB, 0xD86B048B86AA9922)
 
 _INIT = r"""
-#include <stdint.h>
-static uint64_t nl_next(uint64_t *s) {
-    const uint64_t s0 = s[0], r = s0 + s[1], s1 = s[1] ^ s0;
-    s[0] = ((s0 << 55) | (s0 >> 9)) ^ s1 ^ (s1 << 14);
-    s[1] = (s1 << 36) | (s1 >> 28);
-    return r;
-}
+#include "numloom.h"
+#include "numloom_kernels.h"
 static void nl_jump(uint64_t *s) {
     static const uint64_t jump[2] = {0xBEAC0467EBA5FACBull, 0xD86B048B86AA9922ull};
     uint64_t a = 0, b = 0;
     for (int i = 0; i < 2; i++)
         for (int k = 0; k < 64; k++) {
             if (jump[i] & ((uint64_t)1 << k)) { a ^= s[0]; b ^= s[1]; }
-            nl_next(s);
+            nl_xoro_next(s);
         }
     s[0] = a; s[1] = b;
 }
