@@ -141,6 +141,10 @@ class _Lowerer:
         self.fp_raising = False  # an operation of the kernel can set an error flag
         self.notes = notes(kernel)  # ids of the float values a GPU checks where they are made
         self.fp_notes = False  # a value of the kernel carries a note (numloom.h's NL_FE_F)
+        # the values a select chooses from: a CPU compiler may compute one only where it is
+        # chosen (a masked vector division), so its IEEE flags cannot stand for it
+        self.selected = {id(s) for n in kernel.nodes if n.op is Op.MAP and n.arg == "where"
+                         for s in n.srcs[1:]}  # fmt: skip
 
     def user_function(self, name: str):
         """The snippet of a compiled ``numloom.vectorize`` function (its definitions are
@@ -289,6 +293,9 @@ class _Lowerer:
         if id(n) not in self.notes:
             return expr
         self.fp_notes = True
+        if id(n) in self.selected:  # (checked on the CPU too: "hidden", render.py)
+            self.fp.append(("hidden", f"!isfinite({expr})"))
+            self.fp_raising = True
         return f"NL_FE_{'D' if compute_type(n.dtype) == 'double' else 'F'}({expr})"
 
     def complex_map(self, n: Node, loop, idx) -> str:

@@ -222,24 +222,26 @@ def _block_end(lines: list, first: int) -> int:
     raise ValueError("unbalanced braces in a generated kernel")
 
 
-# A CPU map kernel's integer checks (lower.py's ``fp``): per-thread accumulators, and the
-# category each stands for (a division by 0, a cast of a NaN or an out-of-range value).
-_FP_ACC = {"int": "nl_fe_i", "cast": "nl_fe_c"}
-_FP_BIT = {"int": "divide", "cast": "invalid"}
+# A CPU map kernel's checks (lower.py's ``fp``): per-thread accumulators, and the flag bits
+# each stands for (an integer division by 0, a cast of a NaN or an out-of-range value, a value
+# a select chooses from that is not finite: any category, NumPy's rerun tells which).
+_FP_ACC = {"int": "nl_fe_i", "cast": "nl_fe_c", "hidden": "nl_fe_h"}
+_FP_BITS = {"int": fperrors.BITS["divide"], "cast": fperrors.BITS["invalid"],
+            "hidden": fperrors.NOT_FINITE}  # fmt: skip
 
 
 def _render_map(k: kir.Kernel) -> list:
     point = _lets(k.body) + [_store(k, s) for s in k.stores]
     clause, before, after = "", [], []
-    if k.fp:  # integer checks (fperrors.py), folded into the flag word at the end (the IEEE
-        # flags stand for the float ones)
+    if k.fp:  # integer checks and chosen values (fperrors.py), folded into the flag word at
+        # the end (the IEEE flags stand for the other float ones)
         used = sorted({check for check, _ in k.fp})
         before = [f"int {_FP_ACC[c]} = 0;" for c in used]
         point += [f"{_FP_ACC[c]} |= " + " | ".join(e for u, e in k.fp if u == c) + ";"
                   for c in used]  # fmt: skip
         clause = f" reduction(|:{', '.join(_FP_ACC[c] for c in used)})"
         test = " || ".join(_FP_ACC[c] for c in used)
-        bits = " | ".join(f"({_FP_ACC[c]} ? {fperrors.BITS[_FP_BIT[c]]} : 0)" for c in used)
+        bits = " | ".join(f"({_FP_ACC[c]} ? {_FP_BITS[c]} : 0)" for c in used)
         after = [f"if ({test}) fpw[0] |= {bits};"]
     if k.flat:
         (n,) = k.outer

@@ -348,6 +348,7 @@ def schedule(roots: list, device: str = "cpu", order: list | None = None) -> Pla
         order = toposort(roots)
     by_id = {id(n): n for n in order}
     why = _materialized(order, roots)
+    _unfused_row_reductions(order, why)
     group = _launches(order)  # kernel root id -> representative id (multi-output kernels)
     while True:
         owners = _owners(order, why)
@@ -373,6 +374,32 @@ def schedule(roots: list, device: str = "cpu", order: list | None = None) -> Pla
         if not changed:
             break
     return _plan(order, roots, why, owners, group, device)
+
+
+def _unfused_row_reductions(order: list, why: dict) -> None:
+    """A row's reduction fuses with the kernels that use it only where they walk its rows
+    (``_walks_rows_of``); one that walks other rows (a column sum of softmax's rows, a whole
+    sum of them) reads it from memory instead: a vector of one value a row, written by a row
+    kernel of its own."""
+    by_id = {id(n): n for n in order}
+    while True:
+        owners = _owners(order, why)
+        split = [n for n in order if n.op is Op.REDUCE and id(n) not in why
+                 and any(not _walks_rows_of(by_id[k], n) for k in owners.get(id(n), ()))]  # fmt: skip
+        if not split:
+            return
+        for n in split:
+            why[id(n)] = "a row's reduction used by a kernel that walks other rows"
+
+
+def _walks_rows_of(root: Node, r: Node) -> bool:
+    """Whether a kernel ending in ``root`` works the rows of reduction ``r`` one at a time (a
+    row kernel): it reduces the same rows, or its outputs are per element or per row."""
+    src = r.srcs[0].shape
+    if root.op is Op.REDUCE:
+        return (root is r or trailing_axes(root) and root.srcs[0].shape == src
+                and len(root.arg[1]) == len(r.arg[1]))  # fmt: skip
+    return root.shape == src or (root.size == r.size and root.op is not Op.SCATTER)
 
 
 def _launches(order: list) -> dict:

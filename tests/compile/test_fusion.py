@@ -344,3 +344,28 @@ def test_kernel_symbols_say_what_they_do():
                            k.source).group(1) for k in plan.kernels]  # fmt: skip
         assert re.fullmatch(r"nl_map_multiply_[0-9a-f]{16}", names[0]), names
         assert re.fullmatch(r"nl_reduce_sum_[0-9a-f]{16}", names[1]), names
+
+
+ROW_THEN_OTHER_ROWS = {  # softmax's rows, then a reduction over other rows
+    "column sum": lambda xp, e: (e / e.sum(axis=1, keepdims=True)).sum(axis=0),
+    "whole sum": lambda xp, e: (e / e.sum(axis=1, keepdims=True)).sum(),
+    "column max": lambda xp, e: (e - e.mean(axis=1, keepdims=True)).max(axis=0),
+}
+
+
+@pytest.mark.parametrize("case", list(ROW_THEN_OTHER_ROWS.values()), ids=list(ROW_THEN_OTHER_ROWS))
+def test_row_reductions_under_a_reduction_of_other_rows_compile(case):
+    """A row's reductions (softmax's max and sum) fuse with the kernel using them only where it
+    walks the same rows; under a column or whole-array reduction they are written to memory
+    as a vector of row values, and every kernel compiles (none runs through NumPy)."""
+    host = numpy.random.default_rng(3).standard_normal((96, 40), dtype=numpy.float32)
+    x = nl.asarray(host)
+
+    def program(xp, x):
+        return case(xp, xp.exp(x - x.max(axis=1, keepdims=True)))
+
+    before = nl.stats()["kernels_through_numpy"]
+    got = program(nl, x).get()
+    assert nl.stats()["kernels_through_numpy"] == before
+    numpy.testing.assert_allclose(got, program(numpy, host), rtol=2e-6)
+    assert len(nl.explain(program(nl, x)).kernels) <= 3
