@@ -41,6 +41,7 @@ from dask.array.dispatch import (
     tensordot_lookup,
     to_numpy_dispatch,
 )
+from dask.array.chunk_types import register_chunk_type
 from dask.array.percentile import _percentile
 from dask.callbacks import Callback
 from dask.sizeof import sizeof
@@ -140,6 +141,9 @@ def _register_backend() -> None:
 
 _register_backend()
 
+# A numloom array meeting a Dask array in an operation (``dask_array - numloom_array``, a
+# ufunc of both) joins the collection, as a NumPy array does, instead of computing it.
+register_chunk_type(_nl.ndarray)
 concatenate_lookup.register(_nl.ndarray, _nl.concatenate)
 tensordot_lookup.register(_nl.ndarray, _nl.tensordot)
 einsum_lookup.register(_nl.ndarray, _nl.einsum)

@@ -15,7 +15,7 @@ from ..core.dag import Op, node, user_line
 from ..core.views import broadcast_shapes
 from .creation import array, empty, full_like, zeros_like
 from .shapes import complex_part as _complex_part
-from .ufuncs import ufunc
+from .ufuncs import NOT_OVERRIDDEN, operator_override, ufunc
 
 # --- ufuncs (NumPy's names; aliases point at the same object, as in NumPy) ---------------------
 
@@ -162,6 +162,9 @@ def _raise_as_numpys_ipow(a, exponent) -> None:
 def compare(uf: ufunc, a, other):
     """``a == other`` and ``a != other``: objects NumPy cannot compare elementwise (None,
     strings) give all-False (all-True); the ordering comparisons raise NumPy's error."""
+    made = operator_override(uf, a, other)  # (another library's operand: NumPy's rules)
+    if made is not NOT_OVERRIDDEN:
+        return made
     if uf is equal or uf is not_equal:
         try:
             return uf(a, other)

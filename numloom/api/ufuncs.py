@@ -650,6 +650,7 @@ _BOOL = _np.dtype(bool)
 
 
 _OWN_TYPES = frozenset({int, float, complex, bool, str, type(None), list, tuple})
+_KNOWN = (ndarray, _np.ndarray, _np.generic)
 
 
 def _handed_over(uf: ufunc, args: tuple, given: dict):
@@ -662,13 +663,12 @@ def _handed_over(uf: ufunc, args: tuple, given: dict):
         args, out = args[: uf.nin], tuple(args[uf.nin :])
     outs = [] if out is _NOT_GIVEN or out is None else list(out) if type(out) is tuple else [out]
     operands = list(args) + outs
-    if all(type(x) in _OWN_TYPES or isinstance(x, (ndarray, _np.ndarray, _np.generic))
-           for x in operands):  # fmt: skip
+    if all(type(x) in _OWN_TYPES or isinstance(x, _KNOWN) for x in operands):
         return _NOT_GIVEN
     tried = []
     for x in operands:
         t = type(x)
-        if t in _OWN_TYPES or isinstance(x, (ndarray, _np.ndarray, _np.generic)):
+        if t in _OWN_TYPES or isinstance(x, _KNOWN):
             continue
         override = getattr(t, "__array_ufunc__", _NOT_GIVEN)
         if override is _NOT_GIVEN or t in tried:
@@ -689,6 +689,22 @@ def _handed_over(uf: ufunc, args: tuple, given: dict):
         raise TypeError(f"operand type(s) all returned NotImplemented from __array_ufunc__("
                         f"{uf._np!r}, '__call__', {', '.join(shown)}): {names}")  # fmt: skip
     return _NOT_GIVEN
+
+
+NOT_OVERRIDDEN = _NOT_GIVEN
+
+
+def operator_override(uf: ufunc, a, b):
+    """NumPy's operators with an operand of another library: a forward operator returns
+    ``NotImplemented`` where the other operand's ``__array_ufunc__`` is None (Python then calls
+    its reflected method); otherwise the ufunc call goes to the ``__array_ufunc__`` that takes
+    it (``_handed_over``: NumPy's errors where none does). ``NOT_OVERRIDDEN``: numloom's own."""
+    foreign_b = type(b) not in _OWN_TYPES and not isinstance(b, _KNOWN)
+    if not foreign_b and (type(a) in _OWN_TYPES or isinstance(a, _KNOWN)):
+        return NOT_OVERRIDDEN  # (the common case, at once)
+    if foreign_b and getattr(type(b), "__array_ufunc__", _NOT_GIVEN) is None:
+        return NotImplemented
+    return _handed_over(uf, (a, b), {})
 
 
 def apply(uf: ufunc, args: tuple, out, where, casting: str, dtype, signature=None):

@@ -21,9 +21,14 @@ def bind(api) -> None:
 
 def _binary(uf, a, b):
     """``uf(a, b)`` for an operator: the plain call first (most operators are one), else the
-    ufunc's whole call (``uf._call``), without going through ``uf.__call__``."""
+    ufunc's whole call (``uf._call``), without going through ``uf.__call__``. An operand of
+    another library takes the call as NumPy's operators let it (``ufuncs.operator_override``:
+    a Dask array's ``__array_ufunc__``, or ``NotImplemented`` for Python's reflected method)."""
     made = _plain_call(uf, (a, b))
-    return made if made is not None else uf._call(a, b)
+    if made is not None:
+        return made
+    made = _namespace.ufuncs.operator_override(uf, a, b)
+    return made if made is not _namespace.ufuncs.NOT_OVERRIDDEN else uf._call(a, b)
 
 
 def _inplace(uf, a, b):

@@ -49,3 +49,36 @@ def _outcome(call, xp, operand):
 @pytest.mark.parametrize("call", list(CALLS.values()), ids=list(CALLS))
 def test_overrides_are_numpys(call, operand):
     assert _outcome(call, numloom, operand) == _outcome(call, numpy, operand)
+
+
+class RefusesButAdds:
+    """``__array_ufunc__ = None`` with reflected operators: NumPy's operators defer to them."""
+
+    __array_ufunc__ = None
+
+    def __radd__(self, other):
+        return "reflected add"
+
+    def __rsub__(self, other):
+        return "reflected subtract"
+
+
+OPERATORS = {
+    "add": lambda a, o: a + o,
+    "subtract": lambda a, o: a - o,
+    "reflected multiply": lambda a, o: o * a,
+    "equal": lambda a, o: a == o,
+}
+
+
+@pytest.mark.parametrize("operand", [Declines(), Takes(), RefusesButAdds()],
+                         ids=["declines", "takes", "refuses but adds"])  # fmt: skip
+@pytest.mark.parametrize("op", list(OPERATORS.values()), ids=list(OPERATORS))
+def test_operators_with_other_libraries_are_numpys(op, operand):
+    host = numpy.arange(3.0)
+    got = _outcome(lambda xp, o: op(xp.asarray(host), o), numloom, operand)
+    want = _outcome(lambda xp, o: op(xp.asarray(host), o), numpy, operand)
+    if isinstance(want, numpy.ndarray):
+        numpy.testing.assert_array_equal(numpy.asarray(got), want)
+    else:
+        assert got == want

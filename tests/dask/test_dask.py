@@ -297,6 +297,18 @@ def test_the_dask_benchmark_runs_and_checks_its_results(capsys):
         assert row.rstrip().endswith("| OK |")
 
 
+def test_a_numloom_array_meeting_a_dask_array_joins_the_collection():
+    """``dask_array - numloom_array`` and the reverse are Dask arrays, as with a NumPy array
+    (numloom arrays are a chunk type Dask knows), not a computation of the Dask array."""
+    mine, theirs = _pair()
+    row = numloom.asarray(HOST[0])
+    for got, want in ((mine - row, theirs - HOST[0]), (row - mine, HOST[0] - theirs),
+                      (row[None, :] == mine, HOST[0][None, :] == theirs),
+                      (numloom.maximum(row, mine), numpy.maximum(HOST[0], theirs))):  # fmt: skip
+        assert isinstance(got, da.Array) and isinstance(got._meta, numloom.ndarray)
+        _same(got.compute(), want.compute(), rtol=0)
+
+
 def test_bad_input_gives_dasks_and_numpys_errors():
     """Chunks that do not line up, and numloom functions called on Dask arrays: the errors
     and results Dask and NumPy give."""

@@ -252,3 +252,14 @@ def test_bad_states_say_what_to_pass():
         draw.forall(4)(nl.zeros(4, np.float32), nl.zeros(4, np.float32))
     with pytest.raises(TypeError, match=r"\(n, 2\) uint64"):
         init_xoroshiro128p_states(nl.zeros((4, 3), np.uint64), 1)
+
+
+def test_the_random_module_is_one_module_under_both_names():
+    """``numloom.cuda.random`` and the module the kernel translator knows are one object, in
+    whatever order they were imported (two copies would make the draws unknown in kernels)."""
+    import sys
+
+    import numloom.cuda.random as public
+
+    assert public is sys.modules["numloom.kernels.cuda.random"]
+    assert public.xoroshiro128p_uniform_float32 is xoroshiro128p_uniform_float32

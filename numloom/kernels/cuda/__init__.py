@@ -48,6 +48,7 @@ from .intrinsics import (  # noqa: F401
     warpsize,
 )  # fmt: skip
 from .reduce import Reduce, reduce  # noqa: F401
+from . import random  # noqa: F401, E402  (numba.cuda.random)
 
 # --- memory -----------------------------------------------------------------------------------
 
