@@ -199,6 +199,16 @@ def settle_bytes(device: str) -> int:
     """``SETTLE_BYTES``, or a sixteenth of the device's memory (of the host's, on the CPU)."""
     if SETTLE_BYTES is not None:
         return SETTLE_BYTES
+    known = _settle_bytes.get(device)
+    if known is None:
+        known = _settle_bytes[device] = _sixteenth(device)
+    return known
+
+
+_settle_bytes: dict = {}  # device -> its default (asked once)
+
+
+def _sixteenth(device: str) -> int:
     total = None
     if device != "cpu":
         total = _realize._backend(device).device_memory(device)
