@@ -132,11 +132,18 @@ class _Plain:
 
 DRAWN = {"blackscholes", "softmax", "kmeans"}  # workloads whose inputs are random draws
 
-PLAIN = {  # workload -> its program on one chunk, unchunked (where the data fits)
-    "blackscholes": lambda sizes: lambda xp: blackscholes(xp, int(sizes["blackscholes"][1]), None),
-    "softmax": lambda sizes: lambda xp: softmax(
-        xp, (int(sizes["softmax"][1]), sizes["softmax"][0][1]), None),
-}  # fmt: skip
+def _plain_blackscholes(sizes: dict):
+    n, chunk = sizes["blackscholes"]
+    return (lambda xp: blackscholes(xp, int(chunk), None)), n / chunk
+
+
+def _plain_softmax(sizes: dict):
+    (rows, cols), chunk = sizes["softmax"]
+    return (lambda xp: softmax(xp, (int(chunk), cols), None)), rows / chunk
+
+
+# workload -> (its program on one chunk, unchunked, where the data fits; the number of chunks)
+PLAIN = {"blackscholes": _plain_blackscholes, "softmax": _plain_softmax}
 
 
 def _plain_share(name: str, sizes: dict, dask_ms: float, repeat: int) -> str:
@@ -144,15 +151,13 @@ def _plain_share(name: str, sizes: dict, dask_ms: float, repeat: int) -> str:
     second of the whole chunked run against those of one chunk, unchunked."""
     if name not in PLAIN:
         return "-"
-    program, plain = PLAIN[name](sizes), _Plain()
+    (program, chunks), plain = PLAIN[name](sizes), _Plain()
     _host(program(plain))
     times = []
     for _ in range(max(repeat, 5)):
         start = time.perf_counter()
         _host(program(plain))
         times.append(1e3 * (time.perf_counter() - start))
-    chunks = {"blackscholes": sizes["blackscholes"][0] / sizes["blackscholes"][1],
-              "softmax": sizes["softmax"][0][0] / sizes["softmax"][1]}[name]  # fmt: skip
     return f"{chunks * statistics.median(times) / dask_ms:.0%}"
 
 
