@@ -249,8 +249,13 @@ except ImportError:  # (Dask without distributed)
 
 
 class SettlePlugin(_WorkerPlugin):
-    """The same on the workers of a ``distributed`` cluster, where tasks' results stay in the
-    worker's memory: ``client.register_plugin(numloom.dask.SettlePlugin())``."""
+    """On the workers of a ``distributed`` cluster: each task's pending numloom results are
+    evaluated as the task ends (``client.register_plugin(numloom.dask.SettlePlugin())``).
+    Dask fuses a chunk's chain of blockwise operations into one task, so this keeps the chain's
+    fusion; what it gives up, fusion across tasks, would cost more there: a pending chunk that
+    moves to another worker is evaluated as it is serialized, in the worker's event loop, its
+    transfer waiting on it (Black-Scholes on 2 worker processes: 4.2 s lazy, 1.6 s evaluated
+    at task ends)."""
 
     name = "numloom-settle"
 
@@ -261,16 +266,14 @@ class SettlePlugin(_WorkerPlugin):
         if finish == "memory":
             data = self.worker.data
             if key in getattr(data, "fast", data):
-                settle(data[key], now=self._idle())
-
-    def _idle(self) -> bool:
-        """Whether the worker has no other task running or ready (the end of its share of a
-        computation: what is held is evaluated then)."""
-        try:
-            state = self.worker.state
-            return state.executing_count <= 1 and not state.ready
-        except AttributeError:  # (another distributed's worker state)
-            return True
+                found = []
+                _collect(data[key], found, 2)
+                pending = [s for s in found if s.pending and s.error is None]
+                if pending:
+                    try:
+                        _realize.evaluate_storages(pending)
+                    except Exception:  # noqa: BLE001 (recorded on the arrays, raised where used)
+                        pass
 
 
 _Settle().register()

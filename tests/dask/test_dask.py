@@ -248,7 +248,8 @@ def test_worker_processes_compute_numloom_chunks(client):
 
 
 def test_workers_settle_reduced_chunks(client):
-    """``SettlePlugin`` on each worker: a task's reduced chunk is evaluated as it ends there."""
+    """``SettlePlugin`` on each worker: a task's numloom results are evaluated as it ends there
+    (a chunk that moves to another worker is then already computed)."""
     client.register_plugin(numloom.dask.SettlePlugin())
     host = numpy.random.default_rng(4).random((1000, 600))
     x = da.from_array(numloom.asarray(host), chunks=(250, 600))
