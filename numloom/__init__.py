@@ -46,7 +46,8 @@ from .kernels import types  # noqa: F401, E402  (numba.types' names: `import num
 # The public submodules that live in a stage's folder answer to their public names too, as
 # `import numba.cuda` does: `import numloom.cuda`, `from numloom.types import float32`.
 _sys.modules[__name__ + ".cuda"] = cuda
-_sys.modules[__name__ + ".cuda.random"] = cuda.random  # (one module: its draws are known in kernels)
+# (one module under both names: the kernel translator knows its draws by identity)
+_sys.modules[__name__ + ".cuda.random"] = cuda.random
 _sys.modules[__name__ + ".types"] = types
 
 

@@ -30,6 +30,7 @@ import weakref
 
 import numpy as _np
 from dask.array.backends import ArrayBackendEntrypoint, _nannumel, _numel_arraylike
+from dask.array.chunk_types import register_chunk_type
 from dask.array.dispatch import (
     concatenate_lookup,
     einsum_lookup,
@@ -41,7 +42,6 @@ from dask.array.dispatch import (
     tensordot_lookup,
     to_numpy_dispatch,
 )
-from dask.array.chunk_types import register_chunk_type
 from dask.array.percentile import _percentile
 from dask.callbacks import Callback
 from dask.sizeof import sizeof
@@ -188,10 +188,16 @@ def settle(value, now: bool = False) -> None:
         batch = [s for s in (r() for r in _held) if s is not None and s.pending]
         _held.clear()
         _held_bytes[0] = 0
-    if batch:
+    _evaluate_quietly(batch)
+
+
+def _evaluate_quietly(storages: list) -> None:
+    """Evaluate these pending storages; an error is recorded on their arrays and raised where
+    they are used, not in Dask's scheduler."""
+    if storages:
         try:
-            _realize.evaluate_storages(batch)
-        except Exception:  # noqa: BLE001 (recorded on the arrays: raised where they are used)
+            _realize.evaluate_storages(storages)
+        except Exception:  # noqa: BLE001 (recorded on the arrays)
             pass
 
 
@@ -268,12 +274,7 @@ class SettlePlugin(_WorkerPlugin):
             if key in getattr(data, "fast", data):
                 found = []
                 _collect(data[key], found, 2)
-                pending = [s for s in found if s.pending and s.error is None]
-                if pending:
-                    try:
-                        _realize.evaluate_storages(pending)
-                    except Exception:  # noqa: BLE001 (recorded on the arrays, raised where used)
-                        pass
+                _evaluate_quietly([s for s in found if s.pending and s.error is None])
 
 
 _Settle().register()

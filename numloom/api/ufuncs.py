@@ -653,6 +653,11 @@ _OWN_TYPES = frozenset({int, float, complex, bool, str, type(None), list, tuple}
 _KNOWN = (ndarray, _np.ndarray, _np.generic)
 
 
+def _foreign(x) -> bool:
+    """Whether ``x`` is an object of another library (not numloom's, NumPy's or Python's)."""
+    return type(x) not in _OWN_TYPES and not isinstance(x, _KNOWN)
+
+
 def _handed_over(uf: ufunc, args: tuple, given: dict):
     """NumPy's ufunc override (NEP 13) for operands of other libraries: an operand whose type
     has its own ``__array_ufunc__`` (a Dask array, an xarray object) takes the call, handed
@@ -663,13 +668,15 @@ def _handed_over(uf: ufunc, args: tuple, given: dict):
         args, out = args[: uf.nin], tuple(args[uf.nin :])
     outs = [] if out is _NOT_GIVEN or out is None else list(out) if type(out) is tuple else [out]
     operands = list(args) + outs
-    if all(type(x) in _OWN_TYPES or isinstance(x, _KNOWN) for x in operands):
+    foreign = [x for x in operands if _foreign(x)]
+    if not foreign:
         return _NOT_GIVEN
+    kwargs = dict(given)
+    if out is not _NOT_GIVEN:
+        kwargs["out"] = out if type(out) is tuple else (out,)
     tried = []
-    for x in operands:
+    for x in foreign:
         t = type(x)
-        if t in _OWN_TYPES or isinstance(x, _KNOWN):
-            continue
         override = getattr(t, "__array_ufunc__", _NOT_GIVEN)
         if override is _NOT_GIVEN or t in tried:
             continue
@@ -677,9 +684,6 @@ def _handed_over(uf: ufunc, args: tuple, given: dict):
             raise TypeError(f"operand '{t.__name__}' does not support ufuncs "
                             "(__array_ufunc__=None)")  # fmt: skip
         tried.append(t)
-        kwargs = dict(given)
-        if out is not _NOT_GIVEN:
-            kwargs["out"] = out if type(out) is tuple else (out,)
         result = override(x, uf._np, "__call__", *args, **kwargs)
         if result is not NotImplemented:
             return result
@@ -699,8 +703,8 @@ def operator_override(uf: ufunc, a, b):
     ``NotImplemented`` where the other operand's ``__array_ufunc__`` is None (Python then calls
     its reflected method); otherwise the ufunc call goes to the ``__array_ufunc__`` that takes
     it (``_handed_over``: NumPy's errors where none does). ``NOT_OVERRIDDEN``: numloom's own."""
-    foreign_b = type(b) not in _OWN_TYPES and not isinstance(b, _KNOWN)
-    if not foreign_b and (type(a) in _OWN_TYPES or isinstance(a, _KNOWN)):
+    foreign_b = _foreign(b)
+    if not foreign_b and not _foreign(a):
         return NOT_OVERRIDDEN  # (the common case, at once)
     if foreign_b and getattr(type(b), "__array_ufunc__", _NOT_GIVEN) is None:
         return NotImplemented

@@ -381,6 +381,8 @@ def _unfused_row_reductions(order: list, why: dict) -> None:
     (``_walks_rows_of``); one that walks other rows (a column sum of softmax's rows, a whole
     sum of them) reads it from memory instead: a vector of one value a row, written by a row
     kernel of its own."""
+    if not any(n.op is Op.REDUCE and id(n) not in why for n in order):
+        return  # (no reduction fused into a kernel: nothing to look at)
     by_id = {id(n): n for n in order}
     while True:
         owners = _owners(order, why)

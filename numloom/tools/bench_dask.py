@@ -210,8 +210,9 @@ def _cluster(workers: int, device: str):
     """A client of a local cluster: ``workers`` single-threaded processes on the CPU, or
     dask-cuda's one worker a GPU; each worker evaluates its reduced chunks as their tasks end
     (``numloom.dask.SettlePlugin``)."""
-    import numloom.dask
     from distributed import Client, LocalCluster
+
+    import numloom.dask
 
     if device == "cpu":  # (each process: one Dask thread, numloom's kernels on one core)
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,

@@ -24,6 +24,7 @@ import numpy as _np
 
 from ...api import numpy_api as _api  # (the NumPy namespace: numloom.empty, ...)
 from ...core.realize import sync
+from . import random  # noqa: F401, E402  (numba.cuda.random)
 from .dispatcher import Dispatcher, jit  # noqa: F401
 from .intrinsics import (  # noqa: F401
     WARPSIZE,
@@ -48,7 +49,6 @@ from .intrinsics import (  # noqa: F401
     warpsize,
 )  # fmt: skip
 from .reduce import Reduce, reduce  # noqa: F401
-from . import random  # noqa: F401, E402  (numba.cuda.random)
 
 # --- memory -----------------------------------------------------------------------------------
 

@@ -112,7 +112,7 @@ def _init_host(states: _np.ndarray, seed: int, subsequence_start: int) -> None:
 def init_xoroshiro128p_states(states, seed, subsequence_start=0, stream=0) -> None:
     """Numba's: initialize ``states`` (a numloom or NumPy ``(n, 2)`` uint64 array, or a NumPy
     record array of ``xoroshiro128p_dtype``) for ``n`` generators 2**64 steps apart."""
-    if isinstance(states, _np.ndarray) and states.dtype == xoroshiro128p_dtype:
+    if isinstance(states, _np.ndarray) and _records(states):
         words = _np.zeros((states.shape[0], 2), _np.uint64)
         _init_host(words, seed, subsequence_start)
         states["s0"], states["s1"] = words[:, 0], words[:, 1]
@@ -136,17 +136,20 @@ def create_xoroshiro128p_states(n, seed, subsequence_start=0, stream=0):
     return from_host(words)
 
 
+def _records(states) -> bool:
+    """Whether ``states`` is Numba's record layout (fields ``s0``, ``s1``), not ``(n, 2)``."""
+    return getattr(states, "dtype", None) == xoroshiro128p_dtype
+
+
 def _row(states, index) -> list:
     row = states[int(index)]
-    return [int(row["s0"]), int(row["s1"])] if getattr(row, "dtype", None) == \
-        xoroshiro128p_dtype else [int(v) for v in _np.asarray(row)]  # fmt: skip
+    if _records(states):
+        return [int(row["s0"]), int(row["s1"])]
+    return [int(v) for v in _np.asarray(row)]
 
 
 def _store(states, index, s: list) -> None:
-    if getattr(states, "dtype", None) == xoroshiro128p_dtype:
-        states[int(index)] = (s[0], s[1])
-    else:
-        states[int(index)] = _np.array(s, _np.uint64)
+    states[int(index)] = (s[0], s[1]) if _records(states) else _np.array(s, _np.uint64)
 
 
 def xoroshiro128p_next(states, index):
