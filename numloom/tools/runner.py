@@ -120,6 +120,8 @@ def _numloom_import(name: str, fromlist):
 def _numloom_submodule(name: str):
     import numloom
 
+    if name.startswith("numpy.core."):  # NumPy's deprecated modules, which warn as they are used
+        return importlib.import_module(name)
     obj = numloom
     for part in name.split(".")[1:]:
         sub = getattr(obj, part, None)
@@ -138,6 +140,37 @@ def _first_frame_in(tb, filename: str):
     while tb is not None and tb.tb_frame.f_code.co_filename != filename:
         tb = tb.tb_next
     return tb
+
+
+def _without_numloom_frames(tb):
+    """The traceback without numloom's own frames, as NumPy's C code shows none: an error
+    raised inside ``x[0] = 1`` ends at the user's line. ``NUMLOOM_DEBUG=1`` keeps them."""
+    from numloom.core import config
+
+    if config.DEBUG:
+        return tb
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    kept = []
+    while tb is not None:
+        if not _inside(os.path.abspath(tb.tb_frame.f_code.co_filename), package):
+            kept.append(tb)
+        tb = tb.tb_next
+    for first, second in zip(kept, kept[1:]):
+        first.tb_next = second
+    if kept:
+        kept[-1].tb_next = None
+    return kept[0] if kept else None
+
+
+def _user_traceback(error: BaseException, filename: str) -> None:
+    """Give ``error`` and the errors chained to it the traceback Python would print."""
+    # (the uncaught one starts at the user's first frame; those it chains were caught there)
+    error.__traceback__ = _first_frame_in(error.__traceback__, filename)
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        error.__traceback__ = _without_numloom_frames(error.__traceback__)
+        error = error.__cause__ or (None if error.__suppress_context__ else error.__context__)
 
 
 def _run_main(run, filename: str) -> int:
@@ -161,7 +194,7 @@ def _run_main(run, filename: str) -> int:
         raise
     except BaseException as error:
         # the default hook prints error.__traceback__, whatever tb it is given
-        error.__traceback__ = _first_frame_in(error.__traceback__, filename)
+        _user_traceback(error, filename)
         sys.excepthook(type(error), error, error.__traceback__)
         return 1
     return 0

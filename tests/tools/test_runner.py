@@ -20,10 +20,10 @@ from numloom.tools.runner import NumpyRedirect
 REPO = Path(__file__).resolve().parents[2]
 
 
-def python(*args: str, cwd: Path, pythonpath: tuple = ()) -> subprocess.CompletedProcess:
+def python(*args: str, cwd: Path, pythonpath: tuple = (), warnings: str = "ignore"):
     # the repo goes on PYTHONPATH so the tests also run from a checkout that is not installed
     path = os.pathsep.join([*map(str, pythonpath), str(REPO), os.environ.get("PYTHONPATH", "")])
-    env = {**os.environ, "PYTHONPATH": path, "PYTHONWARNINGS": "ignore"}
+    env = {**os.environ, "PYTHONPATH": path, "PYTHONWARNINGS": warnings}
     return subprocess.run(
         [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
     )
@@ -143,6 +143,42 @@ def test_uncaught_exception_prints_python_traceback(tmp_path):
     # the same traceback: the user's frames only, no runner frames
     assert loom.stderr.endswith(plain.stderr), loom.stderr
     assert "runner.py" not in loom.stderr
+
+
+def test_an_error_numloom_raises_ends_at_the_users_line(tmp_path):
+    # numpy-100's exercise 43: NumPy's C code adds no frames, so neither may numloom's Python
+    plain, loom = plain_and_numloom(
+        tmp_path,
+        """
+        import numpy as np
+        Z = np.zeros(10)
+        Z.flags.writeable = False
+        try:
+            Z[0] = 1
+        except ValueError as e:
+            raise RuntimeError("again") from e
+        """,
+    )
+    assert plain.returncode == 1 and "read-only" in plain.stderr
+    assert (loom.returncode, loom.stderr) == (plain.returncode, plain.stderr)
+
+
+def test_numpy_core_is_numpys_deprecated_alias(tmp_path):
+    # numpy-100's exercise 91 (np.core.records), and the module forms, warning as NumPy warns
+    plain, loom = plain_and_numloom(
+        tmp_path,
+        """
+        import numpy as np
+        from numpy.core import records
+        import numpy.core.numeric as numeric
+        R = np.core.records.fromarrays(np.array([[1.5, 2.5], [3, 4]]).T, names="a, b")
+        print(R, records.fromarrays([np.arange(2)]), numeric.zeros(2).tolist())
+        """,
+        warnings="default",
+    )
+    assert "numpy._core.records" in plain.stderr
+    assert (loom.returncode, loom.stdout, loom.stderr) == (
+        plain.returncode, plain.stdout, plain.stderr)  # fmt: skip
 
 
 def test_syntax_error_and_missing_file(tmp_path):
