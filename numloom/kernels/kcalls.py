@@ -475,6 +475,8 @@ def _device_call(tr, node, fn, args: list, kwargs: dict) -> Value:
             raise tr.unsupported(node, f"calling the kernel {fn.__name__} from a kernel",
                                  "decorate it with @cuda.jit(device=True)")  # fmt: skip
         fn = fn.py_func
+    if isinstance(getattr(fn, "py_func", None), pytypes.FunctionType):
+        fn = fn.py_func  # numloom.jit's (numba.jit's) wrapper: the function it wraps
     fn = getattr(fn, "pyfunc", fn) if not isinstance(fn, pytypes.FunctionType) else fn
     if not isinstance(fn, pytypes.FunctionType):
         raise tr.typing(
@@ -540,7 +542,9 @@ def synchronizes(fn, seen: frozenset = frozenset()) -> bool:
         callee = _resolve(n.func, env)
         if any(callee is s for s in _SYNC):
             return True
-        if isinstance(callee, Dispatcher) and callee.device:
+        if isinstance(callee, Dispatcher) and callee.device or isinstance(
+            getattr(callee, "py_func", None), pytypes.FunctionType
+        ):
             callee = callee.py_func
         if isinstance(callee, pytypes.FunctionType) and synchronizes(callee, seen | {fn}):
             return True
@@ -586,7 +590,7 @@ def _inline_call(tr, node, fn, args: list) -> Value:
         if all(d.name != v.name for d in tr.shared_decls):
             tr.shared_decls.append(v)
     tr.uses_ctx = tr.uses_ctx or sub.uses_ctx
-    tr.written |= sub.written
+    tr.written |= sub.written_roots()  # (its variables' names are its own)
     if sub.filename == tr.filename:
         for line, text in sub.lines.items():
             tr.lines.setdefault(line, text)

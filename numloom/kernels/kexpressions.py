@@ -58,7 +58,7 @@ class Expressions:
                 return info.value
             if info.fixed is not None:
                 return info.fixed
-            return _var_value(self.cname(name), info)
+            return _var_value(self.cname(name), info, name)
         if name not in self.env:
             raise self.typing(
                 node,
@@ -120,6 +120,16 @@ class Expressions:
         return arithmetic(self, name, (v,), node)
 
     def expr_BoolOp(self, node) -> Value:
+        """``a or b`` / ``a and b`` as a value: of bools, the bool C's ``||`` / ``&&`` give
+        (Numba's typing); of other types Python returns an operand, which kernels don't."""
+        values = [self.expr(v) for v in node.values]
+        if any(v.type is None for v in values):
+            return UNKNOWN
+        if all(isinstance(v.type, Scalar) and v.type.kind == "b" for v in values):
+            joiner = " && " if isinstance(node.op, ast.And) else " || "
+            code = "(" + joiner.join(truth(self, v, node) for v in values) + ")"
+            weak = all(v.type.weak for v in values)
+            return Value(ktypes.WEAK_BOOL if weak else ktypes.BOOL, code)
         raise self.unsupported(node, f"'{'and' if isinstance(node.op, ast.And) else 'or'}' "
                                "as a value (it returns one of its operands in Python)",
                                "use it in a condition, or write `a if a else b`")  # fmt: skip

@@ -30,10 +30,21 @@ from .kcalls import (
     _mixed_comparison,
     _no_threads,
     arithmetic,
+    load,
     thread_value,
 )
 from .ktypes import WEAK_BOOL, WEAK_COMPLEX, WEAK_FLOAT, WEAK_INT, Array, Scalar, Tuple
-from .kvalues import _NO, PYOBJ, ArrayRef, Value, constant, convert, literal, truth
+from .kvalues import (
+    _NO,
+    PYOBJ,
+    ArrayRef,
+    Value,
+    _storage_cast,
+    constant,
+    convert,
+    literal,
+    truth,
+)
 
 
 def handler_for(fn):
@@ -344,14 +355,82 @@ def _cmath_simple(kind: str):
 
 
 def _ufunc_call(tr, node, args, kwargs) -> Value:
-    from ..compile.snippets import SNIPPETS
-
     uf = _resolve_ufunc(tr, node)
     name = uf.__name__
+    if "out" in kwargs or any(isinstance(a.type, Array) for a in args):
+        return _ufunc_arrays(tr, node, uf, args, kwargs)
     if kwargs:
         raise tr.unsupported(node, f"keyword arguments of np.{name} in kernels")
     if len(args) != uf.nin:
         raise tr.typing(node, f"np.{name} takes {uf.nin} arguments, {len(args)} given")
+    return _ufunc_scalars(tr, node, uf, args)
+
+
+def _ufunc_arrays(tr, node, uf, args, kwargs) -> Value:
+    """``np.sin(x, r)`` on arrays: the calling thread loops over the output's elements, the
+    inputs (arrays or scalars) broadcast against it, as Numba's ufuncs in kernels do. Kernels
+    allocate no arrays, so the outputs are given (``np.sin(x, r)`` or ``out=r``)."""
+    name = uf.__name__
+    if set(kwargs) - {"out"}:
+        raise tr.unsupported(node, f"keyword arguments of np.{name} other than out= in kernels")
+    ins, outs = list(args[: uf.nin]), list(args[uf.nin :])
+    if "out" in kwargs:
+        if outs:
+            raise tr.typing(node, f"np.{name} is given its output twice (positional and out=)")
+        out = kwargs["out"]
+        outs = list(out.items) if isinstance(out.type, Tuple) else [out]
+    if len(ins) != uf.nin or len(outs) != uf.nout:
+        raise tr.typing(node, f"np.{name} of arrays in a kernel takes {uf.nin} input(s) and "
+                        f"{uf.nout} output array(s), {len(args) + len(kwargs)} given",
+                        f"pass the output array: np.{name}(x, out)")  # fmt: skip
+    for o in outs:
+        if not isinstance(o.type, Array):
+            raise tr.typing(node, f"the output of np.{name} in a kernel is {_describe(o)}",
+                            "pass an array to write the results into")  # fmt: skip
+        if o.type.space == "const":
+            raise tr.typing(node, "a global array is read-only in kernels",
+                            "pass the array as an argument to write it")  # fmt: skip
+    ndim = outs[0].type.ndim
+    for a in ins + outs:
+        if not isinstance(a.type, (Scalar, Array)) or (
+            isinstance(a.type, Array) and a.type.ndim > ndim
+        ):
+            raise tr.typing(node, f"np.{name} of {_describe(a)} into a {ndim}-d output")
+    line = node.lineno
+    stops = [tr.temp("int64_t") for _ in range(ndim)]  # (bounds evaluated once, first)
+    for stop, n in zip(stops, outs[0].arr.shape):
+        tr.emit(kir.Assign(stop, n, line))
+    counters = [tr.temp("int64_t") for _ in range(ndim)]
+    tr.stack.extend([] for _ in range(ndim))
+
+    def element(a: Value, out: bool = False):
+        n = a.type.ndim
+        index = [Value(ktypes.INT64, counters[ndim - n + j] if out else
+                       f"({a.arr.shape[j]} == 1 ? 0 : {counters[ndim - n + j]})",
+                       nonneg=True) for j in range(n)]  # fmt: skip
+        return _address(tr, node, a, index)
+
+    loaded = [load(a.type.dtype, element(a)) if isinstance(a.type, Array) else a for a in ins]
+    result = _ufunc_scalars(tr, node, uf, loaded)
+    results = result.items if isinstance(result.type, Tuple) else (result,)
+    for o, v in zip(outs, results):
+        dst = Scalar(o.type.dtype)
+        if v.type.kind == "c" and dst.kind != "c":
+            raise tr.typing(node, f"np.{name} cannot store complex values in a {dst} array")
+        if o.arr.root is not None:
+            tr.written.add(o.arr.root)
+        tr.emit(kir.Assign(element(o, True), _storage_cast(convert(v, dst), o.type.dtype), line))
+    for k in reversed(range(ndim)):
+        body = tuple(tr.stack.pop())
+        tr.emit(kir.For(counters[k], "0", stops[k], "1", body, 1, line))
+    return outs[0] if len(outs) == 1 else Value(Tuple(tuple(o.type for o in outs)),
+                                                 items=tuple(outs))  # fmt: skip
+
+
+def _ufunc_scalars(tr, node, uf, args) -> Value:
+    from ..compile.snippets import SNIPPETS
+
+    name = uf.__name__
     for a in args:
         if not isinstance(a.type, Scalar):
             raise tr.typing(node, f"np.{name} of {_describe(a)} in a kernel",
@@ -407,6 +486,12 @@ def dtype_of(obj):
 
 
 # --- numloom.cuda ------------------------------------------------------------------------------
+
+
+def _this_grid(tr, node, args, kwargs) -> Value:
+    raise tr.unsupported(node, "cuda.cg.this_grid(): grid-wide synchronization (cooperative "
+                         "launches) is not supported", "end the kernel where the grid would "
+                         "sync and launch a second kernel for what follows")  # fmt: skip
 
 
 def _grid(which: str):
@@ -614,6 +699,7 @@ CALLS = {
     I.shared.array: _array_alloc("shared"), I.local.array: _array_alloc("local"),
     I.shfl_sync: _shuffle("idx"), I.shfl_up_sync: _shuffle("up"),
     I.shfl_down_sync: _shuffle("down"), I.shfl_xor_sync: _shuffle("xor"),
+    I.cg.this_grid: _this_grid,
 }  # fmt: skip
 CALLS.update({getattr(math, name): _math(name) for name in _MATH if hasattr(math, name)})
 CALLS.update({getattr(cmath, name): _cmath(name) for name in _CMATH})

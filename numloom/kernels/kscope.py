@@ -82,14 +82,16 @@ class VarInfo:
         self.type, self.where, self.param = t, where, param
         self.value = None  # a parameter's value
         self.fixed = None  # a shared/local array this name stands for
+        self.roots: set = set()  # an array variable: the arrays (roots) it has viewed
         self.nonneg = True
 
 
-def _var_value(c: str, info: VarInfo) -> Value:
+def _var_value(c: str, info: VarInfo, name: str = "") -> Value:
     t = info.type
-    if isinstance(t, Array):
+    if isinstance(t, Array):  # (its root: the variable, whose writes reach info.roots)
         return Value(t, arr=ArrayRef(c, tuple(f"{c}_n{k}" for k in range(t.ndim)),
-                                     tuple(f"{c}_s{k}" for k in range(t.ndim))))  # fmt: skip
+                                     tuple(f"{c}_s{k}" for k in range(t.ndim)),
+                                     name or None))  # fmt: skip
     if isinstance(t, Tuple):
         return Value(t, items=tuple(Value(it, f"{c}_{k}") for k, it in enumerate(t.items)))
     return Value(t, c, nonneg=info.nonneg or t.kind in "bu")

@@ -187,6 +187,8 @@ class Statements:
         if isinstance(merged, Array) and value.arr.fixed:
             info.fixed = value  # a shared or local array: the name stands for it
             return
+        if isinstance(merged, Array) and value.arr.root is not None:
+            info.roots.add(value.arr.root)  # (writes through the name write what it views)
         if info.nonneg and not value.nonneg:
             info.nonneg, self.changed = False, True
         self._assign_code(name, info, value)

@@ -254,7 +254,8 @@ class Translator(Statements, Expressions):
                 params += tuple(_c_params(f"v_{pname}", t))
         body = tuple(self._returns_fixed(body, ret, ret_ctype))
         ir = kir.Function(name, ret_ctype, params, self._locals(), body, self._lines())
-        writes = frozenset(i for i, p in enumerate(self.params) if p in self.written)
+        written = self.written_roots()
+        writes = frozenset(i for i, p in enumerate(self.params) if p in written)
         return FunctionSpec(name, ret, tuple(zip(self.params, self.arg_types)), self.uses_ctx,
                             writes, ir, self.types())  # fmt: skip
     def inline(self) -> tuple:
@@ -279,10 +280,11 @@ class Translator(Statements, Expressions):
                 raise self.typing(node, "a kernel cannot return a value",
                                   "write results into an array argument")  # fmt: skip
         params, init = [], []
+        written = self.written_roots()
         for name, t in zip(self.params, self.arg_types):
             if isinstance(t, Array):
                 params.append(kir.Param(f"v_{name}", ktypes.storage_ctype(t.dtype), t.ndim,
-                                        t.layout == "C", name in self.written))  # fmt: skip
+                                        t.layout == "C", name in written))  # fmt: skip
             elif name in self.store_counts:  # assigned in the body: each thread's own copy
                 params.append(kir.Param(f"p_{name}", ktypes.ctype(t)))
                 self.local(f"v_{name}", ktypes.ctype(t))
@@ -293,6 +295,18 @@ class Translator(Statements, Expressions):
         return kir.UserKernel(self.label, tuple(params), self._locals(), tuple(init + body),
                               reachable(self.program.items, used), self._lines(),
                               self.program.boundscheck)  # fmt: skip
+    def written_roots(self) -> set:
+        """The arrays the function writes: a write through an array variable (``row = a[i]``,
+        or ``data = a`` in one branch and ``b`` in another) writes every array it has viewed."""
+        out, todo = set(), list(self.written)
+        while todo:
+            root = todo.pop()
+            if root not in out:
+                out.add(root)
+                info = self.vars.get(root)
+                if info is not None and not info.param:
+                    todo.extend(info.roots)
+        return out
     def types(self) -> dict:
         return {name: info.type for name, info in self.vars.items()}
     def _return_type(self):

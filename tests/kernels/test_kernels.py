@@ -973,3 +973,150 @@ def test_shuffles_shared_arrays_and_tuples_in_synchronizing_device_functions():
     numpy.testing.assert_array_equal(mirrored.get(), want_m)
     numpy.testing.assert_array_equal(totals.get(), want_t)
     assert_compiles_for_cuda(rounds_of_reversal)
+
+
+# --- what numba-cuda's documented examples need (test_numba_examples.py runs them) -------------
+
+
+def test_numba_cuda_exports_the_type_names():
+    """``from numba.cuda import float32`` (fast_matmul's import): numba.cuda's type names."""
+    from numloom.cuda import float32, int32, types, void
+
+    assert float32 is nl.types.float32 and int32 is nl.types.int32 and types is nl.types
+    assert str(void(float32[:], int32)) == "void(float32[:], int32)"
+
+
+@cuda.jit
+def ufuncs_on_arrays(x, y, r, q, m):
+    numpy.add(x, y, out=r)  # y broadcast over x's rows, float32 + float64 into float64
+    numpy.sqrt(x[1], r[2])  # views; the float32 loop, stored as float64
+    numpy.divmod(x, 3, q, m)  # two outputs
+
+
+def test_ufuncs_on_arrays_write_their_outputs():
+    """A ufunc called on arrays in a kernel (numba-cuda's ``np.sin(x, r)``): the thread loops
+    over the output, inputs broadcast as in NumPy, NumPy's loop and casts."""
+    x = numpy.arange(12, dtype=numpy.float32).reshape(3, 4) - 5
+    y = numpy.linspace(0.5, 2.0, 4)
+    r, q, m = nl.zeros((3, 4)), nl.zeros((3, 4), numpy.int32), nl.zeros((3, 4), numpy.float32)
+    ufuncs_on_arrays[1, 1](x, y, r, q, m)
+    want = numpy.add(x, y)
+    with numpy.errstate(invalid="ignore"):
+        want[2] = numpy.sqrt(x[1])  # (NaN where x < 0, as NumPy)
+    numpy.testing.assert_array_equal(r.get(), want)
+    wq, wm = numpy.divmod(x, 3)
+    numpy.testing.assert_array_equal(q.get(), wq.astype(numpy.int32))
+    numpy.testing.assert_array_equal(m.get(), wm)
+    assert_compiles_for_cuda(ufuncs_on_arrays)
+
+
+def test_a_ufunc_on_arrays_needs_its_output():
+    @cuda.jit
+    def no_out(x):
+        numpy.sin(x)
+
+    with pytest.raises(Exception, match=r"pass the output array: np.sin\(x, out\)"):
+        no_out[1, 1](numpy.zeros(3))
+
+
+@cuda.jit
+def bool_operators(a, out):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        big = a[i] > 5
+        odd = a[i] % 2 == 1
+        either = big or odd  # of bools: a bool, as in Numba
+        both = big and odd and a[i] != 7
+        out[i, 0] = either
+        out[i, 1] = both
+
+
+def test_and_or_of_bools_are_values():
+    a = numpy.arange(10)
+    out = nl.zeros((10, 2), numpy.bool_)
+    bool_operators.forall(10)(a, out)
+    want = numpy.stack([(a > 5) | (a % 2 == 1), (a > 5) & (a % 2 == 1) & (a != 7)], axis=1)
+    numpy.testing.assert_array_equal(out.get(), want)
+
+    @cuda.jit
+    def int_or(a, out):
+        out[0] = a[0] or a[1]  # Python's operand, not a bool: refused
+
+    with pytest.raises(Exception, match="'or' as a value"):
+        int_or[1, 1](numpy.arange(2), numpy.zeros(1, numpy.int64))
+
+
+@nl.jit
+def jit_helper(x, k):
+    return x * k + 1
+
+
+def test_a_numloom_jit_function_is_callable_in_kernels():
+    """``@numba.jit`` functions may be reused in kernels (numba's CPU/GPU compatibility)."""
+
+    @cuda.jit
+    def use(a, out):
+        i = cuda.grid(1)
+        if i < a.size:
+            out[i] = jit_helper(a[i], 3.0)
+
+    a = numpy.arange(5.0)
+    out = nl.zeros(5)
+    use.forall(5)(a, out)
+    numpy.testing.assert_array_equal(out.get(), a * 3 + 1)
+    assert jit_helper(2.0, 3.0) == 7.0
+
+
+@cuda.jit(device=True)
+def set_row(m, i, value):
+    row = m[i]
+    for j in range(row.shape[0]):
+        row[j] = value
+
+
+@cuda.jit
+def writes_through_names(m, c, a, b, steps):
+    i = cuda.grid(1)
+    if i < m.shape[0]:
+        row = m[i]  # a view named: writes to it are writes to m
+        row[0] = i
+    if i == 0:
+        set_row(c, 1, 5.0)  # (a device function writing through its own view)
+    for step in range(steps):
+        if step % 2 == 0:  # one name for either argument (numba-cuda's heat equation)
+            src = a
+            dst = b
+        else:
+            src = b
+            dst = a
+        if i < src.shape[0]:
+            dst[i] = src[i] + 1
+
+
+@pytest.mark.parametrize("make", [nl.asarray, numpy.array])
+def test_writes_through_a_named_view_reach_the_argument(make):
+    """A kernel that writes an argument only through a local name (a view, or a name bound to
+    one argument or another) still has that argument as an output."""
+    m, c = make(numpy.zeros((3, 4))), make(numpy.zeros((2, 3)))
+    a, b = make(numpy.arange(4.0)), make(numpy.zeros(4))
+    writes_through_names[1, 4](m, c, a, b, 3)
+    want = numpy.zeros((3, 4))
+    want[:, 0] = [0, 1, 2]
+    numpy.testing.assert_array_equal(host(m), want)
+    numpy.testing.assert_array_equal(host(c), [[0, 0, 0], [5, 5, 5]])
+    numpy.testing.assert_array_equal(host(a), numpy.arange(4.0) + 2)
+    numpy.testing.assert_array_equal(host(b), numpy.arange(4.0) + 3)
+
+
+def test_grid_sync_is_refused_with_a_way_out():
+    from numloom.kernels.kerrors import UnsupportedError
+
+    @cuda.jit
+    def grid_wide(x):
+        g = cuda.cg.this_grid()
+        x[cuda.grid(1)] = 1
+        g.sync()
+
+    with pytest.raises(UnsupportedError, match="grid-wide synchronization") as e:
+        grid_wide.forall(4)(nl.zeros(4))
+    assert "second kernel" in str(e.value)

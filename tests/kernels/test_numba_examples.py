@@ -1,9 +1,17 @@
-"""numba-cuda's documented examples (its ``tests/doc_examples``), run with numloom's import in
-place of Numba's, on the device numloom uses: the shared-memory reduction, Monte Carlo
-integration and the 3-D grid of xoroshiro128+ draws (``numloom.cuda.random``). Sizes are
-smaller where the example's would take minutes on a CPU; the kernels are the examples' own."""
+"""numba-cuda's documented examples (its ``tests/doc_examples`` and the random-number page),
+run with numloom's import in place of Numba's, on the device numloom uses (the CPU here, the GPU
+under NUMLOOM_DEVICE=cuda): vector addition, the naive and shared-memory matrix products, the
+shared-memory reduction, a function shared by CPU and GPU code, a ufunc called in a kernel,
+Monte Carlo integration, the Monte Carlo estimate of pi and the 3-D grid of xoroshiro128+ draws
+(``numloom.cuda.random``); and a shared-memory prefix sum written as Numba users write it. The
+histogram with shared-memory atomics is test_kernels.py's. The examples that synchronize the
+whole grid (``cuda.cg.this_grid().sync()``: sessionization, the heat equation) are expected to
+fail: numloom has no grid-wide barrier. Sizes are smaller where the example's would take
+minutes on a CPU; the kernels are the examples' own."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -19,8 +27,154 @@ from numloom.cuda.random import (
     xoroshiro128p_uniform_float32,
     xoroshiro128p_uniform_float64,
 )
+from numloom.kernels.kerrors import UnsupportedError
 
 M64 = (1 << 64) - 1
+
+
+def test_ex_vecadd():
+    @cuda.jit
+    def f(a, b, c):
+        # like threadIdx.x + (blockIdx.x * blockDim.x)
+        tid = cuda.grid(1)
+        size = len(c)
+
+        if tid < size:
+            c[tid] = a[tid] + b[tid]
+
+    # Seed RNG for test repeatability
+    np.random.seed(1)
+
+    N = 100000
+    a = cuda.to_device(np.random.random(N))
+    b = cuda.to_device(np.random.random(N))
+    c = cuda.device_array_like(a)
+
+    f.forall(len(a))(a, b, c)
+    np.testing.assert_equal(c.copy_to_host(), a.copy_to_host() + b.copy_to_host())
+
+    c = cuda.device_array_like(a)  # (a fresh output, so the second launch is checked too)
+    # Enough threads per block for several warps per block
+    nthreads = 256
+    # Enough blocks to cover the entire vector depending on its length
+    nblocks = (len(a) // nthreads) + 1
+    f[nblocks, nthreads](a, b, c)
+
+    np.testing.assert_equal(c.copy_to_host(), a.copy_to_host() + b.copy_to_host())
+
+
+def test_ex_matmul():
+    from numloom.cuda import float32
+
+    @cuda.jit
+    def matmul(A, B, C):
+        """Perform square matrix multiplication of C = A * B."""
+        i, j = cuda.grid(2)
+        if i < C.shape[0] and j < C.shape[1]:
+            tmp = 0.0
+            for k in range(A.shape[1]):
+                tmp += A[i, k] * B[k, j]
+            C[i, j] = tmp
+
+    x_h = np.arange(16).reshape([4, 4])
+    y_h = np.ones([4, 4])
+    z_h = np.zeros([4, 4])
+
+    x_d = cuda.to_device(x_h)
+    y_d = cuda.to_device(y_h)
+    z_d = cuda.to_device(z_h)
+
+    threadsperblock = (16, 16)
+    blockspergrid_x = math.ceil(z_h.shape[0] / threadsperblock[0])
+    blockspergrid_y = math.ceil(z_h.shape[1] / threadsperblock[1])
+    blockspergrid = (blockspergrid_x, blockspergrid_y)
+
+    matmul[blockspergrid, threadsperblock](x_d, y_d, z_d)
+    z_h = z_d.copy_to_host()
+    assert np.all(z_h == x_h @ y_h), "matmul incorrect"
+
+    # Controls threads per block and shared memory usage.
+    # The computation will be done on blocks of TPB x TPB elements.
+    # TPB should not be larger than 32 in this example
+    TPB = 16
+
+    @cuda.jit
+    def fast_matmul(A, B, C):
+        """
+        Perform matrix multiplication of C = A * B using CUDA shared memory.
+
+        Reference: https://stackoverflow.com/a/64198479/13697228 by @RobertCrovella
+        """
+        # Define an array in the shared memory
+        # The size and type of the arrays must be known at compile time
+        sA = cuda.shared.array(shape=(TPB, TPB), dtype=float32)
+        sB = cuda.shared.array(shape=(TPB, TPB), dtype=float32)
+
+        x, y = cuda.grid(2)
+
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        bpg = cuda.gridDim.x  # blocks per grid
+
+        # Each thread computes one element in the result matrix.
+        # The dot product is chunked into dot products of TPB-long vectors.
+        tmp = float32(0.0)
+        for i in range(bpg):
+            # Preload data into shared memory
+            sA[ty, tx] = 0
+            sB[ty, tx] = 0
+            if y < A.shape[0] and (tx + i * TPB) < A.shape[1]:
+                sA[ty, tx] = A[y, tx + i * TPB]
+            if x < B.shape[1] and (ty + i * TPB) < B.shape[0]:
+                sB[ty, tx] = B[ty + i * TPB, x]
+
+            # Wait until all threads finish preloading
+            cuda.syncthreads()
+
+            # Computes partial product on the shared memory
+            for j in range(TPB):
+                tmp += sA[ty, j] * sB[j, tx]
+
+            # Wait until all threads finish computing
+            cuda.syncthreads()
+        if y < C.shape[0] and x < C.shape[1]:
+            C[y, x] = tmp
+
+    x_h = np.arange(16).reshape([4, 4])
+    y_h = np.ones([4, 4])
+    z_h = np.zeros([4, 4])
+
+    x_d = cuda.to_device(x_h)
+    y_d = cuda.to_device(y_h)
+    z_d = cuda.to_device(z_h)
+
+    threadsperblock = (TPB, TPB)
+    blockspergrid_x = math.ceil(z_h.shape[0] / threadsperblock[0])
+    blockspergrid_y = math.ceil(z_h.shape[1] / threadsperblock[1])
+    blockspergrid = (blockspergrid_x, blockspergrid_y)
+
+    fast_matmul[blockspergrid, threadsperblock](x_d, y_d, z_d)
+    z_h = z_d.copy_to_host()
+    assert np.all(z_h == x_h @ y_h), "fast_matmul incorrect for shared memory, square case."
+
+    x_h = np.arange(115).reshape([5, 23])
+    y_h = np.ones([23, 7])
+    z_h = np.zeros([5, 7])
+
+    x_d = cuda.to_device(x_h)
+    y_d = cuda.to_device(y_h)
+    z_d = cuda.to_device(z_h)
+
+    threadsperblock = (TPB, TPB)
+    grid_y_max = max(x_h.shape[0], y_h.shape[0])
+    grid_x_max = max(x_h.shape[1], y_h.shape[1])
+    blockspergrid_x = math.ceil(grid_x_max / threadsperblock[0])
+    blockspergrid_y = math.ceil(grid_y_max / threadsperblock[1])
+    blockspergrid = (blockspergrid_x, blockspergrid_y)
+
+    fast_matmul[blockspergrid, threadsperblock](x_d, y_d, z_d)
+    z_h = z_d.copy_to_host()
+    assert np.all(z_h == x_h @ y_h), "fast_matmul incorrect for shared memory, non-square case."
 
 
 def test_ex_reduction():
@@ -60,10 +214,63 @@ def test_ex_reduction():
     np.testing.assert_equal(a.get()[0], sum(np.arange(1024)))
 
 
+def test_ex_cpu_gpu_compat():
+    from math import pi
+
+    import numloom as numba
+
+    X = cuda.to_device([1, 10, 234])
+    Y = cuda.to_device([2, 2, 4014])
+    Z = cuda.to_device([3, 14, 2211])
+    results = cuda.to_device([0.0, 0.0, 0.0])
+
+    @numba.jit
+    def business_logic(x, y, z):
+        return 4 * z * (2 * x - (4 * y) / 2 * pi)
+
+    assert business_logic(1, 2, 3) == -126.79644737231007
+
+    @cuda.jit
+    def f(res, xarr, yarr, zarr):
+        tid = cuda.grid(1)
+        if tid < len(xarr):
+            # The function decorated with numba.jit may be directly reused
+            res[tid] = business_logic(xarr[tid], yarr[tid], zarr[tid])
+
+    f.forall(len(X))(results, X, Y, Z)
+    # [-126.79644737231007, 416.28324559588634, -218912930.2987788]
+
+    expect = [business_logic(x, y, z) for x, y, z in zip(X, Y, Z)]
+    np.testing.assert_equal(expect, results.copy_to_host())
+    x, y, z = (np.array(v) for v in ([1, 10, 234], [2, 2, 4014], [3, 14, 2211]))
+    np.testing.assert_equal(results.copy_to_host(), 4 * z * (2 * x - (4 * y) / 2 * np.pi))
+
+
+def test_ex_cuda_ufunc_call():
+    # A kernel calling a ufunc (sin, in this case)
+    @cuda.jit
+    def f(r, x):
+        # Compute sin(x) with result written to r
+        np.sin(x, r)
+
+    # Declare input and output arrays
+    x = np.arange(10, dtype=np.float32) - 5
+    r = np.zeros_like(x)
+
+    # Launch kernel that calls the ufunc
+    f[1, 1](r, x)
+
+    # A quick sanity check demonstrating equality of the sine computed by
+    # the sin ufunc inside the kernel, and NumPy's sin ufunc
+    np.testing.assert_allclose(r, np.sin(x))
+
+
 def test_ex_montecarlo():
+    import numloom as numba
+
     nsamps = 100000  # (the example's 1e6 on a GPU; a tenth here)
 
-    @cuda.jit(device=True)  # (the example's @numba.jit: a device function here)
+    @numba.jit
     def func(x):
         return 1.0 / x
 
@@ -92,6 +299,248 @@ def test_ex_montecarlo():
 
     np.testing.assert_allclose(mc_integrate(1, 2, nsamps), 0.69315, atol=0.003)
     np.testing.assert_allclose(mc_integrate(2, 3, nsamps), 0.4055, atol=0.003)
+
+
+def _uniform_float32_streams(states: np.ndarray):
+    """xoroshiro128p_uniform_float32 of every state's stream, in NumPy: one array of all the
+    streams' next values per step."""
+    s0, s1 = states[:, 0].copy(), states[:, 1].copy()
+    while True:
+        result = s0 + s1
+        s1 ^= s0
+        s0 = ((s0 << 55) | (s0 >> 9)) ^ s1 ^ (s1 << 14)
+        s1 = (s1 << 36) | (s1 >> 28)
+        yield ((result >> 11) * (1.0 / 2.0**53)).astype(np.float32)
+
+
+def test_ex_compute_pi():
+    """The random-number page's example: pi from the draws inside the unit circle."""
+    from numloom.cuda.random import create_xoroshiro128p_states, xoroshiro128p_uniform_float32
+
+    @cuda.jit
+    def compute_pi(rng_states, iterations, out):
+        """Find the maximum value in values and store in result[0]"""
+        thread_id = cuda.grid(1)
+
+        # Compute pi by drawing random (x, y) points and finding what
+        # fraction lie inside a unit circle
+        inside = 0
+        for i in range(iterations):  # noqa: B007
+            x = xoroshiro128p_uniform_float32(rng_states, thread_id)
+            y = xoroshiro128p_uniform_float32(rng_states, thread_id)
+            if x**2 + y**2 <= 1.0:
+                inside += 1
+
+        out[thread_id] = 4.0 * inside / iterations
+
+    threads_per_block = 64
+    blocks = 24
+    rng_states = create_xoroshiro128p_states(threads_per_block * blocks, seed=1)
+    out = np.zeros(threads_per_block * blocks, dtype=np.float32)
+
+    start = rng_states.get().copy()  # (for the NumPy reference below)
+
+    compute_pi[blocks, threads_per_block](rng_states, 10000, out)
+    draws, inside = _uniform_float32_streams(start), 0
+    for _ in range(10000):
+        x, y = next(draws), next(draws)
+        inside += x**2 + y**2 <= 1.0
+    np.testing.assert_array_equal(out, (4.0 * inside / 10000).astype(np.float32))
+    assert abs(out.mean() - np.pi) < 0.01
+
+
+# --- a prefix sum: each block scans its elements in shared memory, then the blocks' totals -----
+
+SCAN_TPB = 128
+
+
+@cuda.jit
+def scan_blocks(x, out, block_sums):
+    """Hillis-Steele inclusive scan of each block's elements in shared memory; each block's
+    total into block_sums."""
+    temp = cuda.shared.array(SCAN_TPB, nl.int64)
+    tid = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if i < x.size:
+        temp[tid] = x[i]
+    else:
+        temp[tid] = 0
+    cuda.syncthreads()
+    offset = 1
+    while offset < cuda.blockDim.x:
+        if tid >= offset:
+            v = temp[tid - offset]
+        cuda.syncthreads()  # (every thread read before any writes)
+        if tid >= offset:
+            temp[tid] += v
+        cuda.syncthreads()
+        offset *= 2
+    if i < x.size:
+        out[i] = temp[tid]
+    if tid == cuda.blockDim.x - 1:
+        block_sums[cuda.blockIdx.x] = temp[tid]
+
+
+@cuda.jit
+def add_block_offsets(out, scanned_sums):
+    """Each element after the first block plus the sum of all the blocks before its own."""
+    i = cuda.grid(1)
+    b = cuda.blockIdx.x
+    if b > 0 and i < out.size:
+        out[i] += scanned_sums[b - 1]
+
+
+def prefix_sum(x):
+    blocks = (x.size + SCAN_TPB - 1) // SCAN_TPB
+    out = cuda.device_array_like(x)
+    block_sums = cuda.device_array(blocks, x.dtype)
+    scan_blocks[blocks, SCAN_TPB](x, out, block_sums)
+    if blocks > 1:  # the second pass: the block totals' own scan, then their offsets added
+        add_block_offsets[blocks, SCAN_TPB](out, prefix_sum(block_sums))
+    return out
+
+
+@pytest.mark.parametrize("n", [1, 100, 128, 129, 5000, 20_000])  # (20000: three levels)
+def test_prefix_sum(n):
+    x = np.random.default_rng(n).integers(-1000, 1000, n)
+    out = prefix_sum(cuda.to_device(x))
+    np.testing.assert_array_equal(out.copy_to_host(), np.cumsum(x))
+
+
+# --- the examples that synchronize the whole grid (numloom has no grid-wide barrier) ----------
+
+grid_sync = pytest.mark.xfail(raises=UnsupportedError, strict=True,
+                              reason="cuda.cg.this_grid().sync(): no grid-wide barrier")  # fmt: skip
+
+
+@grid_sync
+def test_ex_sessionize():
+    # Set the timeout to one hour
+    session_timeout = np.int64(np.timedelta64("3600", "s"))
+
+    # Generate data
+    ids = cuda.to_device(np.array([1] * 6 + [2] * 3 + [3] * 10 + [4] * 9))
+    sec = cuda.to_device(
+        np.array(
+            [1, 2, 3, 5000, 5001, 5002, 1, 2, 3, 1, 2, 5000, 5001, 10000, 10001, 10002, 10003,
+             15000, 150001, 1, 5000, 50001, 15000, 20000, 25000, 25001, 25002, 25003],
+            dtype="datetime64[ns]",
+        ).astype("int64")  # Cast to int64 for compatibility
+    )  # fmt: skip
+    # Create a vector to hold the results
+    results = cuda.to_device(np.zeros(len(ids)))
+
+    @cuda.jit
+    def sessionize(user_id, timestamp, results):
+        gid = cuda.grid(1)
+        size = len(user_id)
+
+        if gid >= size:
+            return
+
+        # Determine session boundaries
+        is_first_datapoint = gid == 0
+        if not is_first_datapoint:
+            new_user = user_id[gid] != user_id[gid - 1]
+            timed_out = timestamp[gid] - timestamp[gid - 1] > session_timeout
+            is_sess_boundary = new_user or timed_out
+        else:
+            is_sess_boundary = True
+
+        # Determine session labels
+        if is_sess_boundary:
+            # This thread marks the start of a session
+            results[gid] = gid
+
+            # Make sure all session boundaries are written
+            # before populating the session id
+            grid = cuda.cg.this_grid()
+            grid.sync()
+
+            look_ahead = 1
+            # Check elements 'forward' of this one
+            # until a new session boundary is found
+            while results[gid + look_ahead] == 0:
+                results[gid + look_ahead] = gid
+                look_ahead += 1
+                # Avoid out-of-bounds accesses by the last thread
+                if gid + look_ahead == size - 1:
+                    results[gid + look_ahead] = gid
+                    break
+
+    sessionize.forall(len(ids))(ids, sec, results)
+
+    expect = [0, 0, 0, 3, 3, 3, 6, 6, 6, 9, 9, 11, 11, 13, 13, 13, 13, 17, 18, 19, 20, 21, 21,
+              23, 24, 24, 24, 24]  # fmt: skip
+    np.testing.assert_equal(expect, results.copy_to_host())
+
+
+@grid_sync
+def test_ex_laplace():
+    # Use an odd problem size.
+    # This is so there can be an element truly in the "middle" for symmetry.
+    size = 1001
+    data = np.zeros(size)
+
+    # Middle element is made very hot
+    data[500] = 10000
+    buf_0 = cuda.to_device(data)
+
+    # This extra array is used for synchronization purposes
+    buf_1 = cuda.device_array_like(buf_0)
+
+    niter = 10000
+
+    @cuda.jit
+    def solve_heat_equation(buf_0, buf_1, timesteps, k):
+        i = cuda.grid(1)
+
+        # Don't continue if our index is outside the domain
+        if i >= len(buf_0):
+            return
+
+        # Prepare to do a grid-wide synchronization later
+        grid = cuda.cg.this_grid()
+
+        for step in range(timesteps):
+            # Select the buffer from the previous timestep
+            if (step % 2) == 0:
+                data = buf_0
+                next_data = buf_1
+            else:
+                data = buf_1
+                next_data = buf_0
+
+            # Get the current temperature associated with this point
+            curr_temp = data[i]
+
+            # Apply formula from finite difference equation
+            if i == 0:
+                # Left wall is held at T = 0
+                next_temp = curr_temp + k * (data[i + 1] - (2 * curr_temp))
+            elif i == len(data) - 1:
+                # Right wall is held at T = 0
+                next_temp = curr_temp + k * (data[i - 1] - (2 * curr_temp))
+            else:
+                # Interior points are a weighted average of their neighbors
+                next_temp = curr_temp + k * (data[i - 1] - (2 * curr_temp) + data[i + 1])
+
+            # Write new value to the next buffer
+            next_data[i] = next_temp
+
+            # Wait for every thread to write before moving on
+            grid.sync()
+
+    solve_heat_equation.forall(len(data))(buf_0, buf_1, niter, 0.25)
+
+    results = buf_1.copy_to_host()
+    # Integral over the domain should be equal to its initial value.
+    np.testing.assert_allclose(results.sum(), 10000)
+    t = data.copy()  # (the same steps in NumPy: buf_1 holds the state after niter - 1)
+    for _ in range(niter - 1):
+        left, right = np.r_[0.0, t[:-1]], np.r_[t[1:], 0.0]
+        t = t + 0.25 * (left - (2 * t) + right)
+    np.testing.assert_allclose(results, t, rtol=1e-12, atol=1e-9)
 
 
 def test_ex_3d_grid():

@@ -24,6 +24,47 @@ import numpy as _np
 
 from ...api import numpy_api as _api  # (the NumPy namespace: numloom.empty, ...)
 from ...core.realize import sync
+
+# numba.cuda's type names, as numba.cuda re-exports them (``from numba.cuda import float32``)
+from .. import types  # noqa: F401, E402
+from ..types import (  # noqa: F401, E402
+    b1,
+    bool_,
+    boolean,
+    c8,
+    c16,
+    complex64,
+    complex128,
+    double,
+    f2,
+    f4,
+    f8,
+    float16,
+    float32,
+    float64,
+    i1,
+    i2,
+    i4,
+    i8,
+    int8,
+    int16,
+    int32,
+    int64,
+    intc,
+    intp,
+    none,
+    u1,
+    u2,
+    u4,
+    u8,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    uintc,
+    uintp,
+    void,
+)  # fmt: skip
 from . import random  # noqa: F401, E402  (numba.cuda.random)
 from .dispatcher import Dispatcher, jit  # noqa: F401
 from .intrinsics import (  # noqa: F401
@@ -31,6 +72,7 @@ from .intrinsics import (  # noqa: F401
     atomic,
     blockDim,
     blockIdx,
+    cg,
     grid,
     gridDim,
     gridsize,

@@ -63,5 +63,6 @@ shared = Namespace("shared", ("array",))
 local = Namespace("local", ("array",))
 atomic = Namespace("atomic", ("add", "sub", "max", "min", "exch", "cas", "and_", "or_", "xor",
                               "compare_and_swap", "inc", "dec", "nanmax", "nanmin"))  # fmt: skip
+cg = Namespace("cg", ("this_grid",))  # (known, to say that grid-wide sync is unsupported)
 warpsize = 32
 WARPSIZE = 32
