@@ -72,6 +72,14 @@ def grid_loop(xp, x):
     return s
 
 
+def scalar_math(xp, x):
+    inside = 0
+    for i in range(0, len(x) - 1, 2):
+        if xp.sqrt(x[i] ** 2 + x[i + 1] ** 2) < 2000.0 and xp.isfinite(x[i]):
+            inside += 1
+    return inside
+
+
 def rows(xp, x):
     return [r.shape for r in x.reshape(50, -1)]
 
@@ -87,6 +95,7 @@ PATTERNS = {
     "y[i] = f(y[i-1], x[i])": recurrence,
     "g[i, j] read loop (2-d)": grid_loop,
     "for row in g (2-d)": rows,
+    "np.sqrt(x[i]**2 + ...) < r": scalar_math,
 }
 
 

@@ -4,8 +4,10 @@ On the CPU device: the tiled shared-memory transpose of an N x N float32 matrix 
 ``a.T.copy()``, and a histogram with shared-memory atomics against ``np.bincount``.
 
 On a GPU: the transpose (with the bandwidth it achieves, and a device-to-device copy's), the
-histogram and SAXPY against the same kernels written in CUDA C++ for CuPy's ``RawKernel``; and
-the first-call time of a small kernel (translate, render, NVRTC, load, launch).
+histogram, SAXPY and numba-cuda's shared-memory matmul example against the same kernels
+written in CUDA C++ for CuPy's ``RawKernel``; a loop of array code and a kernel (its time and
+CUDA graphs an iteration); and the first-call time of a small kernel (translate, render,
+NVRTC, load, launch). On the CPU the matmul's peer is NumPy's BLAS product.
 
     python benchmarks/kernels.py                        # the default device (CPU here)
     python benchmarks/kernels.py --device cuda --size 8192 --repeat 20
@@ -72,6 +74,34 @@ def saxpy(a, x, y):
         y[i] = a * x[i] + y[i]
 
 
+TPB = 16
+
+
+@cuda.jit
+def fast_matmul(A, B, C):
+    """numba-cuda's documented shared-memory matmul (docs: "Matrix multiplication"), as is."""
+    sA = cuda.shared.array(shape=(TPB, TPB), dtype=np.float32)
+    sB = cuda.shared.array(shape=(TPB, TPB), dtype=np.float32)
+    x, y = cuda.grid(2)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    bpg = cuda.gridDim.x
+    tmp = np.float32(0.0)
+    for i in range(bpg):
+        sA[ty, tx] = 0
+        sB[ty, tx] = 0
+        if y < A.shape[0] and (tx + i * TPB) < A.shape[1]:
+            sA[ty, tx] = A[y, tx + i * TPB]
+        if x < B.shape[1] and (ty + i * TPB) < B.shape[0]:
+            sB[ty, tx] = B[ty + i * TPB, x]
+        cuda.syncthreads()
+        for j in range(TPB):
+            tmp += sA[ty, j] * sB[j, tx]
+        cuda.syncthreads()
+    if y < C.shape[0] and x < C.shape[1]:
+        C[y, x] = tmp
+
+
 # The same kernels in CUDA C++, for CuPy's RawKernel.
 CUPY_SOURCE = r"""
 extern "C" __global__ void tile_transpose(const float *a_in, float *a_out, long long n) {
@@ -92,6 +122,22 @@ extern "C" __global__ void histogram(const int *data, int *bins, long long n) {
         atomicAdd(&local[data[i]], 1);
     __syncthreads();
     for (int b = threadIdx.x; b < 256; b += blockDim.x) atomicAdd(&bins[b], local[b]);
+}
+extern "C" __global__ void fast_matmul(const float *A, const float *B, float *C, long long n) {
+    __shared__ float sA[16][16], sB[16][16];
+    long long x = blockIdx.x * 16 + threadIdx.x, y = blockIdx.y * 16 + threadIdx.y;
+    int tx = threadIdx.x, ty = threadIdx.y;
+    float tmp = 0.0f;
+    for (int i = 0; i < gridDim.x; i++) {
+        sA[ty][tx] = 0;
+        sB[ty][tx] = 0;
+        if (y < n && tx + i * 16 < n) sA[ty][tx] = A[y * n + tx + i * 16];
+        if (x < n && ty + i * 16 < n) sB[ty][tx] = B[(ty + i * 16) * n + x];
+        __syncthreads();
+        for (int j = 0; j < 16; j++) tmp += sA[ty][j] * sB[j][tx];
+        __syncthreads();
+    }
+    if (y < n && x < n) C[y * n + x] = tmp;
 }
 extern "C" __global__ void saxpy(float a, const float *x, float *y, long long n) {
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
@@ -145,13 +191,58 @@ def numloom_cases(size: int, count: int, device: str):
     def axpy():
         saxpy.forall(count, THREADS)(np.float32(2.0), x, y)
 
+    m = matmul_size(device)
+    ma, mb = rng.integers(-4, 4, (m, m)).astype(np.float32), rng.integers(-4, 4, (m, m)).astype(
+        np.float32)  # (small integers: every order of the sums is exact)
+    A, B, C = nl.asarray(ma), nl.asarray(mb), nl.zeros((m, m), np.float32)
+
+    def matmul():
+        fast_matmul[(m // TPB, m // TPB), (TPB, TPB)](A, B, C)
+
     reference = np.bincount(data_host, minlength=BINS)
     cases = [
         ("transpose", transpose, lambda: out.get(), a_host.T),
         ("histogram", hist, lambda: bins.get(), reference),
         ("saxpy", axpy, None, None),
+        ("matmul", matmul, lambda: C.get(), ma @ mb),
     ]
-    return cuda.synchronize, cases, (a_host, data_host, x, y)
+    return cuda.synchronize, cases, (a_host, data_host, x, y, ma, mb)
+
+
+def matmul_size(device: str) -> int:
+    return 2048 if device.startswith("cuda") else 256
+
+
+def mixed_loop(count: int, iterations: int = 100) -> tuple:
+    """A loop mixing array code and a Python kernel (``y = y * 0.5 + x``, then SAXPY on y):
+    seconds per iteration and CUDA graphs launched per iteration (a launch and the pending
+    work it reads run as one graph)."""
+    rng = np.random.default_rng(1)
+    xh = rng.random(count, np.float32)
+    x, y = nl.asarray(xh), nl.zeros(count, np.float32)
+    yh = np.zeros(count, np.float32)
+
+    def step(y):
+        y = y * np.float32(0.5) + x
+        saxpy.forall(count, THREADS)(np.float32(2.0), x, y)
+        return y
+
+    y = step(y)  # (compiles)
+    nl.sync()
+    for _ in range(2):
+        yh = yh * np.float32(0.5) + xh
+        yh = np.float32(2.0) * xh + yh
+    before, start = nl.stats()["graphs_launched"], time.perf_counter()
+    for _ in range(iterations):
+        y = step(y)
+    nl.sync()
+    seconds = (time.perf_counter() - start) / iterations
+    graphs = (nl.stats()["graphs_launched"] - before) / iterations
+    for _ in range(iterations):
+        yh = yh * np.float32(0.5) + xh
+        yh = np.float32(2.0) * xh + yh
+    ok = np.allclose(y.get(), yh, rtol=1e-5)
+    return seconds, graphs, ok
 
 
 def first_call_compile() -> float:
@@ -175,12 +266,13 @@ def first_call_compile() -> float:
 
 
 def numpy_peers(host):
-    a_host, data_host, x, y = host
+    a_host, data_host, x, y, ma, mb = host
     xh, yh = x.get(), y.get()
     return {
         "transpose": lambda: a_host.T.copy(),
         "histogram": lambda: np.bincount(data_host, minlength=BINS),
         "saxpy": lambda: np.add(np.float32(2.0) * xh, yh, out=yh),
+        "matmul": lambda: ma @ mb,
     }
 
 
@@ -188,7 +280,14 @@ def cupy_peers(host, size: int, count: int):
     import cupy as cp
 
     module = cp.RawModule(code=CUPY_SOURCE)
-    a_host, data_host, _, _ = host
+    a_host, data_host, _, _, ma, mb = host
+    m = ma.shape[0]
+    A, B, C = cp.asarray(ma), cp.asarray(mb), cp.zeros((m, m), cp.float32)
+
+    def matmul():
+        module.get_function("fast_matmul")((m // TPB, m // TPB), (TPB, TPB),
+                                           (A, B, C, np.int64(m)))  # fmt: skip
+
     a, out = cp.asarray(a_host), cp.empty((size, size), cp.float32)
     data = cp.asarray(data_host)
     x, y = cp.asarray(np.random.random(count).astype(np.float32)), cp.zeros(count, cp.float32)
@@ -210,7 +309,8 @@ def cupy_peers(host, size: int, count: int):
     def copy():
         cp.copyto(out, a)
 
-    calls = {"transpose": transpose, "histogram": hist, "saxpy": axpy, "copy": copy}
+    calls = {"transpose": transpose, "histogram": hist, "saxpy": axpy, "copy": copy,
+             "matmul": matmul}  # fmt: skip
     return calls, cp.cuda.get_current_stream().synchronize
 
 
@@ -255,6 +355,10 @@ def main() -> int:
         ratio = f"{theirs / ours:7.2f}" if theirs else "      -"
         peer = f"{theirs * 1e3:18.3f}" if theirs else f"{'-':>18}"
         print(f"{name:<12} {ours * 1e3:11.3f} {peer} {ratio}  {note.strip()}")
+    seconds, graphs, ok = mixed_loop(count // 16)
+    failed |= not ok
+    print(f"loop of array code and a kernel (SAXPY of {count // 16}): {seconds * 1e3:.3f} ms "
+          f"an iteration, {graphs:g} CUDA graphs an iteration{'' if ok else ' RESULT DIFFERS'}")
     print(f"first call of a new small kernel (translate, compile, launch): "
           f"{first_call_compile() * 1e3:.0f} ms")  # fmt: skip
     print("ratio: the peer's time over numloom's (above 1: numloom is faster)")

@@ -57,13 +57,24 @@ class _Drawing:
 
     def __init__(self, generator):
         self._generator = generator
+        self._draws = {}  # name -> NumPy's method as numloom calls it
 
     def __getattr__(self, name: str):
+        draw = self.__dict__.get("_draws", {}).get(name)
+        if draw is not None:
+            return draw
         attr = getattr(self._generator, name)
         if not callable(attr) or name.startswith("_") or name in PASS_THROUGH:
             return attr
 
         def draw(*args, **kwargs):
+            if _host_values(args, kwargs):  # (``np.random.random()`` in a loop: NumPy's, now)
+                made = attr(*args, **kwargs)
+                if type(made) is not _np.ndarray:
+                    return made  # NumPy's scalar
+                if get_device() != "cpu" and made.size:
+                    _warn_once(f"random.{name}")
+                return writes.as_numloom(made)
             # (a draw that wrote where numloom did not expect it runs again from the same state)
             given = writes.arrays_in((args, kwargs))
             keeper = self._state_keeper() if given else None
@@ -75,6 +86,7 @@ class _Drawing:
 
         draw.__name__ = name
         draw.__doc__ = attr.__doc__
+        self._draws[name] = draw
         return draw
 
     def _state_keeper(self):
@@ -634,8 +646,10 @@ class _Legacy(_Drawing):
     def _philox_shape(self, size):
         """The shape of a draw Philox makes, or None where NumPy draws it (on the CPU, unless
         ``NUMLOOM_RANDOM=philox``; scalars; bad sizes, which NumPy reports)."""
+        if size is None:
+            return None
         how = _config.env("NUMLOOM_RANDOM", "")
-        if how == "numpy" or (how != "philox" and get_device() == "cpu") or size is None:
+        if how == "numpy" or (how != "philox" and get_device() == "cpu"):
             return None
         return _shape_of(size)
 
@@ -655,6 +669,23 @@ class _Legacy(_Drawing):
 
     def _exponential(self, shape):
         return -_nl().log(1.0 - self._u(shape))
+
+
+_HOST_VALUES = frozenset({type(None), str, bool, int, float, complex}) | {
+    t for t in _np.sctypeDict.values() if issubclass(t, _np.generic)
+}
+
+
+def _host_values(args: tuple, kwargs: dict) -> bool:
+    """Whether a draw's arguments are all scalars, strings, dtypes or None: nothing of
+    numloom's to read or write."""
+    for v in args:
+        if type(v) not in _HOST_VALUES and not isinstance(v, (type, _np.dtype)):
+            return False
+    for v in kwargs.values():
+        if type(v) not in _HOST_VALUES and not isinstance(v, (type, _np.dtype)):
+            return False
+    return True
 
 
 def _nl():
@@ -681,5 +712,8 @@ _global = _Legacy(_np.random.mtrand._rand)
 
 def __getattr__(name: str):
     if hasattr(_np.random.mtrand._rand, name) and not name.startswith("_"):
-        return getattr(_global, name)
+        value = getattr(_global, name)
+        if callable(value):
+            globals()[name] = value  # (found here on later calls: one lookup, as NumPy's)
+        return value
     return module_getattr("random", _np.random, name)

@@ -15,14 +15,17 @@ import numpy as _np
 from ..core.array import (
     _check_dtype,
     _device_name,
+    adopt_host,
     array_result,
     asarray,
+    copyable,
     from_host,
     ndarray,
     result,
 )
 from ..core.dag import Op, View, node
 from ..core.device import get_device
+from ..core.realize import TRACING
 from .ufuncs import scalar_node, ufunc
 
 _NO_VALUE = _np._NoValue
@@ -61,11 +64,20 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None) ->
     dtype = _dtype_arg(dtype)
     if _np.ndim(fill_value) != 0:
         return from_host(_np.full(shape, fill_value, dtype), _device_name(device))
+    target = _device_name(device) or get_device()
+    if target == "cpu" and math.prod(shape) * dtype.itemsize <= EAGER_BYTES and not TRACING:
+        # (a small array is filled at once: a loop's ``np.zeros(3)`` costs what NumPy's
+        # does, and its element writes go straight into memory)
+        return in_order(adopt_host(_np.full(shape, fill_value, dtype)), order)
     _np.full((), fill_value, dtype)  # NumPy's errors for values the dtype cannot hold
-    check_allocation(shape, dtype, _device_name(device) or get_device())
+    check_allocation(shape, dtype, target)
     value = scalar_node(fill_value, dtype)
     n = node(Op.VIEW, (value,), View(shape, (0,) * len(shape), 0), shape, dtype)
     return in_order(array_result(n if shape else value, _device_name(device)), order)
+
+
+# CPU arrays up to this size are made at once by ``full``, ``zeros``, ``ones`` and ``empty``.
+EAGER_BYTES = 1 << 14
 
 
 def in_order(a: ndarray, order, like=None) -> ndarray:
@@ -81,7 +93,9 @@ def in_order(a: ndarray, order, like=None) -> ndarray:
         raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got '{order}')")
     from .shapes import transpose
 
-    return transpose(array_result(transpose(a)._node(), a.device))
+    made = transpose(array_result(transpose(a)._node(), a.device))
+    made._base_array = None  # (its memory is its own, stored in Fortran order: OWNDATA)
+    return made
 
 
 def zeros(shape, dtype=float, order="C", *, device=None, like=None) -> ndarray:
@@ -235,7 +249,7 @@ def copy(a, order="K", subok=False) -> ndarray:
     """A new array with ``a``'s current values: a new storage whose first version is ``a``'s
     value node, so later writes to either one leave the other as it is."""
     a = asarray(a)
-    return in_order(array_result(a._node(), a.device), order, a)
+    return in_order(array_result(copyable(a._node()), a.device), order, a)
 
 
 def asfortranarray(a, dtype=None, *, like=None) -> ndarray:
@@ -243,7 +257,7 @@ def asfortranarray(a, dtype=None, *, like=None) -> ndarray:
     a = asarray(a, dtype=dtype)
     if a.ndim < 2 or a.flags.f_contiguous:
         return a if a.ndim else a.reshape((1,))
-    return in_order(array_result(a._node(), a.device), "F")
+    return in_order(array_result(copyable(a._node()), a.device), "F")
 
 
 def arange(start=_NO_VALUE, stop=None, step=None, dtype=None, *, device=None, like=None):

@@ -399,7 +399,8 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    return bool(all(isclose(a, b, rtol, atol, equal_nan)))
+    close = isclose(a, b, rtol, atol, equal_nan)
+    return bool(close) if isinstance(close, _np.generic) else bool(close.all())  # (scalars')
 
 
 def array_equal(a1, a2, equal_nan=False) -> bool:

@@ -51,7 +51,7 @@ class flagsobj:
 
     @property
     def owndata(self) -> bool:
-        return self._array._identity
+        return self._array.base is None
 
     @property
     def writeable(self) -> bool:

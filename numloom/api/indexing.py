@@ -13,7 +13,7 @@ import weakref
 import numpy as _np
 
 from ..core import realize
-from ..core.array import adopt_host, asarray, ndarray, operand, result
+from ..core.array import _Scalar, adopt_host, asarray, ndarray, operand, result
 from ..core.array_views import basic_view, numpy_view
 from ..core.dag import Op, View, node, user_line
 from ..core.views import broadcast_node, broadcast_shapes, transpose_view, warn_if_first_write
@@ -60,8 +60,17 @@ def _view_key(key: tuple) -> tuple:
 _BASIC = (slice, int, type(None), type(Ellipsis))
 
 
+def _scalars_as_ints(key: tuple) -> tuple:
+    """The key with each integer result where NumPy gives a scalar (``j = argmin(x)``,
+    ``n = x.sum()``) as the int it is: NumPy indexes with a scalar, so ``v[:, j]`` is a view
+    that writes reach, where a 0-d array would be an advanced index and a copy."""
+    if realize.TRACING or not any(type(k) is _Scalar for k in key):
+        return key
+    return tuple(int(k) if type(k) is _Scalar and k.dtype.kind in "iu" else k for k in key)
+
+
 def getitem(a: ndarray, key):
-    key = key if isinstance(key, tuple) else (key,)
+    key = _scalars_as_ints(key if isinstance(key, tuple) else (key,))
     for k in key:
         if type(k) not in _BASIC and _is_advanced(k):
             if len(key) == 1 and a._storage.device == "cpu":
@@ -343,9 +352,11 @@ def setitem(a: ndarray, key, value) -> None:
     if a._readonly:
         raise ValueError("assignment destination is read-only")
     warn_if_first_write(a)
-    key = _normalize_key(key)
+    key = _scalars_as_ints(_normalize_key(key))
     advanced = any(_is_advanced(k) for k in key)
     if advanced and _store_now(a, key, value):
+        return
+    if not advanced and _write_now(a, key, value):
         return
     if _is_element_key(a, key):
         value = _element_value(value, a.dtype)
@@ -386,6 +397,36 @@ def _store_now(a: ndarray, key: tuple, value) -> bool:
         if isinstance(x, (list, tuple)) and any(isinstance(v, ndarray) for v in x):
             return False
     writes.run(_np.ndarray.__setitem__, (a, key, value), {}, written=(0,))
+    return True
+
+
+_HOST_VALUES = (_np.ndarray, _np.generic, bool, int, float, complex)
+
+
+def _write_now(a: ndarray, key: tuple, value) -> bool:
+    """``a[key] = value`` with a basic key on the CPU, written now by NumPy into a's memory,
+    where a is computed and its storage alone holds that memory, and the value is host data
+    or computed: a loop writing rows of a grid (Bridson's sampling) costs what it costs in
+    NumPy, NumPy's broadcasting and errors included. False where the write is recorded lazily
+    (pending work it fuses with, a GPU, memory another array's value is, a value whose cast
+    can warn: NumPy's warning belongs at the user's line, which the sync gives it)."""
+    storage = a._storage
+    if realize.TRACING or storage.device != "cpu" or storage.pending:
+        return False
+    if isinstance(value, ndarray):
+        if value._storage.pending or value._storage.device != "cpu":
+            return False
+        value = value._host_view()
+    elif not isinstance(value, _HOST_VALUES):
+        return False  # (lists, which may hold numloom arrays, take the lazy path)
+    kind = value.dtype.kind if isinstance(value, (_np.ndarray, _np.generic)) else None
+    if a.dtype.kind in "biu" and (kind in ("f", "c") or type(value) in (float, complex)):
+        return False
+    realize.settle_readers(storage)
+    version = storage.version
+    if not realize.owns_buffer(storage, version):
+        return False
+    version.arg.writable(a._dtype, a._view)[key] = value
     return True
 
 

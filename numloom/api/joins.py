@@ -22,7 +22,7 @@ import operator
 import numpy as _np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
-from ..core.array import _check_dtype, asarray, from_host, ndarray, result, share
+from ..core.array import _check_dtype, asarray, copyable, from_host, ndarray, result, share
 from ..core.array_views import numpy_view, reshape_array
 from ..core.dag import Op, View, node, user_line
 from ..core.device import get_device
@@ -74,7 +74,7 @@ def _ravel(a: ndarray) -> ndarray:
 
 def _copy(a: ndarray) -> ndarray:
     """A new array with a's value (buffers are immutable, so sharing the node is a copy)."""
-    return result(a._node(), a.device)
+    return result(copyable(a._node()), a.device)
 
 
 def _device_of(items) -> str | None:

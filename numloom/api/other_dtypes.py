@@ -56,8 +56,10 @@ atleast_3d = _passing(_api.atleast_3d, _np.atleast_3d)
 average = _passing(_api.average, _np.average)
 broadcast_arrays = _passing(_api.broadcast_arrays, _np.broadcast_arrays)
 broadcast_to = _passing(_api.broadcast_to, _np.broadcast_to)
+choose = _passing(_api.choose, _np.choose)
 clip = _passing(_api.clip, _np.clip)
 column_stack = _passing(_api.column_stack, _np.column_stack)
+compress = _passing(_api.compress, _np.compress)
 concatenate = _passing(_api.concatenate, _np.concatenate)
 copy = _passing(_api.copy, _np.copy)
 count_nonzero = _passing(_api.count_nonzero, _np.count_nonzero)
@@ -65,6 +67,7 @@ cumprod = _passing(_api.cumprod, _np.cumprod)
 cumsum = _passing(_api.cumsum, _np.cumsum)
 cumulative_prod = _passing(_api.cumulative_prod, _np.cumulative_prod)
 cumulative_sum = _passing(_api.cumulative_sum, _np.cumulative_sum)
+delete = _passing(_api.delete, _np.delete)
 diagonal = _passing(_api.diagonal, _np.diagonal)
 diff = _passing(_api.diff, _np.diff)
 dot = _passing(_api.dot, _np.dot)
@@ -87,6 +90,7 @@ hstack = _passing(_api.hstack, _np.hstack)
 identity = _passing(_api.identity, _np.identity)
 imag = _passing(_api.imag, _np.imag)
 inner = _passing(_api.inner, _np.inner)
+insert = _passing(_api.insert, _np.insert)
 isclose = _passing(_api.isclose, _np.isclose)
 linspace = _passing(_api.linspace, _np.linspace)
 logspace = _passing(_api.logspace, _np.logspace)
@@ -110,9 +114,11 @@ ravel = _passing(_api.ravel, _np.ravel)
 real = _passing(_api.real, _np.real)
 repeat = _passing(_api.repeat, _np.repeat)
 reshape = _passing(_api.reshape, _np.reshape)
+resize = _passing(_api.resize, _np.resize)
 roll = _passing(_api.roll, _np.roll)
 rot90 = _passing(_api.rot90, _np.rot90)
 round = _passing(_api.round, _np.round)
+select = _passing(_api.select, _np.select)
 sinc = _passing(_api.sinc, _np.sinc)
 split = _passing(_api.split, _np.split)
 squeeze = _passing(_api.squeeze, _np.squeeze)
@@ -160,8 +166,10 @@ __all__ = [
     "average",
     "broadcast_arrays",
     "broadcast_to",
+    "choose",
     "clip",
     "column_stack",
+    "compress",
     "concatenate",
     "copy",
     "count_nonzero",
@@ -169,6 +177,7 @@ __all__ = [
     "cumsum",
     "cumulative_prod",
     "cumulative_sum",
+    "delete",
     "diagonal",
     "diff",
     "dot",
@@ -191,6 +200,7 @@ __all__ = [
     "identity",
     "imag",
     "inner",
+    "insert",
     "isclose",
     "linspace",
     "logspace",
@@ -214,9 +224,11 @@ __all__ = [
     "real",
     "repeat",
     "reshape",
+    "resize",
     "roll",
     "rot90",
     "round",
+    "select",
     "sinc",
     "split",
     "squeeze",

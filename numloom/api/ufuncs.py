@@ -68,6 +68,8 @@ class ufunc(object if _speedups is None else _speedups.UfuncBase):
         return f"<numloom ufunc '{self.__name__}'>"
 
     def __call__(self, *args, **kwargs):
+        if _scalars_only(args, kwargs):  # ``np.sqrt(x[i])`` in a loop: NumPy's scalar, now
+            return _numpy_at_user(self._np, args, kwargs)
         if not kwargs and len(args) == self.nin:
             made = _plain_call(self, args)  # the common call: operators, np.exp(x)...
             if made is not None:
@@ -550,6 +552,38 @@ _ARRAY_TYPES = (ndarray, _Scalar)
 
 # (ufunc, operand type keys) -> _Plain, for calls with no out/where/dtype/casting.
 _plain_loops: dict = {}
+
+
+_HOST_SCALARS = frozenset(_PY_SCALARS) | {
+    t for t in _np.sctypeDict.values() if issubclass(t, _np.generic)
+}
+
+
+def _scalars_only(args: tuple, kwargs: dict) -> bool:
+    """Whether a ufunc call has scalars for operands (Python's or NumPy's, as ``x[i]`` gives)
+    and no numloom array among its keywords. NumPy computes it at once, as it would: a NumPy
+    scalar back in well under a microsecond, its warnings at the call, where a traced 0-d
+    result would be a node to plan and, once read, a sync."""
+    if not args:
+        return False
+    for a in args:
+        if type(a) not in _HOST_SCALARS:
+            return False
+    for v in kwargs.values():
+        if isinstance(v, ndarray) or (type(v) is tuple and any(isinstance(o, ndarray) for o in v)):
+            return False
+    return True
+
+
+def _numpy_at_user(np_ufunc, args: tuple, kwargs: dict):
+    """NumPy's ufunc on scalars, its warnings pointing at the user's line (as they do when the
+    compiled call makes it, from C)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        made = np_ufunc(*args, **kwargs)
+    for w in caught:
+        warn_at_user(w.message, w.category)
+    return made
 
 
 def _plain_call(uf: ufunc, args: tuple):

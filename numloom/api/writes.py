@@ -86,6 +86,7 @@ def _evaluated(arrays: list) -> None:
 def _owned_version(storage):
     """The storage's version, its buffer now held by it alone (copied first if shared, or if
     its memory may be a view of another array's: neither fresh nor a block of numloom's pool)."""
+    realize.settle_readers(storage)  # (memory NumPy arrays share: the write goes into it)
     version = storage.version
     if realize.owns_buffer(storage, version) and (
         version.arg.data.base is None or version.arg.release is not None
@@ -202,6 +203,11 @@ def _back(x, handed: dict, device, given=frozenset()):
             return adopt_host(x)  # NumPy's new array becomes numloom's memory, uncopied
         return from_host(x, device)
     return x
+
+
+def as_numloom(x: _np.ndarray):
+    """A new NumPy array, of NumPy's making, as a numloom array on the current device."""
+    return _back(x, {}, None)
 
 
 def _fresh(x: _np.ndarray) -> bool:

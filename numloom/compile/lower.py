@@ -549,7 +549,11 @@ def numpy_sum_order(src: Node, axes: tuple, kind: str) -> tuple | None:
 def _memory_strides(src: Node) -> tuple | None:
     """The element strides NumPy iterates ``src`` by (C order for a computed value), or None
     for reversed or broadcast data and computations over transposed data."""
-    if src.op is Op.VIEW and src.srcs[0].op is Op.BUFFER and src.srcs[0].dtype == src.dtype:
+    if src.op is Op.VIEW and not any(src.arg.strides) and src.srcs[0].dtype == src.dtype:
+        # a fill (np.full, np.ones: memory NumPy lays out in C order), or a broadcast scalar,
+        # whose zero strides NumPy's iterator merges into one run all the same
+        strides = contiguous_strides(src.shape)
+    elif src.op is Op.VIEW and src.srcs[0].op is Op.BUFFER and src.srcs[0].dtype == src.dtype:
         strides = src.arg.strides
     elif src.op is Op.VIEW or src.op is Op.BITCAST or not _c_ordered_inputs(src):
         return None

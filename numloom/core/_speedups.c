@@ -242,6 +242,22 @@ static PyMemberDef handle_members[] = {
     {NULL},
 };
 
+/* The buffer protocol (``memoryview(x)``, ``bytes(x)``, PIL's ``frombuffer``): the buffer of
+ * ``x._buffer_host()``, NumPy's read-only view of the computed value (host.py), which the
+ * memoryview keeps alive: the memory stays x's, and x's later writes reach it. */
+static int handle_getbuffer(PyObject *self, Py_buffer *view, int flags) {
+    PyObject *host = PyObject_CallMethod(self, "_buffer_host", NULL);
+    if (host == NULL)
+        return -1;
+    int done = PyObject_GetBuffer(host, view, flags);
+    Py_DECREF(host); /* (the view holds it: view->obj) */
+    return done;
+}
+
+static PyBufferProcs handle_buffer = {
+    .bf_getbuffer = handle_getbuffer,
+};
+
 PyTypeObject HandleType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "numloom.core._speedups.Handle",
@@ -253,6 +269,7 @@ PyTypeObject HandleType = {
     .tp_dealloc = (destructor)handle_dealloc,
     .tp_as_mapping = &handle_mapping,
     .tp_as_number = &nl_handle_number,
+    .tp_as_buffer = &handle_buffer,
     .tp_richcompare = nl_handle_richcompare,
     .tp_members = handle_members,
     .tp_getset = handle_getset,
@@ -285,7 +302,7 @@ static PyObject *install(PyObject *module, PyObject *args) {
 
 /* row(parts, i): row ``i`` of an array of two or more axes, a new handle of class ``cls`` on
  * the same storage, from ``parts`` = (cls, storage, readonly, dtype, identity, View, shape,
- * strides, offset, step) (core/host.py's ``_rows``, one row at a time). */
+ * strides, offset, step[, base]) (core/host.py's ``_rows``, one row at a time). */
 static PyObject *row(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2 || !PyTuple_Check(args[0]) || !PyLong_Check(args[1])) {
         PyErr_SetString(PyExc_TypeError, "row(parts, i) takes a tuple and an int");
@@ -295,10 +312,11 @@ static PyObject *row(PyObject *module, PyObject *const *args, Py_ssize_t nargs) 
     Py_ssize_t i = PyLong_AsSsize_t(args[1]);
     if (i == -1 && PyErr_Occurred())
         return NULL;
-    if (PyTuple_GET_SIZE(parts) != 10 || !PyType_Check(PyTuple_GET_ITEM(parts, 0)) ||
+    if (PyTuple_GET_SIZE(parts) < 10 || PyTuple_GET_SIZE(parts) > 11 ||
+        !PyType_Check(PyTuple_GET_ITEM(parts, 0)) ||
         !PyType_Check(PyTuple_GET_ITEM(parts, 5))) {
         PyErr_SetString(PyExc_TypeError, "row: parts are (cls, storage, readonly, dtype, "
-                                         "identity, View, shape, strides, offset, step)");
+                                         "identity, View, shape, strides, offset, step[, base])");
         return NULL;
     }
     PyTypeObject *cls = (PyTypeObject *)PyTuple_GET_ITEM(parts, 0);
@@ -355,6 +373,17 @@ static PyObject *row(PyObject *module, PyObject *const *args, Py_ssize_t nargs) 
     out->dtype = Py_NewRef(PyTuple_GET_ITEM(parts, 3));
     out->identity = Py_NewRef(PyTuple_GET_ITEM(parts, 4));
     out->host = Py_NewRef(Py_None);
+    if (PyTuple_GET_SIZE(parts) > 10) { /* the array whose memory the row is: its ``base`` */
+        static PyObject *s_base_array;
+        if (s_base_array == NULL && (s_base_array = PyUnicode_InternFromString("_base_array")) == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        if (PyObject_SetAttr((PyObject *)out, s_base_array, PyTuple_GET_ITEM(parts, 10)) < 0) {
+            Py_DECREF(out);
+            return NULL;
+        }
+    }
     return (PyObject *)out;
 }
 

@@ -46,8 +46,8 @@ static PyObject *sids, *interned, *dag_sweep, *op_map, *map_id, *sid_counter;
 static PyObject *plain_loops, *scalar_keys, *scalars_cache, *as_loop_node_py, *plain_call_py;
 static PyObject *seq_counter, *pending_refs, *pending_sweep;
 static PyObject *register_limits, *config_module, *extobj_var, *user_line_py, *whole_py;
-static PyObject *binary_py, *compare_py, *package, *views, *lines;
-static PyObject *s_FLUSH_DEPTH, *s_FLUSH_WIDTH, *s_name, *s_nin, *s_python_call;
+static PyObject *binary_py, *compare_py, *package, *views, *lines, *host_scalars;
+static PyObject *s_FLUSH_DEPTH, *s_FLUSH_WIDTH, *s_name, *s_nin, *s_python_call, *s_np;
 static unsigned long inserts, adds;
 
 /* The operators' ufuncs (numloom.add, ...), by the slot that calls them. */
@@ -171,6 +171,7 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         {"binary", &binary_py},
         {"compare", &compare_py},
         {"package", &package},
+        {"host_scalars", &host_scalars},
     };
     for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
         if (take(objects, named[i].name, named[i].into) < 0)
@@ -178,6 +179,7 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
     if (!PyDict_Check(sids) || !PyDict_Check(interned) || !PyDict_Check(plain_loops) ||
         !PyDict_Check(scalar_keys) || !PyDict_Check(scalars_cache) || !PyDict_Check(pending_refs) ||
         !PyUnicode_Check(package) || !PyContextVar_CheckExact(extobj_var) ||
+        !PyAnySet_Check(host_scalars) ||
         !PyModule_Check(config_module)) {
         PyErr_SetString(PyExc_TypeError, "install_tracing: an object is not of its kind");
         return NULL;
@@ -206,7 +208,8 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         s_name = PyUnicode_InternFromString("__name__");
         s_nin = PyUnicode_InternFromString("nin");
         s_python_call = PyUnicode_InternFromString("_python_call");
-        if (!s_FLUSH_DEPTH || !s_FLUSH_WIDTH || !s_name || !s_nin || !s_python_call)
+        s_np = PyUnicode_InternFromString("_np");
+        if (!s_FLUSH_DEPTH || !s_FLUSH_WIDTH || !s_name || !s_nin || !s_python_call || !s_np)
             return NULL;
     }
     installed = 1;
@@ -825,7 +828,53 @@ PyObject *nl_handle_richcompare(PyObject *self, PyObject *other, int op) {
 
 /* The base of api/ufuncs.py's ``ufunc``: its call (``numloom.exp(x)``) takes the traced fast
  * path in C, and anything else the Python call (``ufunc._python_call``). */
+static int is_numloom_array(PyObject *v) {
+    if (PyObject_TypeCheck(v, ArrayType) || PyObject_TypeCheck(v, ScalarType))
+        return 1;
+    if (PyTuple_Check(v))
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(v); i++)
+            if (PyObject_TypeCheck(PyTuple_GET_ITEM(v, i), ArrayType))
+                return 1;
+    return 0;
+}
+
+/* Whether a call's operands are all Python or NumPy scalars (``x[i]`` gives NumPy's) and no
+ * keyword holds a numloom array: api/ufuncs.py's ``_scalars_only``. 1, 0, or -1 (an error). */
+static int scalars_only(PyObject *args, PyObject *kwargs) {
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (n == 0)
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int in = PySet_Contains(host_scalars, (PyObject *)Py_TYPE(PyTuple_GET_ITEM(args, i)));
+        if (in <= 0)
+            return in;
+    }
+    if (kwargs != NULL) {
+        Py_ssize_t pos = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(kwargs, &pos, &key, &value))
+            if (is_numloom_array(value))
+                return 0;
+    }
+    return 1;
+}
+
 static PyObject *ufunc_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+    if (installed) {
+        /* Scalars alone: NumPy's ufunc, called from here so that its warnings point at the
+         * user's line (no Python frame of numloom's between), its scalar back at once. */
+        int scalars = scalars_only(args, kwargs);
+        if (scalars < 0)
+            return NULL;
+        if (scalars) {
+            PyObject *np_ufunc = PyObject_GetAttr(self, s_np);
+            if (np_ufunc == NULL)
+                return NULL;
+            PyObject *out = PyObject_Call(np_ufunc, args, kwargs);
+            Py_DECREF(np_ufunc);
+            return out;
+        }
+    }
     if (installed && (kwargs == NULL || PyDict_GET_SIZE(kwargs) == 0)) {
         PyObject *nin = PyObject_GetAttr(self, s_nin);
         if (nin == NULL)

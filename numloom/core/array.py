@@ -56,7 +56,7 @@ class _PythonHandle:
 class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAccess, Methods):
     """An N-dimensional array whose operations are recorded lazily and run fused."""
 
-    __slots__ = ("__weakref__",)
+    __slots__ = ("__weakref__", "_base_array")  # (the array a view's memory is: ``base``)
     __array_priority__ = 100.0
 
     def __init__(self, *args, **kwargs):
@@ -138,7 +138,9 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
 
     @property
     def base(self):
-        return None
+        """NumPy's ``base``: for a view, the array whose memory it shares (the one that owns
+        it, as NumPy collapses a view of a view); None for an array that owns its memory."""
+        return getattr(self, "_base_array", None)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -165,9 +167,12 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
         """Make ``new`` (elements of this handle's dtype) the storage's current version."""
         storage = self._storage
         old = storage.version
+        new = copyable(new)
         storage.version = bitcast_node(new, old.dtype, old.shape)
         if storage.version.op is not Op.BUFFER:
             realize.register(storage)
+        if old.op is Op.BUFFER and old.arg.exports:  # (``numpy.asarray(x)`` held somewhere)
+            realize.keep_exports(storage, old)
 
     def _write(self, view: View, value: Node) -> None:
         """Replace the elements ``view`` selects in this storage with ``value`` (same dtype)."""
@@ -412,7 +417,7 @@ class _Scalar(ndarray):
         return round(self._host_view()[()], ndigits)
 
     def copy(self, order="C"):
-        return result(self._node(), self.device)
+        return result(copyable(self._node()), self.device)
 
     # fmt: off
     def __iadd__(self, o): return self + o
@@ -473,11 +478,24 @@ def _whole(shape: tuple) -> View:
     return View.contiguous(shape)
 
 
+def copyable(n: Node) -> Node:
+    """``n`` as the value of another storage (a copy: ``x.copy()``, ``y[...] = x``), which may
+    share it, as computed buffers never change; except a CPU buffer NumPy arrays share
+    (``numpy.asarray(x)``), which ``x``'s writes reach (realize.keep_exports): that is copied
+    now, so the memory stays ``x``'s alone."""
+    if n.op is Op.BUFFER and n.arg.exports and n.arg._shared():
+        return buffer_node(_np.array(n.arg.data, copy=True))
+    return n
+
+
 def share(a: ndarray, view: View, readonly: bool | None = None, dtype=None) -> ndarray:
     """A new handle on ``a``'s storage through ``view``: what NumPy calls a view of ``a``;
     with ``dtype``, a view of a's bytes as other elements (``view`` then counts those)."""
     ro = a._readonly if readonly is None else readonly
-    return _adopt(ndarray.__new__(ndarray), a._storage, view, ro, dtype or a._dtype)
+    made = _adopt(ndarray.__new__(ndarray), a._storage, view, ro, dtype or a._dtype)
+    owner = getattr(a, "_base_array", None)
+    made._base_array = a if owner is None else owner
+    return made
 
 
 def from_host(data, device: str | None = None) -> ndarray:
@@ -619,6 +637,7 @@ def _install_tracing(api) -> None:
         "pending_sweep": realize._pending._sweep, "register_limits": realize.register_limits,
         "config": config, "extobj": fperrors._extobj_contextvar, "whole": _whole,
         "binary": methods._binary, "compare": np_api.compare, "package": _PACKAGE,
+        "host_scalars": ufuncs._HOST_SCALARS,
         "ufuncs": {name: getattr(np_api, name) for name in _OPERATOR_UFUNCS},
     })  # fmt: skip
     ufuncs._plain_call = methods._plain_call = _speedups.plain_call

@@ -6,6 +6,8 @@ iteration and pickling. ``ndarray`` (``array.py``) inherits them, and binds itse
 from __future__ import annotations
 
 import itertools
+import sys
+import threading
 import weakref
 
 import numpy as _np
@@ -26,6 +28,9 @@ class _NEVER:
     """No buffer is of this class: a host view whose writes must each go through Python."""
 
 
+# thread -> (storage, error): an evaluation error the buffer protocol raised, for the
+# ``__array__`` call NumPy makes next (HostAccess._buffer_host)
+_FAILED_EXPORTS: dict = {}
 _ROW: list = [None]  # numloom.core._speedups.row where the handle is compiled (array.py binds it)
 _ASARRAY: list = [None]  # numloom's asarray (unpickling)
 
@@ -81,22 +86,25 @@ def _rows(a, start: int = 0, stop: int | None = None):
     warns = bool(_WARN_ON_WRITE) and _warns_on_write(a)
     ndarray = _NDARRAY[0]
     rows = range(start, n if stop is None else stop)
+    base = a.base
+    base = a if base is None else base  # (each row's ``base``, as NumPy's)
     if _ROW[0] is not None and not warns:  # (numloom.core._speedups: the same, in C)
         parts = (ndarray, storage, readonly, dtype, identity, View, shape, strides, view.offset,
-                 step)  # fmt: skip
+                 step, base)  # fmt: skip
         return map(_ROW[0], itertools.repeat(parts), rows)
     return _python_rows(ndarray, storage, readonly, dtype, identity, warns, shape, strides,
-                        view.offset, step, rows)  # fmt: skip
+                        view.offset, step, rows, base)  # fmt: skip
 
 
 def _python_rows(ndarray, storage, readonly, dtype, identity, warns, shape, strides, offset,
-                 step, rows):  # fmt: skip
+                 step, rows, base):  # fmt: skip
     new = ndarray.__new__
     for i in rows:
         out = new(ndarray)
         out._storage, out._readonly, out._dtype, out._host = storage, readonly, dtype, None
         out._view = _new_view(View, (shape, strides, offset + i * step))
         out._identity = identity
+        out._base_array = base
         if warns:
             warn_on_first_write(out)
         yield out
@@ -149,10 +157,31 @@ class HostAccess:
         """numba.cuda's in-place copy of host (or device) data into this array."""
         self[...] = ary
 
+    def __buffer__(self, flags: int) -> memoryview:
+        """The buffer protocol (``memoryview(x)``, ``bytes(x)``) on Python 3.12 and later where
+        the handle is Python's (the compiled handle has it in C): NumPy's view's buffer."""
+        return memoryview(self._buffer_host())
+
+    def _buffer_host(self) -> _np.ndarray:
+        """What the buffer protocol exports: ``__array__()``. NumPy's ``asarray`` tries the
+        buffer protocol first and drops its error for ``__array__``: an error the evaluation
+        raised here (bad indices, ``errstate(all="raise")``) is kept for that call."""
+        try:
+            return self.__array__()
+        except Exception as error:
+            _FAILED_EXPORTS[threading.get_ident()] = (self._storage, error)
+            raise
+
     def __array__(self, dtype=None, copy=None):
+        if _FAILED_EXPORTS:
+            failed = _FAILED_EXPORTS.pop(threading.get_ident(), None)
+            if failed is not None and failed[0] is self._storage:
+                raise failed[1]
         """NumPy's view of the value. On the CPU, without ``copy=True``, it is the computed
-        data itself, read-only (numloom's buffers never change once made), as JAX returns:
-        ``numpy.asarray(x)`` costs nothing. ``copy=True`` and GPU arrays give a new array."""
+        data itself, read-only: ``numpy.asarray(x)`` costs nothing, and later writes to ``x``
+        are stored into it (``realize.keep_exports``), so a library that keeps it (matplotlib's
+        ``Path``) sees them, as it would see a NumPy array's. ``copy=True`` and GPU arrays give
+        a new array."""
         if copy or self._storage.device != "cpu":
             if copy is False:
                 raise ValueError("Unable to avoid copy while creating an array as requested.\n"
@@ -164,7 +193,12 @@ class HostAccess:
         realize.ensure(storage)
         if storage.error is not None:
             raise storage.error
-        host = storage.version.arg.export(self._dtype, self._view)
+        version = storage.version
+        if sys.getrefcount(version) > 3:  # (the storage's, this frame's and getrefcount's)
+            # another array's value is this memory too (``y = x.copy()`` shares it until a
+            # write): the export gets memory of this array's own, which its writes then reach
+            version = realize.own_buffer(storage)
+        host = version.arg.export(self._dtype, self._view)
         if dtype is None or _np.dtype(dtype) == host.dtype:
             return host
         if copy is False:
@@ -211,9 +245,11 @@ class HostAccess:
             realize.ensure(storage)  # the second: a loop writing elements
             if storage.error is not None:
                 raise storage.error
-        version = storage.version
         if storage.device != "cpu":
+            version = storage.version
             return realize.owns_buffer(storage, version) and self._set_device_element(key, value)
+        realize.settle_readers(storage)  # (memory NumPy arrays share: the write goes into it)
+        version = storage.version
         if not realize.owns_buffer(storage, version):
             version = realize.own_buffer(storage)
         h = self._host

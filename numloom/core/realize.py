@@ -119,14 +119,60 @@ _MAIN_THREAD = threading.main_thread()
 
 def owns_buffer(storage: Storage, version: Node) -> bool:
     """Whether ``storage``'s computed ``version`` (its current one) and its buffer are held by
-    nothing else: no other storage, no pending node reading it, no NumPy array exported from
-    it (``numpy.asarray(x)`` keeps the value it had). Its memory may then be written in place
-    without any other array seeing the write."""
+    nothing else: no other storage, no pending node reading it, not the memory of another
+    program (``from_dlpack``). Its memory may then be written in place without any other
+    array seeing the write; NumPy arrays exported from it (``numpy.asarray(x)``) see it, as
+    NumPy's views of an array do."""
     # The references counted: the storage's, the caller's and this function's, getrefcount's.
     if version.op is not _BUFFER or sys.getrefcount(version) > 4:
         return False
     buffer = version.arg
-    return sys.getrefcount(buffer) <= 3 and not (buffer.exports and buffer._shared())
+    if sys.getrefcount(buffer) > 3:
+        return False
+    return not buffer.exports or all(type(ref) is weakref.ref for ref in buffer.exports)
+
+
+def keep_exports(storage: Storage, old: Node) -> None:
+    """After a write gave ``storage`` a new version: where NumPy arrays share the memory of its
+    old one (``numpy.asarray(x)``, which a library keeps, as matplotlib's ``Path`` keeps its
+    vertices), evaluate the write now and store it into that memory, as a NumPy view would
+    see it. Only on the CPU (a GPU's exports are copies), outside ``numloom.jit``'s tracing,
+    and where no other array's value is that memory."""
+    buffer = old.arg
+    if storage.device != "cpu" or TRACING or not _exported(buffer):
+        return
+    # (no other storage's value is this memory: an export's is its own, array.copyable)
+    if storage.pending:
+        ensure(storage)  # (with everything pending, so nothing reads the old values later)
+    new = storage.version
+    if storage.error is not None or new.op is not _BUFFER or new.arg is buffer:
+        return
+    data = buffer.data
+    data.flags.writeable = True
+    try:
+        data[...] = new.arg.data
+    finally:
+        data.flags.writeable = False
+    storage.version = old
+
+
+def _exported(buffer: Buffer) -> bool:
+    """Whether NumPy arrays ``__array__`` made share ``buffer``'s memory: live exports, not
+    the memory from_dlpack shares (its writes leave that alone)."""
+    return any(type(ref) is weakref.ref and ref() is not None for ref in buffer.exports or ())
+
+
+def settle_readers(storage: Storage) -> None:
+    """Before a write into the memory of ``storage``'s computed version (an element write, a
+    NumPy function writing an argument): where NumPy arrays share that memory, compute first
+    what is pending (readers of the old values), so that the memory is the storage's alone
+    and the write goes into it, where the exports see it."""
+    if storage.device != "cpu" or TRACING:
+        return
+    version = storage.version
+    if version.op is _BUFFER and version.arg.exports and _exported(version.arg):
+        del version  # (a reference held here would look like another reader)
+        evaluate_device("cpu")
 
 
 def own_buffer(storage: Storage) -> Node:

@@ -50,6 +50,11 @@ class _Uncompilable(Exception):
     """An argument numloom cannot compile for (a string, a list of objects)."""
 
 
+class _OtherData(_Uncompilable):
+    """An argument of a dtype numloom arrays do not hold (strings, dates, objects): NumPy's
+    own data, so NumPy's loop runs it without a warning."""
+
+
 class vectorize:
     """``numloom.vectorize(pyfunc, otypes=None, doc=None, excluded=None, cache=False,
     signature=None)`` as NumPy's, or ``@numloom.vectorize(["float32(float32, float32)"],
@@ -93,7 +98,8 @@ class vectorize:
         try:
             result = self._compiled_call(args, kwargs)
         except (KernelError, _Uncompilable) as why:
-            self._warn(why)
+            if not isinstance(why, _OtherData):  # (NumPy's own data: nothing is lost)
+                self._warn(why)
             result = self._numpy_call(args, kwargs)
         if out is not None:
             out[...] = result
@@ -290,11 +296,15 @@ def _operand(v):
             raise _Uncompilable(f"the integer {v} does not fit 64 bits")
         return v
     if isinstance(v, np.generic):
+        if v.dtype.kind not in _SUPPORTED_KINDS:
+            raise _OtherData(f"an argument of dtype {v.dtype}")
         if ktypes.storage_ctype(v.dtype) is None:
             raise _Uncompilable(f"an argument of dtype {v.dtype}")
         return v
     host = np.asarray(v)
-    if host.dtype.kind not in _SUPPORTED_KINDS or ktypes.storage_ctype(host.dtype) is None:
+    if host.dtype.kind not in _SUPPORTED_KINDS:
+        raise _OtherData(f"an argument of dtype {host.dtype}")
+    if ktypes.storage_ctype(host.dtype) is None:
         raise _Uncompilable(f"an argument of dtype {host.dtype}")
     return asarray(host)
 

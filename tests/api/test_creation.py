@@ -816,3 +816,20 @@ def test_grid_errors_are_numpy_s():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PendingDeprecationWarning)  # NumPy's word on matrix
         assert type(numloom.r_["r", 1, 2]) is numpy.matrix  # its matrix result stays NumPy's
+
+
+def test_small_cpu_arrays_are_made_at_once_and_large_ones_fuse():
+    """``np.zeros(3)`` in a loop costs about what NumPy's does and its element writes go
+    straight into memory; a large one stays lazy, so its fill fuses with its first use."""
+    if numloom.get_device() != "cpu":
+        pytest.skip("CPU arrays")
+    small = [numloom.zeros(3), numloom.ones((4, 4), dtype="int8"), numloom.full(5, 2.5),
+             numloom.empty((2, 3), dtype="complex64")]  # fmt: skip
+    assert not any(a._storage.pending for a in small)
+    large = numloom.zeros(1 << 16)
+    assert large._storage.pending
+    for got, want in zip(small + [large], [numpy.zeros(3), numpy.ones((4, 4), "int8"),
+                                           numpy.full(5, 2.5), numpy.zeros((2, 3), "complex64"),
+                                           numpy.zeros(1 << 16)]):  # fmt: skip
+        numpy.testing.assert_array_equal(got.get(), want)
+        assert got.dtype == want.dtype

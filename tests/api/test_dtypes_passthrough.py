@@ -82,6 +82,13 @@ CASES = {
     "maximum.reduce of dates": lambda xp: xp.maximum.reduce(DAYS),
     "add.accumulate of timedeltas": lambda xp: xp.add.accumulate(SPANS),
     "add with out": lambda xp: _add_into(xp),
+    # (numpy-tutorials' masked-array tutorial deletes rows of a string table)
+    "delete rows of str": lambda xp: xp.delete(WORDS.reshape(3, 1), 1, axis=0),
+    "insert into str": lambda xp: xp.insert(WORDS, 1, "kiwi"),
+    "resize of str": lambda xp: xp.resize(WORDS, (2, 2)),
+    "compress of dates": lambda xp: xp.compress([True, False, True], DAYS),
+    "choose among str": lambda xp: xp.choose([0, 1, 0], [WORDS, WORDS[::-1]]),
+    "select of str": lambda xp: xp.select([WORDS == "fig"], [WORDS], "none"),
     # NumPy's errors
     "add datetimes": lambda xp: xp.add(DAYS, DAYS),
     "ints and dates concatenated": lambda xp: xp.concatenate([xp.arange(3), DAYS]),

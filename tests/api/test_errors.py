@@ -40,6 +40,8 @@ def pending(xp, values):
 # (what, the bad call). Errors NumPy raises at the call, from the shapes, dtypes, axes or
 # scalar values alone: numloom raises them at the call too, although evaluation is deferred.
 AT_THE_CALL = [
+    # (a 0-d result is NumPy's scalar, an int index: out of bounds at the call, as in NumPy)
+    ("index by a 0-d result", lambda xp, h: h.i[h.i[5, ...] + 1]),
     # operands that do not broadcast
     ("broadcast", lambda xp, h: xp.add(h.i, h.f)),
     ("broadcast pending", lambda xp, h: h.p + h.f),
@@ -297,7 +299,6 @@ BY_THE_FIRST_SYNC = [
     ("fancy write", lambda xp, h: h.w.__setitem__(pending(xp, [1, 2]), 0)),
     ("fancy two arrays", lambda xp, h: h.f[pending(xp, [1, -1]), pending(xp, [[0], [3]])]),
     ("fancy of a pending array", lambda xp, h: h.p[h.p]),
-    ("fancy 0-d index", lambda xp, h: h.i[h.i[5, ...] + 1]),
     ("fancy +=", lambda xp, h: h.p.__setitem__(pending(xp, [0, 6]), h.p[:2] + 1)),
     ("fancy into a view", lambda xp, h: h.r.__setitem__(pending(xp, [-3]), 1)),
     ("take", lambda xp, h: xp.take(h.i, pending(xp, [9]))),

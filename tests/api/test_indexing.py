@@ -643,3 +643,22 @@ def test_the_shape_of_a_large_device_index_is_found_without_it(shape, key, at):
     stand_in = numpy.broadcast_to(numpy.zeros((), numpy.int8), shape)
     want = stand_in[key].shape
     assert indexing._shape_of_one_index(stand_in, list(key), at) == want
+
+
+# --- an integer result where NumPy gives a scalar indexes as that scalar: a view -----------------
+
+
+@numpy_compare()
+def test_an_index_by_a_reduction_result_is_a_view_that_writes_reach(xp):
+    """``j = argmin(x); col = v[:, j]; col += 1`` (scientific-python-lectures' Markov chain):
+    NumPy's j is a scalar, so col is a view of v and the write is v's."""
+    v = xp.zeros((3, 4))
+    j = xp.argmin(xp.asarray([5, 1, 7, 2]))
+    col = v[:, j]
+    col += 1
+    k = xp.sum(xp.asarray([1, 1]))
+    row = v[k]
+    row[:] = 7
+    v[k][0] = 5
+    v[j, xp.argmax(xp.asarray([0, 3]))] = -1
+    return v, col.base is v, int(j), int(k)

@@ -4,6 +4,7 @@ CuPy, PyTorch and JAX (on a GPU)."""
 from __future__ import annotations
 
 import gc
+import sys
 
 import numpy
 import pytest
@@ -161,3 +162,68 @@ def test_functions_numloom_lacks_run_in_cupy_on_the_gpu(monkeypatch):
         assert isinstance(got, nl.ndarray) and got.device.startswith("cuda")
         want, _ = numpy.histogramdd((host * 2).reshape(500, 2), bins=4)
         numpy.testing.assert_array_equal(got.get(), want)
+
+
+# --- numpy.asarray(x) is x's memory: x's writes reach it, as NumPy's views see them --------------
+
+
+def test_a_library_keeping_numpy_asarray_sees_later_writes():
+    """matplotlib's Path keeps ``np.asarray(vertices)``; an animation then writes the array
+    (rougier's boids): every kind of write must reach what the library holds."""
+    from matplotlib.path import Path
+
+    def run(xp):
+        v = xp.zeros((4, 2))
+        path = Path(vertices=v)
+        seen = []
+        for write in (lambda: v.__setitem__(Ellipsis, 1.0), lambda: v.__iadd__(1.0),
+                      lambda: v.__setitem__((0, 0), 10.0), lambda: xp.put(v, [7], -3.0),
+                      lambda: xp.copyto(v[1], 5.0), lambda: v.__imul__(xp.arange(2.0) + 1)):
+            write()
+            seen.append(path.vertices.tolist())
+        return seen
+
+    assert run(nl) == run(numpy)
+
+
+def test_writes_reach_an_export_and_leave_earlier_copies_and_readers_alone():
+    a = nl.arange(6.0) * 1
+    copy = a.copy()  # (made before the export: its value is not the exported memory)
+    h = numpy.asarray(a)
+    doubled = a * 2  # pending, reads the value before the writes
+    later = a.copy()
+    a[0] = 10.0
+    a[1:3] += 1
+    assert h.tolist() == [10, 2, 3, 3, 4, 5] == a.tolist()
+    assert copy.tolist() == later.tolist() == [0, 1, 2, 3, 4, 5]
+    assert doubled.tolist() == [0, 2, 4, 6, 8, 10]
+    assert not h.flags.writeable  # (numloom's memory is written by numloom only)
+
+
+def test_memory_from_dlpack_is_left_as_it_was():
+    host = numpy.arange(4.0)
+    a = nl.from_dlpack(host, copy=False)
+    a[0] = 9.0
+    assert host[0] == 0.0 and a[0] == 9.0
+
+
+def test_the_buffer_protocol_gives_the_arrays_memory():
+    """``memoryview(x)``, ``bytes(x)`` and PIL's ``frombuffer`` (scientific-python-lectures'
+    pilbuffer exercise) read a numloom array as they read a NumPy array."""
+    from numloom.core import array
+
+    if array._speedups is None and sys.version_info < (3, 12):
+        pytest.skip("a Python class has the buffer protocol from Python 3.12 on")
+    x = nl.arange(6.0).reshape(2, 3) * 2
+    w = numpy.arange(6.0).reshape(2, 3) * 2
+    m = memoryview(x)
+    assert (m.format, m.shape, m.readonly) == ("d", (2, 3), True)
+    assert bytes(x) == bytes(w) and bytes(x[:, ::2]) == bytes(w[:, ::2])
+    x[0, 0] = 7.0  # the memory is x's: its writes reach the view
+    assert m[0, 0] == 7.0
+    for dtype in ("bool", "int8", "uint16", "float16", "float32", "complex64"):
+        h = numpy.asarray(nl.arange(4).astype(dtype))
+        assert h.dtype == dtype and h.tolist() == numpy.arange(4).astype(dtype).tolist()
+    Image = pytest.importorskip("PIL.Image")
+    img = nl.zeros((4, 5), dtype=numpy.uint8) + 200
+    assert Image.frombuffer("L", (5, 4), img, "raw", "L", 0, 1).getpixel((1, 2)) == 200

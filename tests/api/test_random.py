@@ -628,3 +628,24 @@ def test_an_empty_draw_is_not_counted_as_a_round_trip():
     made = numloom.random.default_rng(3).uniform(0.0, 1.0, size=(0,))
     assert made.shape == (0,) and made.device != "cpu"
     assert numloom.stats()["fallbacks"].get("random.uniform", 0) == before
+
+
+def test_scalar_draws_are_numpys_own_at_once():
+    """``np.random.random()`` in a Python loop (a random walk): NumPy's scalar from NumPy's
+    stream, with nothing to evaluate."""
+    calls = [
+        lambda r: r.random(), lambda r: r.rand(), lambda r: r.randint(0, 10),
+        lambda r: r.normal(), lambda r: r.uniform(-1, 1), lambda r: r.randint(5, dtype=numpy.int8),
+        lambda r: r.choice(7), lambda r: r.standard_normal(),
+    ]
+    for seed in (0, 7):
+        numpy.random.seed(seed)
+        want = [call(numpy.random) for call in calls for _ in range(3)]
+        numloom.random.seed(seed)
+        before = numloom.stats()["plans_evaluated"]
+        got = [call(numloom.random) for call in calls for _ in range(3)]
+        assert [type(g) for g in got] == [type(w) for w in want] and got == want
+        assert numloom.stats()["plans_evaluated"] == before
+    rng, ref = numloom.random.default_rng(3), numpy.random.default_rng(3)
+    assert [rng.random(), rng.integers(9), rng.normal()] == [ref.random(), ref.integers(9),
+                                                             ref.normal()]  # fmt: skip

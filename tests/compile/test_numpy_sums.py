@@ -81,3 +81,19 @@ def test_the_mean_of_random_numbers_prints_numpys_digits():
     host = numpy.random.random(30)
     assert repr(nl.asarray(host).mean()) == repr(host.mean())
     assert str(nl.asarray(host).std()) == str(host.std())
+
+
+@pytest.mark.skipif(nl.get_device() != "cpu", reason="bit for bit on the CPU")
+@pytest.mark.parametrize("shape", [(9528, 5), (40000, 2), (3, 100000), (7, 13, 1001)])
+@pytest.mark.parametrize(
+    "make",
+    [lambda xp, s: xp.full(s, 0.1), lambda xp, s: xp.ones(s) * 0.1,
+     lambda xp, s: xp.broadcast_to(0.1, s), lambda xp, s: xp.full(s, 0.1, dtype="float32")],
+    ids=["full", "ones times", "broadcast scalar", "full float32"],
+)  # fmt: skip
+def test_sums_of_fills_take_numpys_order(shape, make):
+    """``np.full((9528, 5), 0.1).sum()`` is NumPy's 4763.999999999999, not 4764.0: a fill is
+    memory in C order to NumPy, summed as one run (numpy-tutorials' air quality)."""
+    for reduce in (lambda v: v.sum(), lambda v: v.mean(), lambda v: v.sum(axis=-1)):
+        want, got = reduce(make(numpy, shape)), reduce(make(nl, shape))
+        numpy.testing.assert_array_equal(numpy.asarray(got), want)

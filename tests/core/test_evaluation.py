@@ -165,7 +165,7 @@ def test_a_started_write_leaves_the_value_and_other_arrays_pending(asynchronous_
 def test_small_or_failing_writes_wait_for_the_sync(asynchronous_device, monkeypatch):
     from numloom.core import config
 
-    a = nl.zeros(100)
+    a = nl.arange(100.0) * 0  # (pending: a small zeros is made at once)
     a[3] = 1.0  # a small part of the array: its writes fuse
     assert a._storage.pending
     a[:] = 2.0
@@ -177,7 +177,7 @@ def test_small_or_failing_writes_wait_for_the_sync(asynchronous_device, monkeypa
         b.get()
     numpy.testing.assert_array_equal(b.get(), numpy.arange(5) * 10)
     monkeypatch.setattr(config, "START_BYTES", 0)
-    a[:] = 3.0
+    a[:] = nl.arange(100.0) * 0 + 3.0  # (a pending value: host data is written at once)
     assert a._storage.pending
 
 
@@ -305,8 +305,9 @@ def on_cpu():
 
 
 def test_numpy_asarray_shares_the_computed_data_read_only(on_cpu):
-    """numpy.asarray(x) of a CPU array costs nothing: it is the computed buffer, read-only
-    (numloom's buffers never change), as JAX gives; numpy.array(x) is a writable copy."""
+    """numpy.asarray(x) of a CPU array costs nothing: it is the computed buffer, read-only,
+    and x's later writes reach it, as they reach a NumPy array's views; numpy.array(x) is a
+    writable copy."""
     x = nl.arange(12.0).reshape(3, 4) * 2
     h = numpy.asarray(x)
     assert numpy.shares_memory(h, numpy.asarray(x))
@@ -319,8 +320,9 @@ def test_numpy_asarray_shares_the_computed_data_read_only(on_cpu):
     copied = numpy.array(x)
     assert copied.flags.writeable and not numpy.shares_memory(copied, h)
     assert numpy.asarray(x, dtype=numpy.float32).dtype == numpy.float32
-    x[0, 0] = 100.0  # a write makes a new version: the host view keeps the value it had
-    assert h[0, 0] == 0.0 and x[0, 0] == 100.0
+    x[0, 0] = 100.0  # written into the memory h views, as NumPy's view would see it
+    x[1] += 1
+    assert h[0, 0] == 100.0 and x[0, 0] == 100.0 and col[1] == 11.0 and copied[0, 0] == 0.0
 
 
 @pytest.mark.parametrize("keep", ["the array", "a view of it"])

@@ -366,3 +366,28 @@ def test_a_bitcast_of_a_dead_intermediate_outlives_its_memory(monkeypatch):
     pool after its last reader, and the add reuses it while reading the bitcast reversed."""
     monkeypatch.setenv("NUMLOOM_BACKEND", "compiled")
     numpy_compare()(lambda xp: (xp.asarray(numpy.arange(100_000.0)) * 2).view("int64")[::-1] + 1)()
+
+
+# --- base and OWNDATA: NumPy's answers for views, views of views and new arrays ---------------
+
+BASES = {
+    "slice": lambda a: [a[1:].base is a, a[1:][::2].base is a],
+    "column": lambda a: [a.reshape(4, 6)[:, 2].base is a],
+    "row": lambda a: [a.reshape(4, 6)[1].base is a, all(r.base is a for r in a.reshape(4, 6))],
+    "transpose and reshape": lambda a: [a.reshape(4, 6).T.base is a, a.reshape(2, 12).base is a],
+    "new arrays": lambda a: [a.base is None, a.copy().base is None, (a + 1).base is None],
+    "owndata": lambda a: [a.flags.owndata, a[1:].flags.owndata, a.copy().flags.owndata],
+}
+
+
+@pytest.mark.parametrize("check", BASES.values(), ids=BASES.keys())
+@numpy_compare()
+def test_base_and_owndata_are_numpys(xp, check):
+    return check(xp.arange(24.0))
+
+
+@numpy_compare()
+def test_fortran_ordered_new_arrays_own_their_data(xp):
+    z = xp.zeros((3, 4))
+    made = [xp.array(z, order="F"), xp.asfortranarray(z), xp.ones((3, 4), order="F")]
+    return [[m.flags.owndata, m.base is None, m.flags.f_contiguous] for m in made]

@@ -520,6 +520,35 @@ def test_a_launch_joins_the_cuda_graph_of_its_plan():
         numpy.testing.assert_array_equal(out.get(), (numpy.arange(1000.0) * 2 + 1) * 3)
 
 
+@needs_gpu
+def test_a_loop_of_array_code_and_a_kernel_launches_one_graph_an_iteration():
+    """100 iterations of ``y = y * 0.5 + x`` then a Python kernel on y: each iteration is one
+    CUDA graph (the launch with the pending work it reads), replayed, compiling nothing."""
+    rng = numpy.random.default_rng(4)
+    xh = rng.random(5000).astype(numpy.float32)
+    with nl.device("cuda"):
+        x, y = nl.asarray(xh), nl.zeros(5000, numpy.float32)
+        yh = numpy.zeros(5000, numpy.float32)
+
+        def step(y):
+            y = y * numpy.float32(0.5) + x
+            saxpy.forall(5000)(numpy.float32(2.0), x, y)
+            return y
+
+        y = step(y)
+        nl.sync()
+        before = nl.stats()
+        for _ in range(100):
+            y = step(y)
+        nl.sync()
+        after = nl.stats()
+        assert after["graphs_launched"] - before["graphs_launched"] == 100
+        assert after["kernels_compiled"] == before["kernels_compiled"]
+        for _ in range(101):
+            yh = numpy.float32(2.0) * xh + (yh * numpy.float32(0.5) + xh)
+        numpy.testing.assert_allclose(y.get(), yh, rtol=1e-5)
+
+
 def _on(device: str, tiled):
     """The tutorial's histogram, transpose and warp sums, and the Mandelbrot kernel, on one
     device: their results as NumPy arrays."""

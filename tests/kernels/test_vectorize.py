@@ -348,3 +348,16 @@ def test_gufunc_loop_kernels_compile_for_cuda():
     sources = [s.source("cuda")[1] for k in f._gufunc_kernels.values()
                for s in k.specializations.values()]  # fmt: skip
     assert sources and compiler.check_cuda_sources(sources, "sm_80", ptx=True) == [None]
+
+
+def test_a_string_argument_runs_numpys_loop_without_a_warning():
+    """numpy-tutorials' air quality: ``np.vectorize(f)('PM2.5', arr)``: a string is NumPy's
+    own data, so NumPy's loop runs it and nothing is reported as lost."""
+    f = lambda name, v: len(name) + v  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = nl.vectorize(f)("PM2.5", nl.arange(3))
+        words = nl.vectorize(len)(numpy.array(["a", "bcd"]))
+    want = numpy.vectorize(f)("PM2.5", numpy.arange(3))
+    numpy.testing.assert_array_equal(numpy.asarray(got), want)
+    assert words.tolist() == [1, 3]
