@@ -159,6 +159,7 @@ nannumel_lookup.register(_nl.ndarray, _nannumel)
 
 
 SETTLE_BYTES = None  # the reduced bytes held pending before they are evaluated (None: auto)
+GPU_SETTLE_BYTES = 256 << 20  # (settle_bytes' default on a GPU)
 _held: list = []  # weak references to the pending reduced results not yet evaluated
 _held_bytes = [0]
 _held_lock = threading.Lock()
@@ -202,27 +203,29 @@ def _evaluate_quietly(storages: list) -> None:
 
 
 def settle_bytes(device: str) -> int:
-    """``SETTLE_BYTES``, or a sixteenth of the device's memory (of the host's, on the CPU)."""
+    """``SETTLE_BYTES``, or on the CPU a sixteenth of the host's memory; on a GPU 256 MiB.
+
+    On a GPU, holding more keeps it idle while Python traces the held tasks, then hands it
+    one large plan: Black-Scholes over 4e9 float32 on an H200 took 4.7 s holding a sixteenth
+    of its memory (8.8 GB), 1.26 s holding 1 GiB and 1.17 s holding 256 MiB (CuPy: 1.88 s)."""
     if SETTLE_BYTES is not None:
         return SETTLE_BYTES
     known = _settle_bytes.get(device)
     if known is None:
-        known = _settle_bytes[device] = _sixteenth(device)
+        known = _settle_bytes[device] = _default_settle_bytes(device)
     return known
 
 
 _settle_bytes: dict = {}  # device -> its default (asked once)
 
 
-def _sixteenth(device: str) -> int:
-    total = None
+def _default_settle_bytes(device: str) -> int:
     if device != "cpu":
-        total = _realize._backend(device).device_memory(device)
-    if total is None:
-        try:
-            total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        except (ValueError, OSError, AttributeError):
-            total = 8 << 30
+        return GPU_SETTLE_BYTES
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        total = 8 << 30
     return max(total // 16, 64 << 20)
 
 

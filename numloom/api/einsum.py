@@ -21,6 +21,10 @@ from .elementwise import multiply
 from .products import matmul
 from .shapes import broadcast_to, diagonal, transpose
 
+# Contractions over fewer terms than this are summed in order, not by a matrix product: NumPy's
+# einsum adds fewer than its four-at-a-time (and SIMD) steps in a plain loop.
+_SHORT_SUM = 4
+
 
 def _zero_strided(shape: tuple, dtype):
     shape = tuple(shape)
@@ -147,6 +151,11 @@ def _pair(a, la: str, b, lb: str, keep: set, dtype):
         r = multiply(at, bt)
     elif nm == 1 and nn == 1:  # one result per batch: a fused multiply-reduce
         r = _r.sum(multiply(at, transpose(bt, (0, 2, 1))), axis=-1, dtype=dtype, keepdims=True)
+    elif nk < _SHORT_SUM and _np.dtype(dtype).kind == "f":
+        # a few products a result (rotating 2-d points, rougier's boids): summed in order as
+        # NumPy's einsum sums them, where BLAS would fuse a multiply-add (a last-bit change)
+        products = multiply(reshape_array(at, (nb, nm, nk, 1)), reshape_array(bt, (nb, 1, nk, nn)))
+        r = _r.sum(products, axis=2, dtype=dtype)
     else:
         r = matmul(at, bt)
     shape = sizes(batch) + tuple(a.shape[la.index(c)] for c in free_a) + \

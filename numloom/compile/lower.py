@@ -555,6 +555,11 @@ def _memory_strides(src: Node) -> tuple | None:
         strides = contiguous_strides(src.shape)
     elif src.op is Op.VIEW and src.srcs[0].op is Op.BUFFER and src.srcs[0].dtype == src.dtype:
         strides = src.arg.strides
+    elif (src.op is Op.VIEW and src.arg.is_contiguous() and src.arg.offset == 0
+          and src.srcs[0].dtype == src.dtype and src.srcs[0].op not in (Op.VIEW, Op.BITCAST)
+          and _c_ordered_inputs(src.srcs[0])):  # fmt: skip
+        # a reshape of a computed value (an einsum's result): NumPy's C-ordered temporary
+        strides = contiguous_strides(src.shape)
     elif src.op is Op.VIEW or src.op is Op.BITCAST or not _c_ordered_inputs(src):
         return None
     else:

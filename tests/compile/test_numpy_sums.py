@@ -97,3 +97,32 @@ def test_sums_of_fills_take_numpys_order(shape, make):
     for reduce in (lambda v: v.sum(), lambda v: v.mean(), lambda v: v.sum(axis=-1)):
         want, got = reduce(make(numpy, shape)), reduce(make(nl, shape))
         numpy.testing.assert_array_equal(numpy.asarray(got), want)
+
+
+EINSUMS = {  # (spec, shapes, whether the values are NumPy's, and their sum)
+    "batched 2-d rotations": ("ijk,ilk->ijl", (750, 4, 2), (750, 2, 2), True, False),
+    "three terms": ("ij,jk->ik", (5, 3), (3, 4), True, True),
+    # (NumPy's einsum picks its loop by the strides; for these its products' sums are
+    # associated otherwise: the values are within a last bit)
+    "batched matvec": ("bij,bj->bi", (40, 6, 3), (40, 3), False, False),
+}
+
+
+@pytest.mark.skipif(nl.get_device() != "cpu", reason="bit for bit on the CPU")
+@pytest.mark.parametrize("case", EINSUMS.values(), ids=EINSUMS.keys())
+def test_short_einsum_contractions_are_numpys(case):
+    """rougier's boids rotate points with ``einsum('ijk,ilk->ijl', V, R)``: NumPy's einsum adds
+    the two products in order, where a matrix product's multiply-add changed a last bit in a
+    quarter of them. (A result numloom reads through a transposed view of an operand is summed
+    in numloom's order, a last bit from NumPy's.)"""
+    spec, sa, sb, exact, summed_as_numpy = case
+    rng = numpy.random.default_rng(3)
+    a, b = rng.uniform(-1, 1, sa), rng.uniform(-1, 1, sb)
+    want = numpy.einsum(spec, a, b)
+    got = nl.einsum(spec, nl.asarray(a), nl.asarray(b))
+    if exact:
+        numpy.testing.assert_array_equal(got.get(), want)
+    else:
+        numpy.testing.assert_allclose(got.get(), want, rtol=1e-14, atol=1e-15)
+    if summed_as_numpy:
+        assert nl.einsum(spec, nl.asarray(a), nl.asarray(b)).sum() == want.sum()
