@@ -28,6 +28,9 @@ class _NEVER:
     """No buffer is of this class: a host view whose writes must each go through Python."""
 
 
+# id(array) -> {id: NumPy view}: the views whose pointers __array_interface__ handed out, kept
+# while the array lives
+_INTERFACES: dict = {}
 # thread -> (storage, error): an evaluation error the buffer protocol raised, for the
 # ``__array__`` call NumPy makes next (HostAccess._buffer_host)
 _FAILED_EXPORTS: dict = {}
@@ -161,6 +164,22 @@ class HostAccess:
         """The buffer protocol (``memoryview(x)``, ``bytes(x)``) on Python 3.12 and later where
         the handle is Python's (the compiled handle has it in C): NumPy's view's buffer."""
         return memoryview(self._buffer_host())
+
+    @property
+    def __array_interface__(self) -> dict:
+        """NumPy's array interface of a CPU array's memory (``np.lib.array_utils.byte_bounds``,
+        rougier's ``find_index``): that of its ``__array__()`` view, kept alive by the array so
+        the pointer stays valid while the array lives. A GPU array has none (as CuPy's)."""
+        if self._storage.device != "cpu":
+            raise AttributeError("a numloom array on a GPU has no __array_interface__: use "
+                                 "__cuda_array_interface__, or numpy.asarray(x) for a copy")  # fmt: skip
+        host = self.__array__()
+        held = _INTERFACES.get(id(self))
+        if held is None:
+            held = _INTERFACES[id(self)] = {}
+            weakref.finalize(self, _INTERFACES.pop, id(self), None)
+        held[id(self._storage.version.arg)] = host  # (one kept per memory the array has had)
+        return host.__array_interface__
 
     def _buffer_host(self) -> _np.ndarray:
         """What the buffer protocol exports: ``__array__()``. NumPy's ``asarray`` tries the

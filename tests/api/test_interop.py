@@ -235,3 +235,20 @@ def test_the_buffer_protocol_gives_the_arrays_memory():
     Image = pytest.importorskip("PIL.Image")
     img = nl.zeros((4, 5), dtype=numpy.uint8) + 200
     assert Image.frombuffer("L", (5, 4), img, "raw", "L", 0, 1).getpixel((1, 2)) == 200
+
+
+@cpu_only
+def test_the_array_interface_gives_numpys_byte_bounds():
+    """rougier's ``find_index`` locates a view in its base with ``byte_bounds``, which reads
+    ``__array_interface__``: the view's offset and extent are NumPy's."""
+    from numpy.lib.array_utils import byte_bounds
+
+    def bounds(xp):
+        a = xp.arange(24.0).reshape(4, 6)
+        base = byte_bounds(a)[0]
+        return [tuple(b - base for b in byte_bounds(v)) for v in (a, a[1:, ::2], a[:, 2], a.T)]
+
+    assert bounds(nl) == bounds(numpy)
+    a = nl.arange(3.0)
+    face = a.__array_interface__
+    assert (face["shape"], face["typestr"], face["strides"]) == ((3,), "<f8", None)
