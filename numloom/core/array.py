@@ -19,7 +19,7 @@ import numpy as _np
 from . import config, fperrors, host, methods, realize
 from .dag import Node, Op, View, node, prod
 from .device import get_device
-from .host import _INTEGERS, _SCALARS, HostAccess, _full_integer, _is_identity, _row
+from .host import _INTEGERS, _SCALARS, HostAccess, _full_integer, _int_prefix, _is_identity, _row
 from .methods import Methods, _numpy_message
 from .realize import Storage, buffer_node
 from .views import (
@@ -264,6 +264,9 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
                 return self._host_view()[key]  # (a slice first: the common view, no scan)
             if t is int:
                 return _row(self, key)
+            if (0 < len(key) < len(self._view.shape) and type(self) in _RESULT_TYPES
+                    and all(type(k) is int for k in key)):  # fmt: skip
+                return _int_prefix(self, key)
         elif isinstance(key, _np.integer) and len(self._view.shape) == 1:
             return self._host_view()[key]
         if type(self) not in _RESULT_TYPES:  # a subclass's views are of its class, as NumPy's

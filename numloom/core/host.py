@@ -77,6 +77,31 @@ def _row(a, i: int):
     return next(_rows(a, i, i + 1))
 
 
+def _int_prefix(a, key: tuple):
+    """``a[i, j]`` with integers for some leading axes of more (a grid's cell of a (57, 57, 2)
+    array, Bridson's sampling): the view, its offset found here, NumPy's IndexError for an
+    index out of bounds."""
+    view = a._view
+    offset = view.offset
+    for axis, i in enumerate(key):
+        n = view.shape[axis]
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+        offset += (i + n if i < 0 else i) * view.strides[axis]
+    k = len(key)
+    storage, dtype = a._storage, a._dtype
+    shape, strides = view.shape[k:], view.strides[k:]
+    out = _NDARRAY[0].__new__(_NDARRAY[0])
+    out._storage, out._readonly, out._dtype, out._host = storage, a._readonly, dtype, None
+    out._view = _new_view(View, (shape, strides, int(offset)))
+    out._identity = _is_identity(storage, out._view, dtype)
+    base = a.base
+    out._base_array = a if base is None else base
+    if _WARN_ON_WRITE and _warns_on_write(a):
+        warn_on_first_write(out)
+    return out
+
+
 def _rows(a, start: int = 0, stop: int | None = None):
     """The views of rows ``start`` to ``stop`` of an array of two or more axes, in turn
     (iteration, and ``a[i]`` through ``_row``)."""

@@ -424,3 +424,21 @@ def test_a_ufunc_on_elements_runs_at_once_and_warns_at_the_users_line():
     assert nl.sqrt(x[1]) + 1 == 3.0 and nl.stats()["plans_evaluated"] == before["plans_evaluated"]
     with numpy.errstate(invalid="raise"), pytest.raises(FloatingPointError):
         nl.sqrt(-1.0)
+
+
+@numpy_compare()
+def test_integers_for_leading_axes_give_a_view_that_writes_reach(xp):
+    """``P[i, j]`` of a (57, 57, 2) grid in a Python loop (rougier's Bridson sampling): the
+    cell's view, NumPy's errors out of bounds, and writes through it reach the grid."""
+    P = xp.arange(60.0).reshape(3, 5, 4)
+    cells = [P[1, 2].tolist(), P[-1, -5].tolist(), P[0, numpy.int64(3)].tolist()]
+    P[2, 1][0] = -1.0
+    cell = P[0, 4]
+    cell += 100
+    errors = []
+    for key in ((3, 0), (0, 5), (-4, 0), (0, -6)):
+        try:
+            P[key]
+        except IndexError as e:
+            errors.append(str(e))
+    return P, cells, errors, cell.base is P, P[1, 1].flags.owndata
