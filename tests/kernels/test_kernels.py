@@ -594,41 +594,7 @@ def test_device_arrays_stay_on_the_gpu():
     numpy.testing.assert_array_equal(out.get(), numpy.arange(100_000, dtype=numpy.float32) * 2)
 
 
-# --- barriers inside loops and branches (Numba's documented shared-memory matmul) ---------------
-
-TPB = 16
-
-
-@cuda.jit
-def fast_matmul(A, B, C):
-    sA = cuda.shared.array(shape=(TPB, TPB), dtype=nl.float32)
-    sB = cuda.shared.array(shape=(TPB, TPB), dtype=nl.float32)
-    x, y = cuda.grid(2)
-    tx = cuda.threadIdx.x
-    ty = cuda.threadIdx.y
-    bpg = cuda.gridDim.x
-    tmp = nl.float32(0.0)
-    for i in range(bpg):
-        sA[ty, tx] = 0
-        sB[ty, tx] = 0
-        if y < A.shape[0] and (tx + i * TPB) < A.shape[1]:
-            sA[ty, tx] = A[y, tx + i * TPB]
-        if x < B.shape[1] and (ty + i * TPB) < B.shape[0]:
-            sB[ty, tx] = B[ty + i * TPB, x]
-        cuda.syncthreads()
-        for j in range(TPB):
-            tmp += sA[ty, j] * sB[j, tx]
-        cuda.syncthreads()
-    if y < C.shape[0] and x < C.shape[1]:
-        C[y, x] = tmp
-
-
-def test_shared_memory_matmul_with_barriers_in_a_loop():
-    A = RNG.integers(-4, 4, (40, 40)).astype(numpy.float32)  # exact in float32
-    B = RNG.integers(-4, 4, (40, 40)).astype(numpy.float32)
-    C = nl.zeros((40, 40), numpy.float32)
-    fast_matmul[(3, 3), (TPB, TPB)](A, B, C)
-    numpy.testing.assert_array_equal(C.get(), A @ B)
+# --- barriers inside branches (the shared-memory matmul: test_numba_examples.py) ---------------
 
 
 @cuda.jit
