@@ -64,7 +64,12 @@ def _scalars_as_ints(key: tuple) -> tuple:
     """The key with each integer result where NumPy gives a scalar (``j = argmin(x)``,
     ``n = x.sum()``) as the int it is: NumPy indexes with a scalar, so ``v[:, j]`` is a view
     that writes reach, where a 0-d array would be an advanced index and a copy."""
-    if realize.TRACING or not any(type(k) is _Scalar for k in key):
+    for k in key:  # (every indexing passes here: a plain loop, no generator)
+        if type(k) is _Scalar:
+            break
+    else:
+        return key
+    if realize.TRACING:
         return key
     return tuple(int(k) if type(k) is _Scalar and k.dtype.kind in "iu" else k for k in key)
 

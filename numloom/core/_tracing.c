@@ -845,7 +845,10 @@ static int scalars_only(PyObject *args, PyObject *kwargs) {
     if (n == 0)
         return 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        int in = PySet_Contains(host_scalars, (PyObject *)Py_TYPE(PyTuple_GET_ITEM(args, i)));
+        PyTypeObject *t = Py_TYPE(PyTuple_GET_ITEM(args, i));
+        if (t == ArrayType || t == ScalarType)
+            return 0; /* (the common call: a numloom array, known without a lookup) */
+        int in = PySet_Contains(host_scalars, (PyObject *)t);
         if (in <= 0)
             return in;
     }
