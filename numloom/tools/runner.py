@@ -70,12 +70,21 @@ class NumpyRedirect:
         self._original = None
 
     def __enter__(self) -> NumpyRedirect:
+        import numloom
+        import numpy
+
         self._original = builtins.__import__
         builtins.__import__ = self._import
+        # the script's np.__version__ is the NumPy whose semantics it gets (programs compare it:
+        # `if np.__version__ >= "1.20"`); numloom's own stays numloom.core.config.VERSION
+        self._version, numloom.__version__ = numloom.__version__, numpy.__version__
         return self
 
     def __exit__(self, *exc_info) -> None:
+        import numloom
+
         builtins.__import__ = self._original
+        numloom.__version__ = self._version
 
     def _import(self, name, globals=None, locals=None, fromlist=(), level=0):
         if level == 0 and (name == "numpy" or name.startswith("numpy.")):

@@ -98,6 +98,19 @@ def test_script_really_gets_numloom(tmp_path):
     assert loom.stdout.split() == ["numloom", "numloom", "numloom.linalg"], loom.stderr
 
 
+def test_the_script_sees_numpys_version(tmp_path):
+    """Programs compare ``np.__version__`` (PDSH's first cell prints it): the script gets the
+    NumPy version whose semantics numloom gives it; numloom's own is numloom's again after."""
+    plain, loom = plain_and_numloom(tmp_path, "import numpy as np\nprint(np.__version__)\n")
+    assert loom.stdout == plain.stdout, loom.stderr
+    import numloom
+    from numloom.core import config
+
+    with NumpyRedirect(str(tmp_path)):
+        assert numloom.__version__ == __import__("numpy").__version__
+    assert numloom.__version__ == config.VERSION
+
+
 def test_libraries_keep_real_numpy(tmp_path):
     """Only the script's own tree gets numloom; a library, or a venv inside the tree, does not."""
     project = tmp_path / "project"
