@@ -70,8 +70,9 @@ class NumpyRedirect:
         self._original = None
 
     def __enter__(self) -> NumpyRedirect:
-        import numloom
         import numpy
+
+        import numloom
 
         self._original = builtins.__import__
         builtins.__import__ = self._import
