@@ -346,6 +346,10 @@ def fix(x, out=None):
 
 
 def astype(x, dtype, /, *, casting="unsafe", copy=True, device=None):  # noqa: F811 (NumPy's name)
+    if casting == "same_value":  # (NumPy 2.4's: every value checked, NumPy's error if one changes)
+        from .fallback import call_method
+
+        return call_method(asarray(x), "astype", dtype, casting=casting, copy=copy)
     known = key = None
     if type(x) in _RESULT_TYPES:  # the common call, a loop's ``mask.astype(np.int32)``: one lookup
         key = (x._dtype, dtype, casting)
@@ -410,7 +414,7 @@ def array_equal(a1, a2, equal_nan=False) -> bool:
     same = equal(a1, a2)
     if equal_nan:
         same = logical_or(same, logical_and(isnan(a1), isnan(a2)))
-    return bool(all(same))
+    return bool(same.all())
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):  # noqa: F811 (NumPy's name)

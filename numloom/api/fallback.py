@@ -286,16 +286,31 @@ def wrap(name: str, fn):
     return wrapper
 
 
+# Whether a program runs as NumPy's (``python -m numloom script.py``): its errors then name numpy
+AS_NUMPY = [False]
+
+
 def module_getattr(prefix: str, np_module, name: str):
-    """``numloom.<prefix>.<name>`` for a NumPy attribute numloom does not define itself."""
+    """``numloom.<prefix>.<name>`` for a NumPy attribute numloom does not define itself. NumPy's
+    warnings for the name (a deprecated alias) point at the user's line, and its error keeps
+    NumPy's words (where a removed name went), naming numloom unless the program runs as
+    NumPy's."""
+    from ..core.dag import warn_at_user
+
     try:
-        attr = getattr(np_module, name)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            attr = getattr(np_module, name)
     except AttributeError as e:
+        for w in caught:
+            warn_at_user(w.message, w.category)
         where = "numloom" + (f".{prefix}" if prefix else "")
         message = str(e)
-        if "has no attribute" in message:  # else NumPy's own words: where a removed name went
-            message = f"module {where!r} has no attribute {name!r}"
+        if not AS_NUMPY[0]:
+            message = message.replace(f"module {np_module.__name__!r}", f"module {where!r}", 1)
         raise AttributeError(message, name=name, obj=sys.modules.get(where)) from None
+    for w in caught:
+        warn_at_user(w.message, w.category)
     if name in PASS_THROUGH or name.startswith("__") or not callable(attr):
         return attr
     if isinstance(attr, type) or isinstance(attr, types.ModuleType):

@@ -252,7 +252,7 @@ def from_dlpack(x, *, device=None, copy=None):
     if kind == KDL_CPU:
         host = _np.from_dlpack(x, copy=copy)
         if copy is False and (device is None or str(device) == "cpu"):
-            return _share_host(host)
+            return share_host(host)
         return from_host(host, device)  # numloom's host buffers are its own: a copy
     if kind != KDL_CUDA:
         raise BufferError(f"numloom imports DLPack data from the CPU or CUDA, not device type "
@@ -270,7 +270,7 @@ def _ALWAYS():  # an export that never dies (``Buffer.exports`` holds weak refer
     return True
 
 
-def _share_host(host: _np.ndarray):
+def share_host(host: _np.ndarray):
     """A CPU numloom array over ``host``'s memory, without a copy (``from_dlpack(x,
     copy=False)``): numloom reads the producer's memory, so a write by the producer shows in
     the array, as with NumPy. numloom's own writes to it make a new version (its buffers are

@@ -20,16 +20,75 @@ from .fallback import call_numpy_quietly
 
 
 def _passing(fn, numpy_fn):
-    """``fn``, which runs ``numpy_fn`` where it meets data of another dtype."""
+    """``fn``, which runs ``numpy_fn`` where it meets data of another dtype, and hands the call
+    to an argument of another library that implements ``__array_function__`` (NEP 18), as
+    NumPy's function would: ``np.mean(dask_array)`` is Dask's lazy mean."""
 
     @functools.wraps(fn)
     def passing(*args, **kwargs):
+        if _foreign_in(args) or (kwargs and _foreign_in(kwargs.values())):
+            handled = _handed_over(numpy_fn, args, kwargs)
+            if handled is not _NOT_HANDED:
+                return handled
         try:
             return fn(*args, **kwargs)
         except OtherDtype:
             return call_numpy_quietly(numpy_fn, args, kwargs)
 
     return passing
+
+
+_NOT_HANDED = object()
+
+
+def _foreign_in(values) -> bool:
+    """Whether an argument (or an item of a list or tuple argument: concatenate's arrays) is
+    of another library (cheap: most calls have none)."""
+    for v in values:
+        t = type(v)
+        if t in _PLAIN:
+            continue
+        if t is list or t is tuple:
+            if any(type(x) not in _PLAIN and _foreign(x) for x in v):
+                return True
+        elif _foreign(v):
+            return True
+    return False
+
+
+def _foreign(v) -> bool:
+    return not isinstance(v, _KNOWN) and hasattr(type(v), "__array_function__")
+
+
+def _handed_over(numpy_fn, args: tuple, kwargs: dict):
+    """NumPy's dispatch (NEP 18): each other library's type, in argument order, gets
+    ``__array_function__(numpy_fn, types, args, kwargs)`` until one answers."""
+    found = []
+    for v in list(args) + list(kwargs.values()):
+        for x in (v if type(v) in (list, tuple) else (v,)):
+            if _foreign(x) and type(x) not in found:
+                found.append(type(x))
+    if not found:
+        return _NOT_HANDED
+    types = tuple(found)
+    for t in found:
+        result = t.__array_function__(_first_of(t, args, kwargs), numpy_fn, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    raise TypeError(f"no implementation found for 'numpy.{numpy_fn.__name__}' on types that "
+                    f"implement __array_function__: {list(types)}")  # fmt: skip
+
+
+def _first_of(t, args: tuple, kwargs: dict):
+    for v in list(args) + list(kwargs.values()):
+        for x in (v if type(v) in (list, tuple) else (v,)):
+            if type(x) is t:
+                return x
+    return None
+
+
+_PLAIN = frozenset({int, float, complex, bool, str, type(None)})
+_KNOWN = (_api.ndarray, _np.ndarray, _np.generic)
 
 
 all = _passing(_api.all, _np.all)

@@ -16,6 +16,9 @@ then runs again over writable copies, and what changed is written back.
 
 from __future__ import annotations
 
+import threading
+import warnings
+
 import numpy as _np
 
 from ..core import realize
@@ -169,7 +172,7 @@ def run(fn, args: tuple, kwargs: dict, written=(), device=None, before_retry=Non
         return v
 
     try:
-        out = fn(*walk(args, to_host), **walk(kwargs, to_host))
+        out = _at_user(fn, walk(args, to_host), walk(kwargs, to_host))
     except ValueError as error:
         if "read-only" not in str(error) or not arrays:
             memory.finish()
@@ -186,6 +189,28 @@ def run(fn, args: tuple, kwargs: dict, written=(), device=None, before_retry=Non
     return walk(out, lambda x: _back(x, handed, device, given))
 
 
+def _at_user(fn, args: tuple, kwargs: dict):
+    """``fn(*args, **kwargs)``, NumPy's warnings in it pointing at the user's line, as they
+    would from NumPy's function called there (in the main thread: catching warnings changes
+    the process's filters, which other threads share)."""
+    if threading.current_thread() is not threading.main_thread():
+        return fn(*args, **kwargs)
+    from ..core.dag import warn_at_user
+
+    out = error = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = fn(*args, **kwargs)
+        except BaseException as e:  # noqa: BLE001 (raised again below, after the warnings)
+            error = e
+    for w in caught:  # (re-emitted with the user's filters back: they judge them)
+        warn_at_user(w.message, w.category)
+    if error is not None:
+        raise error
+    return out
+
+
 def _back(x, handed: dict, device, given=frozenset()):
     """A result of NumPy's as numloom returns it (on the CPU, an array NumPy made for it
     becomes numloom's memory without a copy)."""
@@ -194,7 +219,8 @@ def _back(x, handed: dict, device, given=frozenset()):
         return mine[1]
     if id(x) in given:
         return x  # a NumPy array the caller passed (``out=``), returned as NumPy does
-    if isinstance(x, _np.ndarray) and x.dtype.kind in _SUPPORTED_KINDS:
+    # (a subclass of NumPy's stays NumPy's own: a masked array's mask, a matrix's product)
+    if type(x) is _np.ndarray and x.dtype.kind in _SUPPORTED_KINDS:
         from ..core.array import adopt_host, from_host
         from ..core.device import get_device
 

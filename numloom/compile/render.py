@@ -405,10 +405,14 @@ def _pairwise(k, r: kir.Reduction, ctype: str, extents: tuple, first: int, total
                     index.append(f"{rest} /= {extents[j]};")
         return ["{", *_indent(index + element + [f"{into} += ({ctype})({r.value});"], 1), "}"]
 
+    # (vector math from glibc is a few ulp from the C library's scalar functions, whose
+    # results NumPy's match: a small sum calls the scalar ones, as a small map kernel does)
+    math = _vector_math().search("\n".join(element + [r.value]))
     leaf = [
         f"{ctype} pw_r[8] = {{0, 0, 0, 0, 0, 0, 0, 0}};",
         "const int64_t pw_L = pw_lo[pw_d], pw_M = pw_n[pw_d], pw_M8 = pw_M - pw_M % 8;",
         "for (int64_t pw_i = 0; pw_i < pw_M8; pw_i += 8) {",
+        f"    #pragma omp simd if(simd: {total} > {PARALLEL_MIN_MATH})" if math else
         "    #pragma omp simd",
         "    for (int pw_j = 0; pw_j < 8; pw_j++) {",
         *_indent(at("pw_L + pw_i + pw_j", "pw_r[pw_j]"), 2),

@@ -335,10 +335,20 @@ if _speedups is not None:
 
 
 def _construct(a: ndarray, shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
-    """``numloom.ndarray(shape, dtype)``: a new array (of zeros)."""
-    if buffer is not None or strides is not None or offset:
-        raise NotImplementedError("numloom.ndarray(buffer=...) is not supported; use asarray")
-    made = _api.empty(shape, dtype)
+    """``numloom.ndarray(shape, dtype)``: a new array (of zeros); with ``buffer``, an array over
+    that memory, as NumPy's (numloom reads it; its own writes make a new version)."""
+    if buffer is None and strides is None and not offset:
+        made = _api.empty(shape, dtype)
+        _adopt(a, made._storage, made._view)
+        return
+    host = _np.ndarray(shape, dtype, buffer, offset, strides, order)  # NumPy's checks
+    if host.dtype.kind not in _SUPPORTED_KINDS or not host.dtype.isnative:
+        raise NotImplementedError(
+            f"numloom.ndarray(buffer=...) of dtype {host.dtype} (not a numloom dtype): use "
+            f"numpy.ndarray(..., buffer=...) for it")  # fmt: skip
+    if not host.flags.c_contiguous:
+        host = host.copy()  # (numloom shares C-ordered blocks only)
+    made = _namespace.interop.share_host(host)
     _adopt(a, made._storage, made._view)
 
 
@@ -403,6 +413,9 @@ def _resize(a: ndarray, new_shape: tuple, refcheck: bool) -> None:
     _adopt(a, made._storage, made._view, a._readonly)
 
 
+_SCALAR_ONLY = frozenset({"hex", "is_integer", "as_integer_ratio", "bit_count"})
+
+
 class _Scalar(ndarray):
     """A 0-d result where NumPy gives a scalar (a reduction, a ufunc of scalars): lazy like any
     array, but it prints, hashes and rounds as NumPy's scalar does, and in-place operators
@@ -421,6 +434,12 @@ class _Scalar(ndarray):
 
     def copy(self, order="C"):
         return result(copyable(self._node()), self.device)
+
+    def __getattr__(self, name: str):
+        # (methods NumPy's scalars have and arrays do not: ``x.sum().hex()``)
+        if name in _SCALAR_ONLY:
+            return getattr(self._host_view()[()], name)
+        raise AttributeError(f"'ndarray' object has no attribute {name!r}")
 
     # fmt: off
     def __iadd__(self, o): return self + o
@@ -542,7 +561,16 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None) -> 
     if target != "cpu" and hasattr(a, "__cuda_array_interface__"):
         imported = _namespace.interop.from_cuda_array_interface(a, target)  # no copy: the memory is shared
         return imported if dtype is None else asarray(imported, dtype, copy=copy)
-    host = _np.asarray(a, dtype=dtype)
+    try:
+        host = _np.asarray(a, dtype=dtype)
+    except ValueError:
+        # a class of the user's whose __array__ returns np.array(...), which a program run
+        # on numloom makes a numloom array (NumPy wants its own): that array is the value
+        made = getattr(a, "__array__", None)
+        made = made() if made is not None else None
+        if not isinstance(made, ndarray):
+            raise
+        return asarray(made, dtype, device=device, copy=copy)
     _check_dtype(host.dtype)
     return from_host(host, target)
 

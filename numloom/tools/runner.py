@@ -73,19 +73,23 @@ class NumpyRedirect:
         import numpy
 
         import numloom
+        from numloom.api import fallback
 
         self._original = builtins.__import__
         builtins.__import__ = self._import
         # the script's np.__version__ is the NumPy whose semantics it gets (programs compare it:
         # `if np.__version__ >= "1.20"`); numloom's own stays numloom.core.config.VERSION
         self._version, numloom.__version__ = numloom.__version__, numpy.__version__
+        fallback.AS_NUMPY[0] = True  # (errors for a missing name say numpy, as NumPy's do)
         return self
 
     def __exit__(self, *exc_info) -> None:
         import numloom
+        from numloom.api import fallback
 
         builtins.__import__ = self._original
         numloom.__version__ = self._version
+        fallback.AS_NUMPY[0] = False
 
     def _import(self, name, globals=None, locals=None, fromlist=(), level=0):
         if level == 0 and (name == "numpy" or name.startswith("numpy.")):

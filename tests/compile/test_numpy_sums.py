@@ -126,3 +126,17 @@ def test_short_einsum_contractions_are_numpys(case):
         numpy.testing.assert_allclose(got.get(), want, rtol=1e-14, atol=1e-15)
     if summed_as_numpy:
         assert nl.einsum(spec, nl.asarray(a), nl.asarray(b)).sum() == want.sum()
+
+
+@pytest.mark.skipif(nl.get_device() != "cpu", reason="bit for bit on the CPU")
+@pytest.mark.parametrize("fn", ["log", "exp", "sin", "cos"])
+def test_a_small_sum_of_math_is_numpys_fused_or_not(fn):
+    """``np.log(q).sum()`` fused into one kernel gives what summing the stored ``np.log(q)``
+    gives, NumPy's value: a small sum calls the C library's scalar functions, as a small map
+    kernel does, not glibc's vector ones (a few ulp off)."""
+    q = numpy.random.default_rng(0).random(300)
+    want = getattr(numpy, fn)(q).sum()
+    fused = getattr(nl, fn)(nl.asarray(q)).sum()
+    stored = getattr(nl, fn)(nl.asarray(q))
+    stored.get()
+    assert fused == want == stored.sum()

@@ -343,3 +343,13 @@ def test_a_gpu_holds_256_mib_of_reduced_work_and_a_cpu_a_sixteenth_of_its_memory
     assert nd.settle_bytes("cuda:0") == nd.GPU_SETTLE_BYTES == 256 << 20
     host = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     assert nd.settle_bytes("cpu") == max(host // 16, 64 << 20)
+
+
+def test_numloom_functions_hand_dask_arrays_to_dask():
+    """NEP 18, as NumPy's functions do (NumPy's interoperability guide): ``np.mean(x)`` of a
+    Dask array is Dask's lazy mean, not a computed numloom array."""
+    x = da.arange(12.0, chunks=4)
+    for got, want in [(numloom.mean(x), 5.5), (numloom.sum(x.reshape(3, 4), axis=0), [12, 15, 18, 21]),
+                      (numloom.concatenate([x, x]).sum(), 132.0)]:  # fmt: skip
+        assert isinstance(got, da.Array)
+        numpy.testing.assert_array_equal(numpy.asarray(got.compute()), want)

@@ -111,6 +111,22 @@ def test_the_script_sees_numpys_version(tmp_path):
     assert numloom.__version__ == config.VERSION
 
 
+def test_a_missing_name_is_reported_as_numpys(tmp_path):
+    """``np.asscalar`` and ``np.str`` (NumPy exercise collections): NumPy's messages, naming
+    numpy, with the explanation of where a removed alias went."""
+    source = """
+        import numpy as np
+        for name in ("asscalar", "str", "no_such_name"):
+            try:
+                getattr(np, name)
+            except AttributeError as e:
+                print(e)
+        """
+    plain, loom = plain_and_numloom(tmp_path, source)
+    assert "module 'numpy' has no attribute 'asscalar'" in plain.stdout
+    assert loom.stdout == plain.stdout, loom.stderr
+
+
 def test_libraries_keep_real_numpy(tmp_path):
     """Only the script's own tree gets numloom; a library, or a venv inside the tree, does not."""
     project = tmp_path / "project"
