@@ -206,6 +206,15 @@ class HostAccess:
         held[id(self._storage.version.arg)] = host  # (one kept per memory the array has had)
         return host.__array_interface__
 
+    @property
+    def ctypes(self):
+        """NumPy's ``ctypes`` view of a CPU array's memory (its ``data`` pointer, shape and
+        strides for a C function), which keeps that memory alive while it lives."""
+        if self._storage.device != "cpu":
+            raise AttributeError("a numloom array on a GPU has no host memory for ctypes: use "
+                                 "numpy.asarray(x).ctypes on a copy")  # fmt: skip
+        return self.__array__().ctypes
+
     def _buffer_host(self) -> _np.ndarray:
         """What the buffer protocol exports: ``__array__()``. NumPy's ``asarray`` tries the
         buffer protocol first and drops its error for ``__array__``: an error the evaluation

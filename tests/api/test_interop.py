@@ -252,3 +252,13 @@ def test_the_array_interface_gives_numpys_byte_bounds():
     a = nl.arange(3.0)
     face = a.__array_interface__
     assert (face["shape"], face["typestr"], face["strides"]) == ((3,), "<f8", None)
+
+
+@cpu_only
+def test_ctypes_gives_the_memory_to_c():
+    import ctypes
+
+    a = nl.arange(4.0) * 2
+    c = a.ctypes
+    assert c.data_as(ctypes.POINTER(ctypes.c_double))[3] == 6.0 and tuple(c.shape) == (4,)
+    assert c.data == numpy.asarray(a).ctypes.data  # (a's memory itself, not a copy)
