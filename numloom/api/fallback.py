@@ -288,6 +288,7 @@ def wrap(name: str, fn):
 
 # Whether a program runs as NumPy's (``python -m numloom script.py``): its errors then name numpy
 AS_NUMPY = [False]
+_MISSING = object()
 
 
 def module_getattr(prefix: str, np_module, name: str):
@@ -297,10 +298,13 @@ def module_getattr(prefix: str, np_module, name: str):
     NumPy's."""
     from ..core.dag import warn_at_user
 
+    caught = ()
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            attr = getattr(np_module, name)
+        attr = vars(np_module).get(name, _MISSING)  # (defined names: no NumPy __getattr__)
+        if attr is _MISSING:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                attr = getattr(np_module, name)
     except AttributeError as e:
         for w in caught:
             warn_at_user(w.message, w.category)
