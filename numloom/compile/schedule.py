@@ -396,12 +396,15 @@ def _unfused_row_reductions(order: list, why: dict) -> None:
 
 def _walks_rows_of(root: Node, r: Node) -> bool:
     """Whether a kernel ending in ``root`` works the rows of reduction ``r`` one at a time (a
-    row kernel): it reduces the same rows, or its outputs are per element or per row."""
+    row kernel): it reduces the same rows, or its outputs are per element or per row, and it
+    is not a write or a scan (``p /= p.sum(1, keepdims=True)`` over a written ``p``)."""
     src = r.srcs[0].shape
     if root.op is Op.REDUCE:
         return (root is r or trailing_axes(root) and root.srcs[0].shape == src
                 and len(root.arg[1]) == len(r.arg[1]))  # fmt: skip
-    return root.shape == src or (root.size == r.size and root.op is not Op.SCATTER)
+    if root.op in (Op.SCATTER, Op.SCATTER_AT, Op.SCAN):
+        return False  # (a write or a scan is lowered on its own, holding no reduction)
+    return root.shape == src or root.size == r.size
 
 
 def _launches(order: list) -> dict:

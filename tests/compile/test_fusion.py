@@ -369,3 +369,42 @@ def test_row_reductions_under_a_reduction_of_other_rows_compile(case):
     assert nl.stats()["kernels_through_numpy"] == before
     numpy.testing.assert_allclose(got, program(numpy, host), rtol=2e-6)
     assert len(nl.explain(program(nl, x)).kernels) <= 3
+
+
+def test_a_row_reduction_under_a_write_gets_a_kernel_of_its_own(monkeypatch):
+    """Epochs of a small MLP traced into one plan (nothing read between them): the row sums
+    of ``p /= p.sum(1, keepdims=True)`` are used by a write kernel, which is lowered without
+    reductions; they are written by a kernel of their own, so every kernel compiles (before,
+    such kernels ran through NumPy node by node)."""
+    from numloom.compile import lower
+
+    refused = []
+    real = lower.lower
+
+    def recording(kernel):
+        try:
+            return real(kernel)
+        except lower.Unsupported as e:
+            if "library" not in str(e):
+                refused.append(str(e))
+            raise
+
+    monkeypatch.setattr(lower, "lower", recording)
+
+    def run(xp):
+        rng = numpy.random.default_rng(0)
+        X = xp.asarray(rng.standard_normal((60, 2)))
+        y = xp.asarray((rng.random(60) > 0.5).astype(int))
+        W = xp.asarray(rng.standard_normal((2, 3)))
+        for _ in range(4):
+            z = X @ W
+            z -= z.max(1, keepdims=True)
+            p = xp.exp(z)
+            p /= p.sum(1, keepdims=True)
+            dz = p.copy()
+            dz[xp.arange(60), y] -= 1
+            W -= 0.1 * (X.T @ dz)
+        return W
+
+    numpy.testing.assert_allclose(numpy.asarray(run(nl)), run(numpy), rtol=1e-12)
+    assert refused == []
