@@ -48,6 +48,7 @@ import numpy as _np
 
 from .api import writes
 from .api.fallback import PASS_THROUGH, WRITES, _warn_once, module_getattr, to_numpy
+from .api.ufuncs import _HOST_SCALARS
 from .core import config as _config
 from .core.device import get_device
 
@@ -671,9 +672,7 @@ class _Legacy(_Drawing):
         return -_nl().log(1.0 - self._u(shape))
 
 
-_HOST_VALUES = frozenset({type(None), str, bool, int, float, complex}) | {
-    t for t in _np.sctypeDict.values() if issubclass(t, _np.generic)
-}
+_HOST_VALUES = _HOST_SCALARS | {type(None), str}
 
 
 def _host_values(args: tuple, kwargs: dict) -> bool:

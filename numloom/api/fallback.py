@@ -296,25 +296,16 @@ def module_getattr(prefix: str, np_module, name: str):
     warnings for the name (a deprecated alias) point at the user's line, and its error keeps
     NumPy's words (where a removed name went), naming numloom unless the program runs as
     NumPy's."""
-    from ..core.dag import warn_at_user
-
-    caught = ()
     try:
         attr = vars(np_module).get(name, _MISSING)  # (defined names: no NumPy __getattr__)
         if attr is _MISSING:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                attr = getattr(np_module, name)
+            attr = writes.at_user(getattr, (np_module, name), {})
     except AttributeError as e:
-        for w in caught:
-            warn_at_user(w.message, w.category)
         where = "numloom" + (f".{prefix}" if prefix else "")
         message = str(e)
         if not AS_NUMPY[0]:
             message = message.replace(f"module {np_module.__name__!r}", f"module {where!r}", 1)
         raise AttributeError(message, name=name, obj=sys.modules.get(where)) from None
-    for w in caught:
-        warn_at_user(w.message, w.category)
     if name in PASS_THROUGH or name.startswith("__") or not callable(attr):
         return attr
     if isinstance(attr, type) or isinstance(attr, types.ModuleType):

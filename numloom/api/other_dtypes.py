@@ -17,6 +17,7 @@ import numpy as _np
 from ..core.array import OtherDtype
 from . import numpy_api as _api
 from .fallback import call_numpy_quietly
+from .ufuncs import _KNOWN
 
 
 def _passing(fn, numpy_fn):
@@ -63,32 +64,23 @@ def _foreign(v) -> bool:
 def _handed_over(numpy_fn, args: tuple, kwargs: dict):
     """NumPy's dispatch (NEP 18): each other library's type, in argument order, gets
     ``__array_function__(numpy_fn, types, args, kwargs)`` until one answers."""
-    found = []
+    found: dict = {}  # type -> its first argument
     for v in list(args) + list(kwargs.values()):
         for x in (v if type(v) in (list, tuple) else (v,)):
-            if _foreign(x) and type(x) not in found:
-                found.append(type(x))
+            if _foreign(x):
+                found.setdefault(type(x), x)
     if not found:
         return _NOT_HANDED
     types = tuple(found)
-    for t in found:
-        result = t.__array_function__(_first_of(t, args, kwargs), numpy_fn, types, args, kwargs)
+    for t, x in found.items():
+        result = t.__array_function__(x, numpy_fn, types, args, kwargs)
         if result is not NotImplemented:
             return result
     raise TypeError(f"no implementation found for 'numpy.{numpy_fn.__name__}' on types that "
                     f"implement __array_function__: {list(types)}")  # fmt: skip
 
 
-def _first_of(t, args: tuple, kwargs: dict):
-    for v in list(args) + list(kwargs.values()):
-        for x in (v if type(v) in (list, tuple) else (v,)):
-            if type(x) is t:
-                return x
-    return None
-
-
 _PLAIN = frozenset({int, float, complex, bool, str, type(None)})
-_KNOWN = (_api.ndarray, _np.ndarray, _np.generic)
 
 
 all = _passing(_api.all, _np.all)

@@ -33,6 +33,7 @@ from ..core.array import (
 from ..core.array_views import reshape_array
 from ..core.dag import Node, Op, map_node, node, user_line, warn_at_user
 from ..core.views import broadcast_node, broadcast_shapes, broadcast_view, view_node
+from .writes import at_user
 
 _PY_SCALARS = (bool, int, float, complex)
 _NO_VALUE = _np._NoValue
@@ -69,7 +70,7 @@ class ufunc(object if _speedups is None else _speedups.UfuncBase):
 
     def __call__(self, *args, **kwargs):
         if _scalars_only(args, kwargs):  # ``np.sqrt(x[i])`` in a loop: NumPy's scalar, now
-            return _numpy_at_user(self._np, args, kwargs)
+            return at_user(self._np, args, kwargs)  # (NumPy's warnings at the user's line)
         if not kwargs and len(args) == self.nin:
             made = _plain_call(self, args)  # the common call: operators, np.exp(x)...
             if made is not None:
@@ -573,17 +574,6 @@ def _scalars_only(args: tuple, kwargs: dict) -> bool:
         if isinstance(v, ndarray) or (type(v) is tuple and any(isinstance(o, ndarray) for o in v)):
             return False
     return True
-
-
-def _numpy_at_user(np_ufunc, args: tuple, kwargs: dict):
-    """NumPy's ufunc on scalars, its warnings pointing at the user's line (as they do when the
-    compiled call makes it, from C)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        made = np_ufunc(*args, **kwargs)
-    for w in caught:
-        warn_at_user(w.message, w.category)
-    return made
 
 
 def _plain_call(uf: ufunc, args: tuple):

@@ -172,7 +172,7 @@ def run(fn, args: tuple, kwargs: dict, written=(), device=None, before_retry=Non
         return v
 
     try:
-        out = _at_user(fn, walk(args, to_host), walk(kwargs, to_host))
+        out = at_user(fn, walk(args, to_host), walk(kwargs, to_host))
     except ValueError as error:
         if "read-only" not in str(error) or not arrays:
             memory.finish()
@@ -189,7 +189,7 @@ def run(fn, args: tuple, kwargs: dict, written=(), device=None, before_retry=Non
     return walk(out, lambda x: _back(x, handed, device, given))
 
 
-def _at_user(fn, args: tuple, kwargs: dict):
+def at_user(fn, args: tuple, kwargs: dict):
     """``fn(*args, **kwargs)``, NumPy's warnings in it pointing at the user's line, as they
     would from NumPy's function called there (in the main thread: catching warnings changes
     the process's filters, which other threads share)."""
