@@ -393,22 +393,35 @@ def _store_now(a: ndarray, key: tuple, value) -> bool:
     """``a[key] = value`` with an advanced key on the CPU, run now by NumPy into a's buffer
     (in place where a's storage alone holds it), when nothing it reads is pending: the write
     then costs what it costs in NumPy, errors and casts included, and nothing is evaluated for
-    it. Returns False where that does not apply (the write is recorded lazily)."""
-    if realize.TRACING or a._storage.device != "cpu" or a._storage.pending:
+    it. Returns False where that does not apply (the write is recorded lazily).
+
+    A write into pending work is recorded (it fuses with that work), but not a second one: a
+    loop of writes into a fresh ``zeros`` would otherwise record a chain of scatters, one kernel
+    each when it is evaluated."""
+    storage = a._storage
+    if realize.TRACING or storage.device != "cpu":
         return False
     for x in key + (value,):
         if isinstance(x, ndarray) and (x._storage.pending or x._storage.device != "cpu"):
             return False
         if isinstance(x, (list, tuple)) and any(isinstance(v, ndarray) for v in x):
             return False
-    writes.run(_np.ndarray.__setitem__, (a, key, value), {}, written=(0,))
+    if storage.pending:
+        version = storage.version
+        if version.op not in (Op.SCATTER_AT, Op.SCATTER) or version.fallible:
+            return False
+        realize.ensure(storage)
+        if storage.error is not None:
+            raise storage.error
+    if not _write_now(a, key, value, advanced=True):
+        writes.run(_np.ndarray.__setitem__, (a, key, value), {}, written=(0,))
     return True
 
 
 _HOST_VALUES = (_np.ndarray, _np.generic, bool, int, float, complex)
 
 
-def _write_now(a: ndarray, key: tuple, value) -> bool:
+def _write_now(a: ndarray, key: tuple, value, advanced: bool = False) -> bool:
     """``a[key] = value`` with a basic key on the CPU, written now by NumPy into a's memory,
     where a is computed and its storage alone holds that memory, and the value is host data
     or computed: a loop writing rows of a grid (Bridson's sampling) costs what it costs in
@@ -416,7 +429,7 @@ def _write_now(a: ndarray, key: tuple, value) -> bool:
     (pending work it fuses with, a GPU, memory another array's value is, a value whose cast
     can warn: NumPy's warning belongs at the user's line, which the sync gives it)."""
     storage = a._storage
-    if realize.TRACING or storage.device != "cpu" or storage.pending:
+    if realize.TRACING or storage.device != "cpu" or storage.pending or storage.error is not None:
         return False
     if isinstance(value, ndarray):
         if value._storage.pending or value._storage.device != "cpu":
@@ -424,13 +437,19 @@ def _write_now(a: ndarray, key: tuple, value) -> bool:
         value = value._host_view()
     elif not isinstance(value, _HOST_VALUES):
         return False  # (lists, which may hold numloom arrays, take the lazy path)
-    kind = value.dtype.kind if isinstance(value, (_np.ndarray, _np.generic)) else None
-    if a.dtype.kind in "biu" and (kind in ("f", "c") or type(value) in (float, complex)):
+    if isinstance(value, (_np.ndarray, _np.generic)):
+        if value.dtype.kind in "fc" and not _np.can_cast(value.dtype, a.dtype):
+            return False  # (a cast that can warn: overflow, NaN into integers, complex parts)
+    elif a.dtype.kind in "biu" and type(value) in (float, complex):
         return False
-    realize.settle_readers(storage)
-    version = storage.version
-    if not realize.owns_buffer(storage, version):
-        return False
+    if advanced:  # (_store_now's key: numloom arrays in it are computed, on the CPU)
+        key = tuple(k._host_view() if isinstance(k, ndarray) else k for k in key)
+        version = writes.owned_version(storage)
+    else:
+        realize.settle_readers(storage)
+        version = storage.version
+        if not realize.owns_buffer(storage, version):
+            return False  # (recorded lazily: the copy it needs is made as it is evaluated)
     version.arg.writable(a._dtype, a._view)[key] = value
     return True
 

@@ -86,7 +86,7 @@ def _evaluated(arrays: list) -> None:
         realize.value_read()
 
 
-def _owned_version(storage):
+def owned_version(storage):
     """The storage's version, its buffer now held by it alone (copied first if shared, or if
     its memory may be a view of another array's: neither fresh nor a block of numloom's pool)."""
     realize.settle_readers(storage)  # (memory NumPy arrays share: the write goes into it)
@@ -110,7 +110,7 @@ class _HostMemory:
                 continue
             self.storages[id(storage)] = storage
             if storage.device == "cpu":
-                version = _owned_version(storage)
+                version = owned_version(storage)
                 data = version.arg.data
                 data.flags.writeable = True
                 try:

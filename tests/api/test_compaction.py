@@ -232,3 +232,32 @@ def test_the_last_of_repeated_positions_stays_at_any_size(dtype):
     want = target.copy()
     want[idx % 7] = values[0]
     assert_same(b.get(), want)
+
+
+def test_a_loop_of_advanced_writes_into_fresh_zeros_stores_each_now():
+    # the first write into a fresh zeros is recorded (it fuses with the fill); the next ones
+    # store into the evaluated buffer, as NumPy does, not as a chain of scatter kernels
+    rng = numpy.random.default_rng(3)
+    rows, cols = rng.integers(0, 100, (2, 40, 25))  # (a zeros larger than an eager one)
+    keys = [(nl.asarray(r), nl.asarray(c)) for r, c in zip(rows, cols)]
+    nl.sync()
+    before = nl.stats()["kernels_launched"]
+    got, want = nl.zeros((100, 100), numpy.uint32), numpy.zeros((100, 100), numpy.uint32)
+    for i, (r, c) in enumerate(keys):
+        got[r, c] = i + 1
+        want[rows[i], cols[i]] = i + 1
+    nl.sync()
+    assert nl.stats()["kernels_launched"] - before <= 5  # (not one per write)
+    _same(got, want)
+
+
+def test_an_advanced_write_whose_cast_warns_warns_at_the_users_line():
+    a = nl.zeros(3, numpy.int32)
+    a.sum()  # evaluated
+    with pytest.warns(RuntimeWarning, match="invalid value encountered in cast") as caught:
+        a[nl.asarray([0, 2])] = nl.asarray([numpy.nan, 2.0])
+    assert caught[0].filename == __file__
+    want = numpy.zeros(3, numpy.int32)
+    with numpy.errstate(invalid="ignore"):
+        want[[0, 2]] = numpy.array([numpy.nan, 2.0])
+    _same(a, want)
