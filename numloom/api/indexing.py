@@ -17,7 +17,7 @@ from ..core.array import _Scalar, adopt_host, asarray, ndarray, operand, result
 from ..core.array_views import basic_view, numpy_view
 from ..core.dag import Op, View, node, user_line
 from ..core.views import broadcast_node, broadcast_shapes, transpose_view, warn_if_first_write
-from . import writes
+from . import eager, writes
 
 
 def shape_str(shape: tuple) -> str:
@@ -102,7 +102,7 @@ def _compact_now(a: ndarray, mask):
     else:
         return None
     picked = a._host_view()[host_mask]  # NumPy's errors (a mask of the wrong shape)
-    return adopt_host(picked)
+    return eager.marked(adopt_host(picked))  # (ufuncs on it run now: eager.py)
 
 
 # The last mask whose true positions a GPU found: (weak reference to the mask's version, its

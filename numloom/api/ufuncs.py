@@ -33,6 +33,7 @@ from ..core.array import (
 from ..core.array_views import reshape_array
 from ..core.dag import Node, Op, map_node, node, user_line, warn_at_user
 from ..core.views import broadcast_node, broadcast_shapes, broadcast_view, view_node
+from . import eager
 from .writes import at_user
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -171,6 +172,8 @@ def plain_into(uf: ufunc, args: tuple, out) -> bool:
     arrays this way on every step (``a += b``, ``np.add(a, b, a)``)."""
     if type(out) is not ndarray or out._readonly:
         return False
+    if (out._storage.eager or eager.wants(args)) and eager.call(uf, args, out) is not None:
+        return True
     made = _plain_call(uf, args)
     if made is None or made._dtype is not out._dtype or made._view.shape != out._view.shape:
         return False
@@ -582,6 +585,10 @@ def _plain_call(uf: ufunc, args: tuple):
     ``apply``: other operand types, a shape NumPy must check, a value that matters.
 
     Every traced operation comes here: kept short."""
+    if eager.wants(args):  # (an array of a data-dependent loop: NumPy's call, now)
+        made = eager.call(uf, args)
+        if made is not None:
+            return made
     if len(args) == 2:
         x, y = args
         tx, ty = type(x), type(y)

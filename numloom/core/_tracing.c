@@ -40,13 +40,13 @@ static int installed;
 static PyTypeObject *NodeType, *StorageType, *PlainType, *ArrayType, *ScalarType;
 static Py_ssize_t off_op, off_srcs, off_arg, off_shape, off_dtype, off_depth, off_where,
     off_fallible, off_sid, off_call;
-static Py_ssize_t off_version, off_device, off_error, off_seq, off_mirror;
+static Py_ssize_t off_version, off_device, off_error, off_seq, off_mirror, off_eager;
 static Py_ssize_t off_loop, off_check, off_slow, off_names, off_raising, off_bounds;
 static PyObject *sids, *interned, *dag_sweep, *op_map, *map_id, *sid_counter;
 static PyObject *plain_loops, *scalar_keys, *scalars_cache, *as_loop_node_py, *plain_call_py;
 static PyObject *seq_counter, *pending_refs, *pending_sweep;
 static PyObject *register_limits, *config_module, *extobj_var, *user_line_py, *whole_py;
-static PyObject *binary_py, *compare_py, *package, *views, *lines, *host_scalars;
+static PyObject *binary_py, *compare_py, *package, *views, *lines, *host_scalars, *eager_py;
 static PyObject *s_FLUSH_DEPTH, *s_FLUSH_WIDTH, *s_name, *s_nin, *s_python_call, *s_np;
 static unsigned long inserts, adds;
 
@@ -137,7 +137,8 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         {NodeType, "sid", &off_sid},         {NodeType, "call", &off_call},
         {StorageType, "version", &off_version}, {StorageType, "device", &off_device},
         {StorageType, "error", &off_error},  {StorageType, "seq", &off_seq},
-        {StorageType, "mirror", &off_mirror}, {PlainType, "loop", &off_loop},
+        {StorageType, "mirror", &off_mirror}, {StorageType, "eager", &off_eager},
+        {PlainType, "loop", &off_loop},
         {PlainType, "check", &off_check},    {PlainType, "slow", &off_slow},
         {PlainType, "names", &off_names},    {PlainType, "raising", &off_raising},
         {PlainType, "bounds", &off_bounds},
@@ -172,6 +173,7 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         {"compare", &compare_py},
         {"package", &package},
         {"host_scalars", &host_scalars},
+        {"eager", &eager_py},
     };
     for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
         if (take(objects, named[i].name, named[i].into) < 0)
@@ -488,6 +490,7 @@ static PyObject *new_storage(PyObject *n, PyObject *device) {
     slot_set(s, off_error, Py_NewRef(Py_None));
     slot_set(s, off_seq, seq);
     slot_set(s, off_mirror, Py_NewRef(Py_None));
+    slot_set(s, off_eager, Py_NewRef(Py_False));
     /* (realize._pending: dead storages' entries dropped now and then) */
     PyObject *id = PyLong_FromVoidPtr(s);
     int failed = id == NULL || remember(pending_refs, id, s, &adds, 4095, pending_sweep) < 0;
@@ -658,6 +661,17 @@ static PyObject *plain(PyObject *uf, PyObject *const *args, Py_ssize_t nargs) {
     for (Py_ssize_t i = 0; i < nargs; i++) {
         PyTypeObject *t = Py_TYPE(args[i]);
         if (t == ArrayType || t == ScalarType) {
+            PyObject *storage = ((Handle *)args[i])->storage;
+            if (storage != NULL && SLOT(storage, off_eager) == Py_True) {
+                /* an array of a data-dependent loop: NumPy's call now (api/eager.py), or the
+                 * Python path */
+                PyObject *call[3] = {uf, args[0], nargs == 2 ? args[1] : NULL};
+                PyObject *made = PyObject_Vectorcall(eager_py, call, nargs + 1, NULL);
+                if (made == NULL || made != Py_None)
+                    return made;
+                Py_DECREF(made);
+                return NOT_HANDLED;
+            }
             keys[i + 1] = ((Handle *)args[i])->dtype;
             if (first == NULL)
                 first = args[i];

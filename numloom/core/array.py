@@ -535,7 +535,11 @@ def adopt_host(data: _np.ndarray) -> ndarray:
     """A new CPU array whose memory is ``data`` itself, without a copy: a fresh C-contiguous
     NumPy array that nothing else holds (a result NumPy just made)."""
     n = buffer_node(data)
-    return _adopt(ndarray.__new__(ndarray), Storage(n, "cpu"), View.contiguous(data.shape))
+    a = ndarray.__new__(ndarray)  # (the whole storage: its identity; compactions make many)
+    a._storage = Storage(n, "cpu")
+    a._view, a._readonly, a._dtype, a._host = _whole(data.shape), False, n.dtype, None
+    a._identity = n.shape == data.shape  # (0-d data is held 1-d: Buffer's ascontiguousarray)
+    return a
 
 
 def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None) -> ndarray:
@@ -668,7 +672,7 @@ def _install_tracing(api) -> None:
         "pending_sweep": realize._pending._sweep, "register_limits": realize.register_limits,
         "config": config, "extobj": fperrors._extobj_contextvar, "whole": _whole,
         "binary": methods._binary, "compare": np_api.compare, "package": _PACKAGE,
-        "host_scalars": ufuncs._HOST_SCALARS,
+        "host_scalars": ufuncs._HOST_SCALARS, "eager": api.eager.operands,
         "ufuncs": {name: getattr(np_api, name) for name in _OPERATOR_UFUNCS},
     })  # fmt: skip
     ufuncs._plain_call = methods._plain_call = _speedups.plain_call

@@ -274,7 +274,10 @@ class HostAccess:
         version = storage.version
         # Not an export (``__array__``): this view is read only while the version is current.
         data = version.arg.data if storage.device == "cpu" else realize.host_mirror(storage)
-        host = strided(data.reshape(-1).view(self._dtype), self._view)
+        if self._identity and data.shape == self._view.shape and data.dtype == self._dtype:
+            host = data.view()  # (the whole buffer: no strided view to make)
+        else:
+            host = strided(data.reshape(-1).view(self._dtype), self._view)
         host.flags.writeable = False
         realize.value_read()
         self._host = (weakref.ref(version), host, None, host.ndim)

@@ -17,7 +17,7 @@ import weakref
 import numpy as _np
 
 from . import config
-from .dag import Node, Op, node, prod, snapshot_items, toposort
+from .dag import Node, Op, buffer_of, contiguous_strides, node, prod, snapshot_items, toposort
 from .ranges import phase, tracing
 
 
@@ -73,6 +73,9 @@ class Buffer:
         data = self.data
         data.flags.writeable = True
         try:
+            if data.shape == view.shape and data.dtype == dtype and view.offset == 0:
+                if view.strides == contiguous_strides(view.shape):
+                    return data.view()  # (the whole buffer: no strided view to make)
             return strided(data.reshape(-1).view(dtype), view)
         finally:
             data.flags.writeable = False
@@ -87,7 +90,7 @@ class Buffer:
 
 def buffer_node(data, device: str = "cpu") -> Node:
     buf = Buffer(data, device)
-    return node(Op.BUFFER, (), buf, buf.data.shape, buf.data.dtype)
+    return buffer_of(buf, buf.data.shape, buf.data.dtype)
 
 
 _SEQ = itertools.count(1)  # creation order of storages: plans list their outputs in it
@@ -96,7 +99,7 @@ _SEQ = itertools.count(1)  # creation order of storages: plans list their output
 class Storage:
     """The memory behind an array and all of its views: its current version is a node."""
 
-    __slots__ = ("version", "device", "error", "seq", "mirror", "__weakref__")
+    __slots__ = ("version", "device", "error", "seq", "mirror", "eager", "__weakref__")
 
     def __init__(self, version: Node, device: str):
         self.version = version
@@ -104,6 +107,9 @@ class Storage:
         self.error = None
         self.seq = next(_SEQ)
         self.mirror = None  # on a GPU: (weak reference to a version, its host copy)
+        # Made by data-dependent work on the CPU (a mask's compaction, or ufuncs on such
+        # arrays): small ufunc calls on it run now through NumPy (api/ufuncs.py's ``_eager``)
+        self.eager = False
         if version.op is not _BUFFER:
             register(self)
 

@@ -1,0 +1,157 @@
+"""Ufunc calls run now by NumPy, for the small arrays of data-dependent loops on the CPU.
+
+A loop that compacts its arrays with a mask each step (``z, c = z[keep], c[keep]``, the
+Mandelbrot escape loop) needs every mask's value at once: traced, each step would cost a sync
+(planning, launching, adopting results: tens of microseconds) for a few microseconds of work.
+Arrays such a step makes are marked (``Storage.eager``: a compaction's result, and the results
+of ufuncs on them); a ufunc call on them whose array operands are all computed, on the CPU and
+of at most ``EAGER_ELEMENTS`` elements runs NumPy's ufunc now on their memory, so a step costs
+what it costs in NumPy. Larger arrays, pending operands and ``numloom.jit``'s tracing take the
+traced path (where kernels fuse).
+
+NumPy's floating-point warnings point at the user's line, as the traced path's do: under
+NumPy's default error state the call runs with the categories NumPy warns on set to ``call``,
+and what was called is warned again at the user's line.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+
+import numpy as _np
+from numpy._core._ufunc_config import _extobj_contextvar
+
+from ..core import fperrors, realize
+from ..core.array import _Scalar, adopt_host, ndarray
+from ..core.dag import warn_at_user
+from .writes import at_user, owned_version
+
+EAGER_ELEMENTS = 1 << 16  # the largest operand (elements) a call runs now with
+
+_BUFFER = realize._BUFFER
+_HOST_SCALARS = (bool, int, float, complex)
+_KINDS = frozenset("biufc")
+_caught = threading.local()  # the categories NumPy's error state called about, per thread
+
+
+def _record(kind: str, flag: int) -> None:
+    _caught.kinds.append(kind)
+
+
+with _np.errstate(divide="call", over="call", invalid="call", under="ignore", call=_record):
+    _CALLING = _extobj_contextvar.get()  # NumPy's default state, its warnings as calls
+
+_DEFAULT = {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}
+_is_default: dict = {}  # NumPy's error-state object -> whether it is NumPy's default state
+
+
+def marked(a: ndarray) -> ndarray:
+    """``a`` (a new CPU array) marked as made by data-dependent work."""
+    a._storage.eager = True
+    return a
+
+
+def wants(args: tuple) -> bool:
+    """Whether an array among ``args`` is marked (the check every eager call starts with)."""
+    for x in args:
+        if (type(x) is ndarray or type(x) is _Scalar) and x._storage.eager:
+            return True
+    return False
+
+
+def _host(x):
+    """``x`` as NumPy's ufunc takes it now: a computed small CPU array's memory, a scalar as
+    it is; None where the call is traced instead."""
+    t = type(x)
+    if t is ndarray or t is _Scalar:
+        storage = x._storage
+        version = storage.version
+        if version.op is not _BUFFER or storage.device != "cpu" or storage.error is not None:
+            return None
+        h = x._host
+        host = h[1] if h is not None and h[0]() is version else x._host_view()
+        return host if host.size <= EAGER_ELEMENTS else None
+    if t in _HOST_SCALARS or (isinstance(x, _np.generic) and x.dtype.kind in _KINDS):
+        return x
+    return None
+
+
+def operands(uf, *args):
+    """``call(uf, args)``, called from numloom.core._speedups's plain call."""
+    return call(uf, args)
+
+
+def call(uf, args: tuple, out: ndarray | None = None):
+    """``uf(*args)`` (into ``out``, a numloom array) run now by NumPy where it applies (see
+    the module's docstring): its result (``out`` itself), or None (the call is traced)."""
+    if realize.TRACING:
+        return None
+    host = []
+    for x in args:
+        h = _host(x)
+        if h is None:
+            return None
+        host.append(h)
+    if out is None:
+        made = _numpy(uf._np, host, None)
+        if type(made) is tuple:
+            return tuple(_adopted(m) for m in made)
+        return _adopted(made)
+    target = _writable(out)
+    if target is None:
+        return None
+    _numpy(uf._np, host, target)
+    return out
+
+
+def _writable(out):
+    """A writable NumPy view of ``out``'s memory (a computed small CPU array), its buffer
+    held by its storage alone (copied first where other arrays share it); None where the
+    call is traced instead. Kept in the handle's host view (``_host[2]``) for the next call."""
+    storage = out._storage
+    if (type(out) is not ndarray or out._readonly or storage.version.op is not _BUFFER
+            or storage.device != "cpu" or storage.error is not None):  # fmt: skip
+        return None
+    version = owned_version(storage)
+    h = out._host
+    if h is not None and h[2] is not None and h[0]() is version:
+        return h[2]
+    target = version.arg.writable(out._dtype, out._view)
+    if target.size > EAGER_ELEMENTS:
+        return None
+    host = target.view()
+    host.flags.writeable = False
+    out._host = (weakref.ref(version), host, target, host.ndim)
+    return target
+
+
+def _adopted(made) -> ndarray:
+    if not isinstance(made, _np.ndarray):  # (0-d operands alone give NumPy's scalar)
+        made = _np.asarray(made)
+    if not made.flags.c_contiguous or not made.flags.owndata:
+        made = _np.array(made, order="C")
+    return marked(adopt_host(made))
+
+
+def _numpy(np_ufunc, host: list, out):
+    """NumPy's ufunc on host operands, its warnings at the user's line."""
+    state = _extobj_contextvar.get()
+    default = _is_default.get(state)
+    if default is None:
+        default = _is_default[state] = _np.geterr() == _DEFAULT and _np.geterrcall() is None
+        if len(_is_default) > 256:  # (states of finished errstate blocks: forget them)
+            _is_default.clear()
+    if not default:
+        if not fperrors._reports(state):  # (every category ignored: nothing to point at)
+            return np_ufunc(*host) if out is None else np_ufunc(*host, out=out)
+        return at_user(np_ufunc, tuple(host), {} if out is None else {"out": out})
+    _caught.kinds = kinds = []
+    token = _extobj_contextvar.set(_CALLING)
+    try:
+        made = np_ufunc(*host) if out is None else np_ufunc(*host, out=out)
+    finally:
+        _extobj_contextvar.reset(token)
+    for kind in kinds:
+        warn_at_user(f"{kind} encountered in {np_ufunc.__name__}", RuntimeWarning)
+    return made

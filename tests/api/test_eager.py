@@ -1,0 +1,127 @@
+"""Data-dependent loops on the CPU: arrays a mask's compaction makes, and ufunc results on them,
+run their small ufunc calls through NumPy at once (api/eager.py) with NumPy's values, warnings
+and errors, and no sync or kernel per step."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy
+import pytest
+from conftest import assert_same
+
+import numloom as nl
+from numloom.api import eager
+
+
+def _compacted(values, dtype=None):
+    """``values`` as the compaction of a numloom array (marked eager), and as NumPy's."""
+    host = numpy.asarray(values, dtype=dtype)
+    whole = nl.asarray(host)
+    picked = whole[nl.asarray(numpy.ones(host.shape, bool))]
+    assert picked._storage.eager
+    return picked, host.reshape(-1).copy()
+
+
+def _kernels():
+    nl.sync()
+    return nl.stats()["kernels_launched"]
+
+
+def test_a_compaction_loop_launches_no_kernel_after_its_first_step():
+    def escape(xp, n, steps):
+        c = (xp.linspace(-2.0, 0.5, n)[None, :] + 1j * xp.linspace(-1.0, 1.0, n)[:, None]).ravel()
+        z, counts, idx = xp.zeros_like(c), xp.zeros(c.shape, xp.int64), xp.arange(c.size)
+        for i in range(steps):
+            z = z * z + c
+            keep = xp.abs(z) < 2.0
+            counts[idx[~keep]] = i
+            z, c, idx = z[keep], c[keep], idx[keep]
+        return counts
+
+    want = escape(numpy, 64, 30)
+    escape(nl, 64, 3)  # (compiled once)
+    before = _kernels()
+    got = escape(nl, 64, 30)
+    assert_same(numpy.asarray(got), want)
+    assert _kernels() - before <= 6  # the first step's, not one set per step
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int64", "float32", "float64", "complex64",
+                                   "complex128", "bool"])  # fmt: skip
+def test_eager_ufuncs_give_numpys_values_and_dtypes(dtype):
+    rng = numpy.random.default_rng(5)
+    values = rng.integers(-50, 50, 40) if dtype != "bool" else rng.integers(0, 2, 40)
+    a, ha = _compacted(values, dtype)
+    b, hb = _compacted(values[::-1], dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = [
+            (lambda x, y: x + y), (lambda x, y: x * 3), (lambda x, y: -x if x.dtype != bool else ~x),
+            (lambda x, y: x < y), (lambda x, y: abs(x)), (lambda x, y: x / 7),
+            (lambda x, y: 2.5 * x), (lambda x, y: numpy.float32(2) * x),
+        ]  # fmt: skip
+        for case in cases:
+            got, want = case(a, b), case(ha, hb)
+            assert got._storage.eager
+            assert_same(numpy.asarray(got), want)
+
+
+def test_an_eager_call_writes_into_out_and_the_arrays_that_share_it():
+    a, ha = _compacted(numpy.arange(10.0))
+    view, exported = a[2:5], numpy.asarray(a)
+    copy = a.copy()
+    nl.multiply(a, a, a)
+    a += 1
+    numpy.multiply(ha, ha, ha)
+    ha += 1
+    assert_same(numpy.asarray(a), ha)
+    assert_same(numpy.asarray(view), ha[2:5])
+    assert_same(exported, ha)  # (NumPy's view of a's memory sees the write)
+    assert_same(numpy.asarray(copy), numpy.arange(10.0))  # (a copy does not)
+
+
+def test_an_eager_call_warns_at_the_users_line_as_numpy_does():
+    a, ha = _compacted([1.0, 0.0, -1.0])
+    with pytest.warns(RuntimeWarning, match="divide by zero encountered in divide") as caught:
+        got = 1.0 / a
+    assert caught[0].filename == __file__
+    with numpy.errstate(divide="ignore"):
+        want = 1.0 / ha
+    assert_same(numpy.asarray(got), want)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with nl.errstate(divide="ignore", invalid="ignore"):
+            nl.log(a)  # nothing said
+    with nl.errstate(invalid="raise"), pytest.raises(FloatingPointError, match="invalid value"):
+        nl.sqrt(a)
+
+
+def test_an_eager_calls_errors_are_numpys_and_change_nothing():
+    a, ha = _compacted(numpy.arange(4, dtype=numpy.int32))
+    with pytest.raises(numpy._core._exceptions._UFuncOutputCastingError):
+        nl.add(a, 1.5, out=a)
+    with pytest.raises(ValueError, match="operands could not be broadcast"):
+        a + nl.asarray(numpy.ones(3, numpy.int32))
+    assert_same(numpy.asarray(a), ha)
+
+
+def test_large_and_pending_operands_are_traced():
+    big, _ = _compacted(numpy.arange(eager.EAGER_ELEMENTS + 1.0))
+    assert not (big * 2)._storage.eager
+    a, ha = _compacted(numpy.arange(5.0))
+    pending = nl.arange(5.0) * 3
+    made = a + pending
+    assert not made._storage.eager and made._storage.pending
+    assert_same(numpy.asarray(made), ha + numpy.arange(5.0) * 3)
+
+
+def test_jit_traces_eager_arrays():
+    a, ha = _compacted(numpy.arange(6.0))
+
+    @nl.jit
+    def f(x):
+        return x * 2 + 1
+
+    assert_same(numpy.asarray(f(a)), ha * 2 + 1)
+    assert_same(numpy.asarray(f(a)), ha * 2 + 1)
