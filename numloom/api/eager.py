@@ -96,19 +96,19 @@ def call(uf, args: tuple, out: ndarray | None = None):
     if out is None:
         made = _numpy(uf._np, host, None)
         if type(made) is tuple:
-            return tuple(_adopted(m) for m in made)
-        return _adopted(made)
-    target = _writable(out)
+            return tuple(adopted(m) for m in made)
+        return adopted(made)
+    target = writable(out)
     if target is None:
         return None
     _numpy(uf._np, host, target)
     return out
 
 
-def _writable(out):
+def writable(out):
     """A writable NumPy view of ``out``'s memory (a computed small CPU array), its buffer
     held by its storage alone (copied first where other arrays share it); None where the
-    call is traced instead. Kept in the handle's host view (``_host[2]``) for the next call."""
+    write is traced instead. Kept in the handle's host view (``_host[2]``) for the next one."""
     storage = out._storage
     if (type(out) is not ndarray or out._readonly or storage.version.op is not _BUFFER
             or storage.device != "cpu" or storage.error is not None):  # fmt: skip
@@ -126,12 +126,20 @@ def _writable(out):
     return target
 
 
-def _adopted(made) -> ndarray:
+def adopted(made: _np.ndarray) -> ndarray:
+    """NumPy's new array ``made`` (of data-dependent work) as a marked numloom array, its
+    memory uncopied, its host view ready (the next call reads it)."""
     if not isinstance(made, _np.ndarray):  # (0-d operands alone give NumPy's scalar)
         made = _np.asarray(made)
     if not made.flags.c_contiguous or not made.flags.owndata:
         made = _np.array(made, order="C")
-    return marked(adopt_host(made))
+    a = adopt_host(made)
+    a._storage.eager = True
+    version = a._storage.version
+    if a._identity:
+        host = version.arg.data.view()
+        a._host = (weakref.ref(version), host, None, host.ndim)
+    return a
 
 
 def _numpy(np_ufunc, host: list, out):

@@ -91,10 +91,10 @@ def _compact_now(a: ndarray, mask):
     buffers: the mask's value is needed now anyway (it gives the result's shape), and NumPy's
     compaction, adopted without a copy, is what a later gather kernel would do, less the
     index arrays. None where that does not apply (the lazy path takes it)."""
-    if realize.TRACING:
+    if realize.TRACING or a._storage.device != "cpu":
         return None
     if isinstance(mask, ndarray):
-        if mask.dtype != _np.bool_ or mask._storage.device != "cpu":
+        if mask._dtype != _np.bool_ or mask._storage.device != "cpu":
             return None
         host_mask = mask._host_view()
     elif type(mask) is _np.ndarray and mask.dtype == _np.bool_:
@@ -102,7 +102,7 @@ def _compact_now(a: ndarray, mask):
     else:
         return None
     picked = a._host_view()[host_mask]  # NumPy's errors (a mask of the wrong shape)
-    return eager.marked(adopt_host(picked))  # (ufuncs on it run now: eager.py)
+    return eager.adopted(picked)  # (ufuncs on it run now: eager.py)
 
 
 # The last mask whose true positions a GPU found: (weak reference to the mask's version, its
@@ -444,6 +444,10 @@ def _write_now(a: ndarray, key: tuple, value, advanced: bool = False) -> bool:
         return False
     if advanced:  # (_store_now's key: numloom arrays in it are computed, on the CPU)
         key = tuple(k._host_view() if isinstance(k, ndarray) else k for k in key)
+        target = eager.writable(a)
+        if target is not None:
+            target[key] = value
+            return True
         version = writes.owned_version(storage)
     else:
         realize.settle_readers(storage)

@@ -269,6 +269,10 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
                 return _int_prefix(self, key)
         elif isinstance(key, _np.integer) and len(self._view.shape) == 1:
             return self._host_view()[key]
+        elif t is ndarray and type(self) is ndarray and key._dtype is _BOOL:
+            picked = _namespace.indexing._compact_now(self, key)  # (a loop's ``z[keep]``)
+            if picked is not None:
+                return picked
         if type(self) not in _RESULT_TYPES:  # a subclass's views are of its class, as NumPy's
             return _as_subclass(_api.getitem(self, key), self)
         return _api.getitem(self, key)
@@ -458,6 +462,7 @@ class _Scalar(ndarray):
     # fmt: on
 
 
+_BOOL = _np.dtype(bool)
 _Scalar.__name__ = _Scalar.__qualname__ = "ndarray"  # (in messages, as every numloom array)
 _RESULT_TYPES = (_Scalar, ndarray)  # by the result's rank: 0-d results are scalars' stand-ins
 
