@@ -421,7 +421,7 @@ def lower(kernel: Kernel) -> Lowered:
 def _lower(kernel: Kernel) -> Lowered:
     low = _Lowerer(kernel)
     reduces = [n for n in kernel.nodes if n.op is Op.REDUCE]
-    writes_at = kernel.outputs[-1].op is Op.SCATTER_AT  # (complex values only copied)
+    writes_at = kernel.outputs[-1].op in (Op.SCATTER_AT, Op.SCATTER)
     if kernel.kind != "map" or reduces or kernel.outputs[-1].op in (Op.SCATTER, Op.SCAN):
         if not writes_at and any(_is_complex(n.dtype) for n in (*kernel.nodes, *kernel.inputs)):
             raise Unsupported("complex values outside elementwise kernels")

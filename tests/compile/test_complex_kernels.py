@@ -113,3 +113,33 @@ def test_complex_sums_still_match_numpy():
     a = _values(numpy.complex128)[:400]
     a = a[numpy.isfinite(a)]
     numpy.testing.assert_allclose(nl.sum(nl.asarray(a) * 2).get(), numpy.sum(a * 2))
+
+
+WRITES = {
+    "strided view": lambda xp, a, b: _written(a, (slice(1, 4), slice(None, None, 2)),
+                                              a[1:4, ::2] * b[1:4, ::2] + xp.abs(b[1:4, ::2])),
+    "row": lambda xp, a, b: _written(a, 0, b[0] * 2 - 1j),
+    "every other row": lambda xp, a, b: _written(xp.zeros_like(a), slice(None, None, 2),
+                                                 b[::2] * a[::2]),
+    "reshaped view": lambda xp, a, b: _into_reshaped(xp, a * b),
+}
+
+
+def _written(target, key, value):
+    target = target * 1
+    target[key] = value
+    return target
+
+
+def _into_reshaped(xp, c):
+    c.shape = c.size  # (a view of the 2-d value, read by the write of a 1-d array)
+    d = xp.zeros(c.size, c.dtype)
+    xp.add(d, c, d)
+    return d
+
+
+@pytest.mark.parametrize("dtype", [numpy.complex64, numpy.complex128])
+@pytest.mark.parametrize("name", list(WRITES))
+def test_complex_writes_through_views_are_compiled_and_exact(dtype, name):
+    a = _values(dtype)[:48].reshape(6, 8)
+    _check(WRITES[name], a, numpy.roll(a, 5))
