@@ -32,6 +32,7 @@ EAGER_ELEMENTS = 1 << 16  # the largest operand (elements) a call runs now with
 _BUFFER = realize._BUFFER
 _HOST_SCALARS = (bool, int, float, complex)
 _KINDS = frozenset("biufc")
+ADOPT = [None]  # numloom.core._speedups.adopt, once numloom's API is bound
 _caught = threading.local()  # the categories NumPy's error state called about, per thread
 
 
@@ -133,6 +134,8 @@ def adopted(made: _np.ndarray) -> ndarray:
         made = _np.asarray(made)
     if not made.flags.c_contiguous or not made.flags.owndata:
         made = _np.array(made, order="C")
+    if ADOPT[0] is not None and made.ndim and type(made) is _np.ndarray:
+        return ADOPT[0](made)  # (the same, in C)
     a = adopt_host(made)
     a._storage.eager = True
     version = a._storage.version

@@ -37,7 +37,9 @@ static inline void slot_set(PyObject *o, Py_ssize_t off, PyObject *value) {
 }
 
 static int installed;
-static PyTypeObject *NodeType, *StorageType, *PlainType, *ArrayType, *ScalarType;
+static PyTypeObject *NodeType, *StorageType, *PlainType, *ArrayType, *ScalarType, *BufferType;
+static Py_ssize_t off_bdata, off_bdevice, off_brelease, off_bexports;
+static PyObject *op_buffer, *buffer_id, *cpu_name, *s_view, *s_flags, *s_writeable;
 static Py_ssize_t off_op, off_srcs, off_arg, off_shape, off_dtype, off_depth, off_where,
     off_fallible, off_sid, off_call;
 static Py_ssize_t off_version, off_device, off_error, off_seq, off_mirror, off_eager;
@@ -119,7 +121,7 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
     }
     if (take_type(objects, "Node", &NodeType) < 0 || take_type(objects, "Storage", &StorageType) < 0 ||
         take_type(objects, "Plain", &PlainType) < 0 || take_type(objects, "ndarray", &ArrayType) < 0 ||
-        take_type(objects, "Scalar", &ScalarType) < 0)
+        take_type(objects, "Scalar", &ScalarType) < 0 || take_type(objects, "Buffer", &BufferType) < 0)
         return NULL;
     if (!PyType_IsSubtype(ArrayType, &HandleType) || !PyType_IsSubtype(ScalarType, &HandleType)) {
         PyErr_SetString(PyExc_TypeError, "install_tracing: the array classes are not handles");
@@ -142,6 +144,8 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         {PlainType, "check", &off_check},    {PlainType, "slow", &off_slow},
         {PlainType, "names", &off_names},    {PlainType, "raising", &off_raising},
         {PlainType, "bounds", &off_bounds},
+        {BufferType, "data", &off_bdata},    {BufferType, "device", &off_bdevice},
+        {BufferType, "release", &off_brelease}, {BufferType, "exports", &off_bexports},
     };
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
         if (slot_offset(fields[i].t, fields[i].name, fields[i].off) < 0)
@@ -174,6 +178,9 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         {"package", &package},
         {"host_scalars", &host_scalars},
         {"eager", &eager_py},
+        {"BUFFER", &op_buffer},
+        {"BUFFER_ID", &buffer_id},
+        {"cpu", &cpu_name},
     };
     for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
         if (take(objects, named[i].name, named[i].into) < 0)
@@ -211,6 +218,11 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         s_nin = PyUnicode_InternFromString("nin");
         s_python_call = PyUnicode_InternFromString("_python_call");
         s_np = PyUnicode_InternFromString("_np");
+        s_view = PyUnicode_InternFromString("view");
+        s_flags = PyUnicode_InternFromString("flags");
+        s_writeable = PyUnicode_InternFromString("writeable");
+        if (!s_view || !s_flags || !s_writeable)
+            return NULL;
         if (!s_FLUSH_DEPTH || !s_FLUSH_WIDTH || !s_name || !s_nin || !s_python_call || !s_np)
             return NULL;
     }
@@ -555,6 +567,110 @@ static PyObject *new_result(PyObject *n, PyObject *device) {
     out->identity = Py_NewRef(Py_True);
     out->host = Py_NewRef(Py_None);
     return (PyObject *)out;
+}
+
+/* adopt(data): api/eager.py's ``adopted`` (array.adopt_host, marked eager, its host view
+ * ready) in C, for ``data`` a NumPy array of one axis or more that NumPy just made,
+ * C-contiguous and of a numloom dtype (the caller checks): a new CPU array whose memory it is. */
+static PyObject *adopt_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (!installed || nargs != 1) {
+        PyErr_SetString(PyExc_TypeError, "adopt(data) takes a NumPy array, once installed");
+        return NULL;
+    }
+    PyObject *data = args[0];
+    PyObject *flags = PyObject_GetAttr(data, s_flags);
+    if (flags == NULL)
+        return NULL;
+    int failed = PyObject_SetAttr(flags, s_writeable, Py_False);
+    Py_DECREF(flags);
+    if (failed < 0)
+        return NULL;
+    PyObject *shape = PyObject_GetAttrString(data, "shape");
+    PyObject *dtype = shape == NULL ? NULL : PyObject_GetAttrString(data, "dtype");
+    PyObject *host = dtype == NULL ? NULL : PyObject_CallMethodNoArgs(data, s_view);
+    PyObject *buffer = host == NULL ? NULL : BufferType->tp_alloc(BufferType, 0);
+    if (buffer == NULL || !PyTuple_CheckExact(shape) || PyTuple_GET_SIZE(shape) < 1) {
+        if (buffer != NULL)
+            PyErr_SetString(PyExc_TypeError, "adopt(data): data of one axis or more");
+        Py_XDECREF(shape);
+        Py_XDECREF(dtype);
+        Py_XDECREF(host);
+        Py_XDECREF(buffer);
+        return NULL;
+    }
+    slot_set(buffer, off_bdata, Py_NewRef(data));
+    slot_set(buffer, off_bdevice, Py_NewRef(cpu_name));
+    slot_set(buffer, off_brelease, Py_NewRef(Py_None));
+    slot_set(buffer, off_bexports, Py_NewRef(Py_None));
+    PyObject *n = NULL, *storage = NULL, *view = NULL, *ref = NULL, *seq = NULL;
+    Handle *out = NULL;
+    PyObject *skey = PyTuple_Pack(4, buffer_id, dtype, shape, Py_None);
+    PyObject *key = skey == NULL ? NULL : PyLong_FromVoidPtr(buffer);
+    PyObject *no_srcs = key == NULL ? NULL : PyTuple_New(0);
+    if (no_srcs != NULL)
+        n = intern_node(op_buffer, no_srcs, buffer, shape, dtype, Py_None, skey, key);
+    Py_XDECREF(skey);
+    Py_XDECREF(key);
+    Py_XDECREF(no_srcs);
+    if (n == NULL)
+        goto fail;
+    view = PyDict_GetItemWithError(views, shape);
+    if (view != NULL) {
+        Py_INCREF(view);
+    } else {
+        if (PyErr_Occurred())
+            goto fail;
+        view = PyObject_CallOneArg(whole_py, shape);
+        if (view == NULL)
+            goto fail;
+    }
+    seq = PyIter_Next(seq_counter);
+    ref = seq == NULL ? NULL : PyWeakref_NewRef(n, NULL);
+    storage = ref == NULL ? NULL : StorageType->tp_alloc(StorageType, 0);
+    if (storage == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_RuntimeError, "numloom: the storage counter ended");
+        goto fail;
+    }
+    slot_set(storage, off_version, Py_NewRef(n));
+    slot_set(storage, off_device, Py_NewRef(cpu_name));
+    slot_set(storage, off_error, Py_NewRef(Py_None));
+    slot_set(storage, off_seq, seq);
+    seq = NULL;
+    slot_set(storage, off_mirror, Py_NewRef(Py_None));
+    slot_set(storage, off_eager, Py_NewRef(Py_True));
+    out = (Handle *)ArrayType->tp_alloc(ArrayType, 0);
+    if (out == NULL)
+        goto fail;
+    PyObject *ndim = PyLong_FromSsize_t(PyTuple_GET_SIZE(shape));
+    PyObject *held = ndim == NULL ? NULL : PyTuple_Pack(4, ref, host, Py_None, ndim);
+    Py_XDECREF(ndim);
+    if (held == NULL)
+        goto fail;
+    out->storage = storage;
+    out->view = view;
+    out->readonly = Py_NewRef(Py_False);
+    out->dtype = dtype;
+    out->identity = Py_NewRef(Py_True);
+    out->host = held;
+    Py_DECREF(n);
+    Py_DECREF(ref);
+    Py_DECREF(host);
+    Py_DECREF(shape);
+    Py_DECREF(buffer);
+    return (PyObject *)out;
+fail:
+    Py_XDECREF(out);
+    Py_XDECREF(n);
+    Py_XDECREF(storage);
+    Py_XDECREF(view);
+    Py_XDECREF(ref);
+    Py_XDECREF(seq);
+    Py_XDECREF(host);
+    Py_XDECREF(shape);
+    Py_XDECREF(dtype);
+    Py_XDECREF(buffer);
+    return NULL;
 }
 
 /* result(n, device): array.result in C, a new array whose value is the whole of node ``n``. */
@@ -1215,6 +1331,8 @@ static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t narg
 }
 
 PyMethodDef nl_tracing_methods[] = {
+    {"adopt", (PyCFunction)(void (*)(void))adopt_call, METH_FASTCALL,
+     "adopt(data): a new CPU array whose memory is NumPy's new array data (api/eager.py)."},
     {"result", (PyCFunction)(void (*)(void))result_call, METH_FASTCALL,
      "result(node, device): a new array whose value is the node (array.result)."},
     {"intern", (PyCFunction)(void (*)(void))intern_call, METH_FASTCALL,

@@ -678,9 +678,11 @@ def _install_tracing(api) -> None:
         "config": config, "extobj": fperrors._extobj_contextvar, "whole": _whole,
         "binary": methods._binary, "compare": np_api.compare, "package": _PACKAGE,
         "host_scalars": ufuncs._HOST_SCALARS, "eager": api.eager.operands,
+        "Buffer": realize.Buffer, "BUFFER": Op.BUFFER, "BUFFER_ID": dag._BUFFER_ID, "cpu": "cpu",
         "ufuncs": {name: getattr(np_api, name) for name in _OPERATOR_UFUNCS},
     })  # fmt: skip
     ufuncs._plain_call = methods._plain_call = _speedups.plain_call
+    api.eager.ADOPT[0] = _speedups.adopt
     dag._STRUCTURE[0] = _speedups.structure
     dag._intern = _speedups.intern  # (every node numloom makes: node(), map_node, buffer_of)
     _RESULT[0] = _speedups.result
