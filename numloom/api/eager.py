@@ -83,6 +83,11 @@ def operands(uf, *args):
     return call(uf, args)
 
 
+def into(uf, *args):
+    """``call(uf, inputs, out)`` for ``uf(*inputs, out)``, from numloom.core._speedups."""
+    return call(uf, args[:-1], args[-1])
+
+
 def call(uf, args: tuple, out: ndarray | None = None):
     """``uf(*args)`` (into ``out``, a numloom array) run now by NumPy where it applies (see
     the module's docstring): its result (``out`` itself), or None (the call is traced)."""

@@ -48,7 +48,7 @@ static PyObject *sids, *interned, *dag_sweep, *op_map, *map_id, *sid_counter;
 static PyObject *plain_loops, *scalar_keys, *scalars_cache, *as_loop_node_py, *plain_call_py;
 static PyObject *seq_counter, *pending_refs, *pending_sweep;
 static PyObject *register_limits, *config_module, *extobj_var, *user_line_py, *whole_py;
-static PyObject *binary_py, *compare_py, *package, *views, *lines, *host_scalars, *eager_py;
+static PyObject *binary_py, *compare_py, *package, *views, *lines, *host_scalars, *eager_py, *eager_into_py;
 static PyObject *s_FLUSH_DEPTH, *s_FLUSH_WIDTH, *s_name, *s_nin, *s_python_call, *s_np;
 static unsigned long inserts, adds;
 
@@ -178,6 +178,7 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         {"package", &package},
         {"host_scalars", &host_scalars},
         {"eager", &eager_py},
+        {"eager_into", &eager_into_py},
         {"BUFFER", &op_buffer},
         {"BUFFER_ID", &buffer_id},
         {"cpu", &cpu_name},
@@ -1016,10 +1017,25 @@ static PyObject *ufunc_call(PyObject *self, PyObject *args, PyObject *kwargs) {
         Py_DECREF(nin);
         if (want == -1 && PyErr_Occurred())
             return NULL;
-        if (want == PyTuple_GET_SIZE(args)) {
+        Py_ssize_t given = PyTuple_GET_SIZE(args);
+        if (want == given) {
             PyObject *made = plain(self, &PyTuple_GET_ITEM(args, 0), want);
             if (made != NULL || PyErr_Occurred())
                 return made;
+        } else if (given == want + 1 && given <= 3) {
+            /* ``np.add(a, b, a)`` into an array of a data-dependent loop: NumPy's call now
+             * (api/eager.py's ``into``), or the Python path */
+            PyObject *out = PyTuple_GET_ITEM(args, want);
+            if (Py_IS_TYPE(out, ArrayType) && ((Handle *)out)->storage != NULL &&
+                SLOT(((Handle *)out)->storage, off_eager) == Py_True) {
+                PyObject *call[4] = {self, NULL, NULL, NULL};
+                for (Py_ssize_t i = 0; i < given; i++)
+                    call[i + 1] = PyTuple_GET_ITEM(args, i);
+                PyObject *made = PyObject_Vectorcall(eager_into_py, call, given + 1, NULL);
+                if (made == NULL || made != Py_None)
+                    return made;
+                Py_DECREF(made);
+            }
         }
     }
     PyObject *call = PyObject_GetAttr((PyObject *)Py_TYPE(self), s_python_call);

@@ -678,6 +678,7 @@ def _install_tracing(api) -> None:
         "config": config, "extobj": fperrors._extobj_contextvar, "whole": _whole,
         "binary": methods._binary, "compare": np_api.compare, "package": _PACKAGE,
         "host_scalars": ufuncs._HOST_SCALARS, "eager": api.eager.operands,
+        "eager_into": api.eager.into,
         "Buffer": realize.Buffer, "BUFFER": Op.BUFFER, "BUFFER_ID": dag._BUFFER_ID, "cpu": "cpu",
         "ufuncs": {name: getattr(np_api, name) for name in _OPERATOR_UFUNCS},
     })  # fmt: skip
