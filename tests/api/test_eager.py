@@ -14,6 +14,16 @@ import numloom as nl
 from numloom.api import eager
 
 
+@pytest.fixture(autouse=True)
+def _on_the_cpu():
+    """Eager calls are the CPU's (a GPU's compactions stay on the device): these tests run
+    there whatever the default device."""
+    device = nl.get_device()
+    nl.set_device("cpu")
+    yield
+    nl.set_device(device)
+
+
 def _compacted(values, dtype=None):
     """``values`` as the compaction of a numloom array (marked eager), and as NumPy's."""
     host = numpy.asarray(values, dtype=dtype)
