@@ -12,8 +12,8 @@ import weakref
 
 import numpy as _np
 
-from ..core import realize
-from ..core.array import _Scalar, adopt_host, asarray, ndarray, operand, result
+from ..core import fperrors, realize
+from ..core.array import _Scalar, asarray, ndarray, operand, result
 from ..core.array_views import basic_view, numpy_view
 from ..core.dag import Op, View, node, user_line
 from ..core.views import broadcast_node, broadcast_shapes, transpose_view, warn_if_first_write
@@ -523,8 +523,8 @@ def _value_node(value, shape: tuple, dtype, what: str):
                              f"not be broadcast to indexing result of shape {shape_str(shape)}")  # fmt: skip
         if vshape != n.shape:
             n = node(Op.VIEW, (n,), View.contiguous(vshape), vshape, n.dtype)
-        if n.dtype != dtype:
-            n = node(Op.CAST, (n,), None, n.shape, dtype)
+        if n.dtype != dtype:  # (NaN into integers: NumPy's warning, at the user's line)
+            n = fperrors.record_if_raising(node(Op.CAST, (n,), None, n.shape, dtype))
     else:
         n = node(Op.CONST, (), _np.asarray(value, dtype)[()], (), dtype)
     return broadcast_node(n, tuple(shape))

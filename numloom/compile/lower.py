@@ -692,6 +692,7 @@ def _lower_scatter(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
         copy = kir.Phase(tuple(low.body), None, (store,), skip)
         view_coords = _view_coords(low, v, root.shape, box)
     low.body, low.memo = [], _const_memo(low.memo)
+    checked = len(low.fp)  # (the write phase's checks: its new values' casts)
     coords = tuple(f"r{k}" for k in range(len(v.shape)))
     new = low.value(value, ("coords", coords))
     terms = [low.term(c, s, ("target", k), n) for k, (c, s, n)
@@ -703,7 +704,12 @@ def _lower_scatter(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
     inner = tuple(low.param(("vshape", k), n) for k, n in enumerate(v.shape))
     return kir.Kernel(name=kernel.name, kind="scatter", buffers=_buffers(kernel), outer=outer,
                       inner=inner, prologue=tuple(low.prologue), phases=(copy, write),
-                      view_coords=view_coords)  # fmt: skip
+                      view_coords=view_coords, fp=_write_checks(low, checked))  # fmt: skip
+
+
+def _write_checks(low: _Lowerer, checked: int) -> tuple:
+    """The checks (``fp``) of a scatter's write phase, those lowered after ``checked``."""
+    return tuple(dict.fromkeys(low.fp[checked:])) if low.fp_raising else ()
 
 
 def _lower_scatter_at(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
@@ -720,6 +726,7 @@ def _lower_scatter_at(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
     kept = low.value(old, ("flat", "i"))
     copy = kir.Phase(tuple(low.body), None, (kir.Store("out0", "i", kept),))
     low.body, low.memo = [], _const_memo(low.memo)
+    checked = len(low.fp)
     coords = tuple(f"r{k}" for k in range(positions.ndim))
     new = low.value(value, ("coords", coords))
     target = low.value(positions, ("coords", coords))
@@ -727,7 +734,7 @@ def _lower_scatter_at(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
     inner = tuple(low.param(("vshape", k), n) for k, n in enumerate(positions.shape))
     return kir.Kernel(name=kernel.name, kind="scatter", buffers=_buffers(kernel), outer=outer,
                       inner=inner, prologue=tuple(low.prologue), phases=(copy, write),
-                      last_wins=not _uniform(value))  # fmt: skip
+                      last_wins=not _uniform(value), fp=_write_checks(low, checked))  # fmt: skip
 
 
 def _uniform(n: Node) -> bool:

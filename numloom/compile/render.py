@@ -230,19 +230,27 @@ _FP_BITS = {"int": fperrors.BITS["divide"], "cast": fperrors.BITS["invalid"],
             "hidden": fperrors.NOT_FINITE}  # fmt: skip
 
 
+def _fp_checks(k: kir.Kernel) -> tuple:
+    """``(before, per_point, clause, after)``: a kernel's checks (``k.fp``: integer checks and
+    chosen values, fperrors.py) as accumulators declared before its loop, updated at each point,
+    reduced across threads by ``clause`` and folded into the flag word after it (the IEEE flags
+    stand for the other float errors)."""
+    if not k.fp:
+        return [], [], "", []
+    used = sorted({check for check, _ in k.fp})
+    before = [f"int {_FP_ACC[c]} = 0;" for c in used]
+    per_point = [f"{_FP_ACC[c]} |= " + " | ".join(e for u, e in k.fp if u == c) + ";"
+                 for c in used]  # fmt: skip
+    clause = f" reduction(|:{', '.join(_FP_ACC[c] for c in used)})"
+    test = " || ".join(_FP_ACC[c] for c in used)
+    bits = " | ".join(f"({_FP_ACC[c]} ? {_FP_BITS[c]} : 0)" for c in used)
+    return before, per_point, clause, [f"if ({test}) fpw[0] |= {bits};"]
+
+
 def _render_map(k: kir.Kernel) -> list:
     point = _lets(k.body) + [_store(k, s) for s in k.stores]
-    clause, before, after = "", [], []
-    if k.fp:  # integer checks and chosen values (fperrors.py), folded into the flag word at
-        # the end (the IEEE flags stand for the other float ones)
-        used = sorted({check for check, _ in k.fp})
-        before = [f"int {_FP_ACC[c]} = 0;" for c in used]
-        point += [f"{_FP_ACC[c]} |= " + " | ".join(e for u, e in k.fp if u == c) + ";"
-                  for c in used]  # fmt: skip
-        clause = f" reduction(|:{', '.join(_FP_ACC[c] for c in used)})"
-        test = " || ".join(_FP_ACC[c] for c in used)
-        bits = " | ".join(f"({_FP_ACC[c]} ? {_FP_BITS[c]} : 0)" for c in used)
-        after = [f"if ({test}) fpw[0] |= {bits};"]
+    before, per_point, clause, after = _fp_checks(k)
+    point += per_point
     if k.flat:
         (n,) = k.outer
         return (
@@ -580,11 +588,15 @@ def _render_scatter(k: kir.Kernel) -> list:
     else:
         lines = _loops(k.outer, "i", copied, parallel=True, simd=True)
     point = _lets(write.body) + [_store(k, s) for s in write.stores]
+    before, per_point, clause, after = _fp_checks(k)  # (the new values' casts: NaN into ints)
+    point += per_point
     if not k.inner:
-        return lines + ["{", *_indent(point, 1), "}"]
+        return lines + before + ["{", *_indent(point, 1), "}"] + after
     if k.last_wins:  # positions may repeat: written in order, as NumPy writes them
-        return lines + _loops(k.inner, "r", point, parallel=False, simd=False)
-    return lines + _loops(k.inner, "r", point, parallel=True, simd=True)
+        return lines + before + _loops(k.inner, "r", point, parallel=False, simd=False) + after
+    simd = clause.strip() or True
+    return (lines + before + _loops(k.inner, "r", point, parallel=True, simd=simd, clauses=clause)
+            + after)  # fmt: skip
 
 
 def _copy_around(k: kir.Kernel, copy: kir.Phase) -> list:

@@ -49,7 +49,18 @@ CASES = {
     "var overflow": lambda xp: xp.var(xp.asarray(numpy.array([1e200, -1e200]))),
     "std of inf": lambda xp: xp.std(xp.asarray(numpy.array([numpy.inf, 1.0]))),
     "in-place divide by 0": lambda xp: _inplace_divide(xp),
+    "NaN written into an int slice": lambda xp: _int_write(xp, slice(1, 4)),
+    "inf written into a strided int view": lambda xp: _int_write(xp, slice(0, 6, 2)),
+    "NaN written at int positions": lambda xp: _int_write(xp, xp.asarray([5, 0, 2])),
+    "NaN written through an int mask": lambda xp: _int_write(
+        xp, xp.asarray(numpy.array([1, 0, 1, 0, 0, 1], bool))),
 }
+
+
+def _int_write(xp, key):
+    a = xp.zeros(6, numpy.int32) + 1  # (pending on numloom: the write fuses with it)
+    a[key] = xp.asarray(X[3:]) * 1
+    return a
 
 
 def _inplace_divide(xp):
