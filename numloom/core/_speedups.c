@@ -104,6 +104,10 @@ static PyObject *handle_subscript(Handle *self, PyObject *key) {
             if (one_element(key, PyTuple_GET_ITEM(h, 3)))
                 return PyObject_GetItem(PyTuple_GET_ITEM(h, 1), key);
         }
+    } else if (t == Py_TYPE(self) && PyList_GET_SIZE(tracing) == 0) { /* (a loop's ``z[keep]``) */
+        PyObject *picked = nl_compact((PyObject *)self, key);
+        if (picked != NULL || PyErr_Occurred())
+            return picked;
     }
     return PyObject_CallFunctionObjArgs(getitem_slow, (PyObject *)self, key, NULL);
 }

@@ -25,6 +25,9 @@ PyObject *nl_handle_richcompare(PyObject *self, PyObject *other, int op);
 /* The base class of numloom's ufuncs (their call in C): _tracing.c. */
 extern PyTypeObject nl_ufunc_base;
 
+/* ``a[mask]`` of computed CPU arrays, run now by NumPy (NULL with no error: not handled). */
+PyObject *nl_compact(PyObject *self, PyObject *key);
+
 /* The module functions _tracing.c adds (install_tracing, plain_call, structure). */
 extern PyMethodDef nl_tracing_methods[];
 

@@ -39,7 +39,7 @@ static inline void slot_set(PyObject *o, Py_ssize_t off, PyObject *value) {
 static int installed;
 static PyTypeObject *NodeType, *StorageType, *PlainType, *ArrayType, *ScalarType, *BufferType;
 static Py_ssize_t off_bdata, off_bdevice, off_brelease, off_bexports;
-static PyObject *op_buffer, *buffer_id, *cpu_name, *s_view, *s_flags, *s_writeable;
+static PyObject *op_buffer, *buffer_id, *cpu_name, *bool_dtype, *s_view, *s_flags, *s_writeable;
 static Py_ssize_t off_op, off_srcs, off_arg, off_shape, off_dtype, off_depth, off_where,
     off_fallible, off_sid, off_call;
 static Py_ssize_t off_version, off_device, off_error, off_seq, off_mirror, off_eager;
@@ -182,6 +182,7 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         {"BUFFER", &op_buffer},
         {"BUFFER_ID", &buffer_id},
         {"cpu", &cpu_name},
+        {"bool", &bool_dtype},
     };
     for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
         if (take(objects, named[i].name, named[i].into) < 0)
@@ -573,12 +574,7 @@ static PyObject *new_result(PyObject *n, PyObject *device) {
 /* adopt(data): api/eager.py's ``adopted`` (array.adopt_host, marked eager, its host view
  * ready) in C, for ``data`` a NumPy array of one axis or more that NumPy just made,
  * C-contiguous and of a numloom dtype (the caller checks): a new CPU array whose memory it is. */
-static PyObject *adopt_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (!installed || nargs != 1) {
-        PyErr_SetString(PyExc_TypeError, "adopt(data) takes a NumPy array, once installed");
-        return NULL;
-    }
-    PyObject *data = args[0];
+static PyObject *adopt(PyObject *data) {
     PyObject *flags = PyObject_GetAttr(data, s_flags);
     if (flags == NULL)
         return NULL;
@@ -672,6 +668,50 @@ fail:
     Py_XDECREF(dtype);
     Py_XDECREF(buffer);
     return NULL;
+}
+
+static PyObject *adopt_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (!installed || nargs != 1) {
+        PyErr_SetString(PyExc_TypeError, "adopt(data) takes a NumPy array, once installed");
+        return NULL;
+    }
+    return adopt(args[0]);
+}
+
+/* The host view of array handle ``h`` (borrowed), where it is current for its storage's
+ * version and that storage is computed on the CPU without an error; else NULL. */
+static PyObject *current_cpu_view(Handle *h) {
+    PyObject *held = h->host, *storage = h->storage;
+    if (held == NULL || storage == NULL || !PyTuple_CheckExact(held) || PyTuple_GET_SIZE(held) < 4)
+        return NULL;
+    if (nl_referent(PyTuple_GET_ITEM(held, 0)) != SLOT(storage, off_version) ||
+        SLOT(storage, off_error) != Py_None)
+        return NULL;
+    PyObject *device = SLOT(storage, off_device);
+    if (device != cpu_name && (device == NULL || !PyUnicode_Check(device) ||
+                               PyUnicode_CompareWithASCIIString(device, "cpu") != 0))
+        return NULL;
+    return PyTuple_GET_ITEM(held, 1);
+}
+
+/* ``a[mask]`` for a boolean numloom ``mask`` of computed CPU arrays whose host views are
+ * current (a data-dependent loop's ``z[keep]``): NumPy's compaction of the views, adopted and
+ * marked as api/indexing.py's ``_compact_now`` does. NOT_HANDLED where that does not apply
+ * (the caller checked that nothing is being traced). */
+PyObject *nl_compact(PyObject *self, PyObject *key) {
+    if (!installed || !Py_IS_TYPE(self, ArrayType) || !Py_IS_TYPE(key, ArrayType) ||
+        ((Handle *)key)->dtype != bool_dtype)
+        return NOT_HANDLED;
+    PyObject *values = current_cpu_view((Handle *)self);
+    PyObject *mask = values == NULL ? NULL : current_cpu_view((Handle *)key);
+    if (mask == NULL)
+        return NOT_HANDLED;
+    PyObject *picked = PyObject_GetItem(values, mask); /* (NumPy's errors) */
+    if (picked == NULL)
+        return NULL;
+    PyObject *out = adopt(picked);
+    Py_DECREF(picked);
+    return out;
 }
 
 /* result(n, device): array.result in C, a new array whose value is the whole of node ``n``. */

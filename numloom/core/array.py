@@ -680,6 +680,7 @@ def _install_tracing(api) -> None:
         "host_scalars": ufuncs._HOST_SCALARS, "eager": api.eager.operands,
         "eager_into": api.eager.into,
         "Buffer": realize.Buffer, "BUFFER": Op.BUFFER, "BUFFER_ID": dag._BUFFER_ID, "cpu": "cpu",
+        "bool": _BOOL,
         "ufuncs": {name: getattr(np_api, name) for name in _OPERATOR_UFUNCS},
     })  # fmt: skip
     ufuncs._plain_call = methods._plain_call = _speedups.plain_call
