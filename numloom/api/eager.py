@@ -45,6 +45,10 @@ with _np.errstate(divide="call", over="call", invalid="call", under="ignore", ca
 
 _DEFAULT = {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}
 _is_default: dict = {}  # NumPy's error-state object -> whether it is NumPy's default state
+# NumPy's default error-state object, as the process starts (the compiled call compares it)
+DEFAULT_STATE = _extobj_contextvar.get()
+if _np.geterr() != _DEFAULT or _np.geterrcall() is not None:
+    DEFAULT_STATE = object()  # (a program that changed it before importing numloom)
 
 
 def marked(a: ndarray) -> ndarray:
@@ -168,6 +172,11 @@ def _numpy(np_ufunc, host: list, out):
         made = np_ufunc(*host) if out is None else np_ufunc(*host, out=out)
     finally:
         _extobj_contextvar.reset(token)
-    for kind in kinds:
-        warn_at_user(f"{kind} encountered in {np_ufunc.__name__}", RuntimeWarning)
+    warn(kinds, np_ufunc.__name__)
     return made
+
+
+def warn(kinds: list, name: str) -> None:
+    """NumPy's warnings for the error categories ``kinds`` its ufunc ``name`` called about."""
+    for kind in kinds:
+        warn_at_user(f"{kind} encountered in {name}", RuntimeWarning)

@@ -40,6 +40,9 @@ static int installed;
 static PyTypeObject *NodeType, *StorageType, *PlainType, *ArrayType, *ScalarType, *BufferType;
 static Py_ssize_t off_bdata, off_bdevice, off_brelease, off_bexports;
 static PyObject *op_buffer, *buffer_id, *cpu_name, *bool_dtype, *s_view, *s_flags, *s_writeable;
+static PyObject *tracing_list, *eager_default, *eager_calling, *eager_caught, *eager_warn, *eager_adopted;
+static PyObject *s_kinds, *s_c_contiguous, *s_owndata;
+static Py_ssize_t eager_elements;
 static Py_ssize_t off_op, off_srcs, off_arg, off_shape, off_dtype, off_depth, off_where,
     off_fallible, off_sid, off_call;
 static Py_ssize_t off_version, off_device, off_error, off_seq, off_mirror, off_eager;
@@ -183,6 +186,12 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         {"BUFFER_ID", &buffer_id},
         {"cpu", &cpu_name},
         {"bool", &bool_dtype},
+        {"tracing", &tracing_list},
+        {"eager_default", &eager_default},
+        {"eager_calling", &eager_calling},
+        {"eager_caught", &eager_caught},
+        {"eager_warn", &eager_warn},
+        {"eager_adopted", &eager_adopted},
     };
     for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
         if (take(objects, named[i].name, named[i].into) < 0)
@@ -195,6 +204,12 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         PyErr_SetString(PyExc_TypeError, "install_tracing: an object is not of its kind");
         return NULL;
     }
+    PyObject *limit = PyDict_GetItemString(objects, "eager_elements");
+    if (limit == NULL || !PyLong_Check(limit) || !PyList_Check(tracing_list)) {
+        PyErr_SetString(PyExc_TypeError, "install_tracing: eager_elements or tracing is missing");
+        return NULL;
+    }
+    eager_elements = PyLong_AsSsize_t(limit);
     PyObject *ufuncs = PyDict_GetItemString(objects, "ufuncs");
     if (ufuncs == NULL || !PyDict_Check(ufuncs)) {
         PyErr_SetString(PyExc_KeyError, "install_tracing: ufuncs (name -> ufunc) is missing");
@@ -220,6 +235,11 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         s_nin = PyUnicode_InternFromString("nin");
         s_python_call = PyUnicode_InternFromString("_python_call");
         s_np = PyUnicode_InternFromString("_np");
+        s_kinds = PyUnicode_InternFromString("kinds");
+        s_c_contiguous = PyUnicode_InternFromString("c_contiguous");
+        s_owndata = PyUnicode_InternFromString("owndata");
+        if (!s_kinds || !s_c_contiguous || !s_owndata)
+            return NULL;
         s_view = PyUnicode_InternFromString("view");
         s_flags = PyUnicode_InternFromString("flags");
         s_writeable = PyUnicode_InternFromString("writeable");
@@ -808,6 +828,101 @@ static int within(PyObject *x, PyObject *bounds) {
     return PyObject_RichCompareBool(x, PyTuple_GET_ITEM(bounds, 1), Py_LE);
 }
 
+/* Whether NumPy's array ``made`` is C-contiguous memory of its own (1), not (0), or -1. */
+static int own_c_memory(PyObject *made) {
+    PyObject *flags = PyObject_GetAttr(made, s_flags);
+    if (flags == NULL)
+        return -1;
+    PyObject *c = PyObject_GetAttr(flags, s_c_contiguous);
+    PyObject *own = c == NULL ? NULL : PyObject_GetAttr(flags, s_owndata);
+    Py_DECREF(flags);
+    int ok = own == NULL ? -1 : (c == Py_True && own == Py_True);
+    Py_XDECREF(c);
+    Py_XDECREF(own);
+    return ok;
+}
+
+/* api/eager.py's ``call`` for ``uf(*args)``, one or two operands, no output given, in C:
+ * operands are arrays whose host views are current on the CPU (of at most eager_elements
+ * elements) or Python scalars, under NumPy's default error state. NumPy's ufunc runs on the
+ * views with the state's warnings as calls, warned again at the user's line; its result is
+ * adopted and marked. NOT_HANDLED where any of this does not hold (the Python path decides). */
+static PyObject *eager_plain(PyObject *uf, PyObject *const *args, Py_ssize_t nargs) {
+    if (PyList_GET_SIZE(tracing_list) != 0)
+        return NOT_HANDLED;
+    PyObject *hosts[3] = {NULL, NULL, NULL}; /* (hosts[0] for the vectorcall's offset) */
+    PyTypeObject *np_array = NULL;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyObject *x = args[i];
+        PyTypeObject *t = Py_TYPE(x);
+        if (t == ArrayType) {
+            PyObject *host = current_cpu_view((Handle *)x);
+            PyObject *shape = host == NULL ? NULL : PyTuple_GET_ITEM(((Handle *)x)->view, 0);
+            if (shape == NULL || !PyTuple_Check(shape))
+                return NOT_HANDLED;
+            Py_ssize_t size = 1;
+            for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(shape); k++) {
+                Py_ssize_t n = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, k));
+                if (n < 0) {
+                    PyErr_Clear();
+                    return NOT_HANDLED;
+                }
+                size *= n;
+                if (size > eager_elements)
+                    return NOT_HANDLED;
+            }
+            hosts[i + 1] = host;
+            np_array = Py_TYPE(host);
+        } else if (t == &PyFloat_Type || t == &PyLong_Type || t == &PyBool_Type ||
+                   t == &PyComplex_Type) {
+            hosts[i + 1] = x;
+        } else {
+            return NOT_HANDLED;
+        }
+    }
+    PyObject *state = NULL;
+    if (np_array == NULL || PyContextVar_Get(extobj_var, NULL, &state) < 0)
+        return NULL == np_array ? NOT_HANDLED : NULL;
+    int plain_state = state == eager_default;
+    Py_XDECREF(state);
+    if (!plain_state)
+        return NOT_HANDLED; /* (another error state: the Python path) */
+    PyObject *np_ufunc = PyObject_GetAttr(uf, s_np);
+    PyObject *kinds = np_ufunc == NULL ? NULL : PyList_New(0);
+    if (kinds == NULL || PyObject_SetAttr(eager_caught, s_kinds, kinds) < 0) {
+        Py_XDECREF(np_ufunc);
+        Py_XDECREF(kinds);
+        return NULL;
+    }
+    PyObject *token = PyContextVar_Set(extobj_var, eager_calling);
+    PyObject *made = NULL;
+    if (token != NULL) {
+        made = PyObject_Vectorcall(np_ufunc, hosts + 1, nargs | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                   NULL);
+        if (PyContextVar_Reset(extobj_var, token) < 0)
+            Py_CLEAR(made);
+        Py_DECREF(token);
+    }
+    if (made != NULL && PyList_GET_SIZE(kinds) > 0) { /* NumPy's warnings, at the user's line */
+        PyObject *name = PyObject_GetAttr(np_ufunc, s_name);
+        PyObject *r = name == NULL ? NULL : PyObject_CallFunctionObjArgs(eager_warn, kinds, name, NULL);
+        Py_XDECREF(name);
+        if (r == NULL)
+            Py_CLEAR(made);
+        Py_XDECREF(r);
+    }
+    Py_DECREF(kinds);
+    Py_DECREF(np_ufunc);
+    if (made == NULL)
+        return NULL;
+    int own = Py_IS_TYPE(made, np_array) ? own_c_memory(made) : 0;
+    PyObject *out = own < 0   ? NULL
+                    : own > 0 ? adopt(made)
+                              : PyObject_CallOneArg(eager_adopted, made); /* (tuples, others) */
+    Py_DECREF(made);
+    return out;
+}
+
 /* ``uf(*args)`` for one or two operands, each a whole array or a Python scalar: the traced
  * result, or NOT_HANDLED (NULL, no error) when the Python path must run. */
 static PyObject *plain(PyObject *uf, PyObject *const *args, Py_ssize_t nargs) {
@@ -822,6 +937,9 @@ static PyObject *plain(PyObject *uf, PyObject *const *args, Py_ssize_t nargs) {
             if (storage != NULL && SLOT(storage, off_eager) == Py_True) {
                 /* an array of a data-dependent loop: NumPy's call now (api/eager.py), or the
                  * Python path */
+                PyObject *now = eager_plain(uf, args, nargs);
+                if (now != NULL || PyErr_Occurred())
+                    return now;
                 PyObject *call[3] = {uf, args[0], nargs == 2 ? args[1] : NULL};
                 PyObject *made = PyObject_Vectorcall(eager_py, call, nargs + 1, NULL);
                 if (made == NULL || made != Py_None)

@@ -680,7 +680,10 @@ def _install_tracing(api) -> None:
         "host_scalars": ufuncs._HOST_SCALARS, "eager": api.eager.operands,
         "eager_into": api.eager.into,
         "Buffer": realize.Buffer, "BUFFER": Op.BUFFER, "BUFFER_ID": dag._BUFFER_ID, "cpu": "cpu",
-        "bool": _BOOL,
+        "bool": _BOOL, "tracing": _TRACING, "eager_elements": api.eager.EAGER_ELEMENTS,
+        "eager_default": api.eager.DEFAULT_STATE, "eager_calling": api.eager._CALLING,
+        "eager_caught": api.eager._caught, "eager_warn": api.eager.warn,
+        "eager_adopted": api.eager.adopted,
         "ufuncs": {name: getattr(np_api, name) for name in _OPERATOR_UFUNCS},
     })  # fmt: skip
     ufuncs._plain_call = methods._plain_call = _speedups.plain_call
