@@ -4,7 +4,8 @@ shorter variant.
 
     python benchmarks/compaction.py [--device cpu|cuda] [--repeat 5]
 
-Prints a Markdown table of median times; results are checked equal before timing.
+Prints a Markdown table of median times (NumPy's and numloom's runs alternated); results are
+checked equal before timing.
 """
 
 from __future__ import annotations
@@ -80,14 +81,16 @@ def _host(v):
     return numpy.asarray(v)
 
 
-def _time(fn, xp, repeat: int) -> float:
-    times = []
+def _times(fn, repeat: int) -> tuple:
+    """Median seconds of ``fn(numpy)`` and ``fn(numloom)``, their runs alternated (a shared
+    host's slow spells then fall on both)."""
+    times: dict = {numpy: [], numloom: []}
     for _ in range(repeat):
-        start = time.perf_counter()
-        out = fn(xp)
-        _host(out)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for xp in (numpy, numloom):
+            start = time.perf_counter()
+            _host(fn(xp))
+            times[xp].append(time.perf_counter() - start)
+    return statistics.median(times[numpy]), statistics.median(times[numloom])
 
 
 def main(argv=None) -> None:
@@ -105,7 +108,7 @@ def main(argv=None) -> None:
             continue
         want, got = _host(fn(numpy)), _host(fn(numloom))
         numpy.testing.assert_equal(got, want)
-        t_np, t_nl = _time(fn, numpy, args.repeat), _time(fn, numloom, args.repeat)
+        t_np, t_nl = _times(fn, args.repeat)
         print(f"| {name} | {t_np * 1e3:.1f} | {t_nl * 1e3:.1f} | {t_nl / t_np:.2f}x |")
 
 

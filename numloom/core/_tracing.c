@@ -41,7 +41,7 @@ static PyTypeObject *NodeType, *StorageType, *PlainType, *ArrayType, *ScalarType
 static Py_ssize_t off_bdata, off_bdevice, off_brelease, off_bexports;
 static PyObject *op_buffer, *buffer_id, *cpu_name, *bool_dtype, *s_view, *s_flags, *s_writeable;
 static PyObject *tracing_list, *eager_default, *eager_calling, *eager_caught, *eager_warn, *eager_adopted;
-static PyObject *s_kinds, *s_c_contiguous, *s_owndata;
+static PyObject *s_kinds, *s_c_contiguous, *s_owndata, *s_base, *out_kwnames;
 static Py_ssize_t eager_elements;
 static Py_ssize_t off_op, off_srcs, off_arg, off_shape, off_dtype, off_depth, off_where,
     off_fallible, off_sid, off_call;
@@ -235,6 +235,10 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         s_nin = PyUnicode_InternFromString("nin");
         s_python_call = PyUnicode_InternFromString("_python_call");
         s_np = PyUnicode_InternFromString("_np");
+        s_base = PyUnicode_InternFromString("base");
+        out_kwnames = Py_BuildValue("(s)", "out");
+        if (!s_base || !out_kwnames)
+            return NULL;
         s_kinds = PyUnicode_InternFromString("kinds");
         s_c_contiguous = PyUnicode_InternFromString("c_contiguous");
         s_owndata = PyUnicode_InternFromString("owndata");
@@ -847,46 +851,28 @@ static int own_c_memory(PyObject *made) {
  * elements) or Python scalars, under NumPy's default error state. NumPy's ufunc runs on the
  * views with the state's warnings as calls, warned again at the user's line; its result is
  * adopted and marked. NOT_HANDLED where any of this does not hold (the Python path decides). */
-static PyObject *eager_plain(PyObject *uf, PyObject *const *args, Py_ssize_t nargs) {
-    if (PyList_GET_SIZE(tracing_list) != 0)
-        return NOT_HANDLED;
-    PyObject *hosts[3] = {NULL, NULL, NULL}; /* (hosts[0] for the vectorcall's offset) */
-    PyTypeObject *np_array = NULL;
-    for (Py_ssize_t i = 0; i < nargs; i++) {
-        PyObject *x = args[i];
-        PyTypeObject *t = Py_TYPE(x);
-        if (t == ArrayType) {
-            PyObject *host = current_cpu_view((Handle *)x);
-            PyObject *shape = host == NULL ? NULL : PyTuple_GET_ITEM(((Handle *)x)->view, 0);
-            if (shape == NULL || !PyTuple_Check(shape))
-                return NOT_HANDLED;
-            Py_ssize_t size = 1;
-            for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(shape); k++) {
-                Py_ssize_t n = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, k));
-                if (n < 0) {
-                    PyErr_Clear();
-                    return NOT_HANDLED;
-                }
-                size *= n;
-                if (size > eager_elements)
-                    return NOT_HANDLED;
-            }
-            hosts[i + 1] = host;
-            np_array = Py_TYPE(host);
-        } else if (t == &PyFloat_Type || t == &PyLong_Type || t == &PyBool_Type ||
-                   t == &PyComplex_Type) {
-            hosts[i + 1] = x;
-        } else {
-            return NOT_HANDLED;
+/* The size of handle ``h``'s view if at most eager_elements, else -1. */
+static Py_ssize_t eager_size(Handle *h) {
+    PyObject *shape = PyTuple_GET_ITEM(h->view, 0);
+    if (shape == NULL || !PyTuple_Check(shape))
+        return -1;
+    Py_ssize_t size = 1;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(shape); k++) {
+        Py_ssize_t n = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, k));
+        if (n < 0) {
+            PyErr_Clear();
+            return -1;
         }
+        size *= n;
+        if (size > eager_elements)
+            return -1;
     }
-    PyObject *state = NULL;
-    if (np_array == NULL || PyContextVar_Get(extobj_var, NULL, &state) < 0)
-        return NULL == np_array ? NOT_HANDLED : NULL;
-    int plain_state = state == eager_default;
-    Py_XDECREF(state);
-    if (!plain_state)
-        return NOT_HANDLED; /* (another error state: the Python path) */
+    return size;
+}
+
+/* NumPy's ufunc of ``uf`` on ``hosts[1..nargs]`` (and into ``out`` unless NULL) under NumPy's
+ * default error state, its warnings given at the user's line (api/eager.py's ``_numpy``). */
+static PyObject *eager_numpy(PyObject *uf, PyObject **hosts, Py_ssize_t nargs, PyObject *out) {
     PyObject *np_ufunc = PyObject_GetAttr(uf, s_np);
     PyObject *kinds = np_ufunc == NULL ? NULL : PyList_New(0);
     if (kinds == NULL || PyObject_SetAttr(eager_caught, s_kinds, kinds) < 0) {
@@ -897,8 +883,10 @@ static PyObject *eager_plain(PyObject *uf, PyObject *const *args, Py_ssize_t nar
     PyObject *token = PyContextVar_Set(extobj_var, eager_calling);
     PyObject *made = NULL;
     if (token != NULL) {
+        if (out != NULL)
+            hosts[nargs + 1] = out;
         made = PyObject_Vectorcall(np_ufunc, hosts + 1, nargs | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                   NULL);
+                                   out == NULL ? NULL : out_kwnames);
         if (PyContextVar_Reset(extobj_var, token) < 0)
             Py_CLEAR(made);
         Py_DECREF(token);
@@ -913,6 +901,100 @@ static PyObject *eager_plain(PyObject *uf, PyObject *const *args, Py_ssize_t nar
     }
     Py_DECREF(kinds);
     Py_DECREF(np_ufunc);
+    return made;
+}
+
+/* The operands' host views (or Python scalars) into ``hosts[1..nargs]``, under NumPy's
+ * default error state and outside tracing: 1, or 0 (NOT_HANDLED), or -1 (an error). The NumPy
+ * array type is left in ``*np_array``. */
+static int eager_operands(PyObject *const *args, Py_ssize_t nargs, PyObject **hosts,
+                          PyTypeObject **np_array) {
+    if (PyList_GET_SIZE(tracing_list) != 0)
+        return 0;
+    *np_array = NULL;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyObject *x = args[i];
+        PyTypeObject *t = Py_TYPE(x);
+        if (t == ArrayType) {
+            PyObject *host = current_cpu_view((Handle *)x);
+            if (host == NULL || eager_size((Handle *)x) < 0)
+                return 0;
+            hosts[i + 1] = host;
+            *np_array = Py_TYPE(host);
+        } else if (t == &PyFloat_Type || t == &PyLong_Type || t == &PyBool_Type ||
+                   t == &PyComplex_Type) {
+            hosts[i + 1] = x;
+        } else {
+            return 0;
+        }
+    }
+    PyObject *state = NULL;
+    if (PyContextVar_Get(extobj_var, NULL, &state) < 0)
+        return -1;
+    int plain_state = state == eager_default;
+    Py_XDECREF(state);
+    return *np_array != NULL && plain_state; /* (another error state: the Python path) */
+}
+
+/* ``uf(*inputs, out)`` of api/eager.py's ``into``, in C, where ``out`` is an array of a
+ * data-dependent loop whose memory its storage alone holds (in place: no other array, export
+ * or pending work reads it) and whose host view is current and whole. NOT_HANDLED elsewhere. */
+static PyObject *eager_into(PyObject *uf, PyObject *const *args, Py_ssize_t nargs) {
+    PyObject *hosts[5] = {NULL, NULL, NULL, NULL, NULL};
+    PyTypeObject *np_array;
+    Handle *out = (Handle *)args[nargs];
+    int ready = eager_operands(args, nargs, hosts, &np_array);
+    if (ready <= 0)
+        return ready < 0 ? NULL : NOT_HANDLED;
+    PyObject *storage = out->storage, *version = SLOT(storage, off_version);
+    if (out->readonly != Py_False || out->identity != Py_True || current_cpu_view(out) == NULL ||
+        eager_size(out) < 0 || Py_REFCNT(version) > 1)
+        return NOT_HANDLED;
+    PyObject *buffer = SLOT(version, off_arg);
+    if (!Py_IS_TYPE(buffer, BufferType) || Py_REFCNT(buffer) > 1 ||
+        SLOT(buffer, off_bexports) != Py_None)
+        return NOT_HANDLED;
+    PyObject *data = SLOT(buffer, off_bdata);
+    PyObject *base = PyObject_GetAttr(data, s_base);
+    if (base == NULL)
+        return NULL;
+    int own = base == Py_None || SLOT(buffer, off_brelease) != Py_None;
+    Py_DECREF(base);
+    if (!own)
+        return NOT_HANDLED;
+    PyObject *held = out->host, *target = PyTuple_GET_ITEM(held, 2);
+    if (target == Py_None) { /* a writable view, kept in the host view for the next call */
+        PyObject *flags = PyObject_GetAttr(data, s_flags);
+        if (flags == NULL || PyObject_SetAttr(flags, s_writeable, Py_True) < 0) {
+            Py_XDECREF(flags);
+            return NULL;
+        }
+        target = PyObject_CallMethodNoArgs(data, s_view);
+        int failed = PyObject_SetAttr(flags, s_writeable, Py_False);
+        Py_DECREF(flags);
+        PyObject *kept = target == NULL || failed < 0 ? NULL
+                         : PyTuple_Pack(4, PyTuple_GET_ITEM(held, 0), PyTuple_GET_ITEM(held, 1),
+                                        target, PyTuple_GET_ITEM(held, 3));
+        Py_XDECREF(target);
+        if (kept == NULL)
+            return NULL;
+        Py_SETREF(out->host, kept);
+        target = PyTuple_GET_ITEM(kept, 2);
+    }
+    PyObject *made = eager_numpy(uf, hosts, nargs, target);
+    if (made == NULL)
+        return NULL;
+    Py_DECREF(made);
+    return Py_NewRef((PyObject *)out);
+}
+
+static PyObject *eager_plain(PyObject *uf, PyObject *const *args, Py_ssize_t nargs) {
+    PyObject *hosts[4] = {NULL, NULL, NULL, NULL}; /* (hosts[0] for the vectorcall's offset) */
+    PyTypeObject *np_array;
+    int ready = eager_operands(args, nargs, hosts, &np_array);
+    if (ready <= 0)
+        return ready < 0 ? NULL : NOT_HANDLED;
+    PyObject *made = eager_numpy(uf, hosts, nargs, NULL);
     if (made == NULL)
         return NULL;
     int own = Py_IS_TYPE(made, np_array) ? own_c_memory(made) : 0;
@@ -1189,6 +1271,9 @@ static PyObject *ufunc_call(PyObject *self, PyObject *args, PyObject *kwargs) {
                 PyObject *call[4] = {self, NULL, NULL, NULL};
                 for (Py_ssize_t i = 0; i < given; i++)
                     call[i + 1] = PyTuple_GET_ITEM(args, i);
+                PyObject *now = eager_into(self, call + 1, want);
+                if (now != NULL || PyErr_Occurred())
+                    return now;
                 PyObject *made = PyObject_Vectorcall(eager_into_py, call, given + 1, NULL);
                 if (made == NULL || made != Py_None)
                     return made;

@@ -135,3 +135,18 @@ def test_jit_traces_eager_arrays():
 
     assert_same(numpy.asarray(f(a)), ha * 2 + 1)
     assert_same(numpy.asarray(f(a)), ha * 2 + 1)
+
+
+def test_in_place_calls_spare_pending_readers_and_reach_views():
+    a, ha = _compacted(numpy.arange(8.0))
+    view = a[::2]
+    for _ in range(3):  # (the first call makes the writable view; the next ones reuse it)
+        nl.multiply(a, 2.0, a)
+        nl.add(a, 1.0, a)
+        ha = ha * 2.0 + 1.0
+    total = a.sum()  # pending: it reads a's current values
+    assert total._storage.pending
+    nl.add(a, 100.0, a)
+    numpy.testing.assert_equal(float(total), ha.sum())
+    assert_same(numpy.asarray(a), ha + 100.0)
+    assert_same(numpy.asarray(view), (ha + 100.0)[::2])
