@@ -511,7 +511,8 @@ static long config_long(PyObject *name) {
 }
 
 /* A new Storage whose pending version is ``n``, registered (realize.Storage, register). */
-static PyObject *new_storage(PyObject *n, PyObject *device) {
+/* A new Storage (realize.Storage) whose version is ``n``, unregistered. */
+static PyObject *alloc_storage(PyObject *n, PyObject *device, PyObject *eager) {
     PyObject *seq = PyIter_Next(seq_counter);
     if (seq == NULL) {
         if (!PyErr_Occurred())
@@ -528,7 +529,33 @@ static PyObject *new_storage(PyObject *n, PyObject *device) {
     slot_set(s, off_error, Py_NewRef(Py_None));
     slot_set(s, off_seq, seq);
     slot_set(s, off_mirror, Py_NewRef(Py_None));
-    slot_set(s, off_eager, Py_NewRef(Py_False));
+    slot_set(s, off_eager, Py_NewRef(eager));
+    return s;
+}
+
+/* The whole view of ``shape`` (array._whole, kept in ``views``), a new reference. */
+static PyObject *whole_view(PyObject *shape) {
+    PyObject *view = PyDict_GetItemWithError(views, shape);
+    if (view != NULL)
+        return Py_NewRef(view);
+    if (PyErr_Occurred())
+        return NULL;
+    view = PyObject_CallOneArg(whole_py, shape);
+    if (view == NULL)
+        return NULL;
+    if (PyDict_GET_SIZE(views) >= 4096)
+        PyDict_Clear(views);
+    if (PyDict_SetItem(views, shape, view) < 0) {
+        Py_DECREF(view);
+        return NULL;
+    }
+    return view;
+}
+
+static PyObject *new_storage(PyObject *n, PyObject *device) {
+    PyObject *s = alloc_storage(n, device, Py_False);
+    if (s == NULL)
+        return NULL;
     /* (realize._pending: dead storages' entries dropped now and then) */
     PyObject *id = PyLong_FromVoidPtr(s);
     int failed = id == NULL || remember(pending_refs, id, s, &adds, 4095, pending_sweep) < 0;
@@ -558,22 +585,9 @@ static PyObject *new_storage(PyObject *n, PyObject *device) {
 /* A new array whose value is the whole of node ``n`` (array.result). */
 static PyObject *new_result(PyObject *n, PyObject *device) {
     PyObject *shape = SLOT(n, off_shape), *dtype = SLOT(n, off_dtype);
-    PyObject *view = PyDict_GetItemWithError(views, shape);
-    if (view != NULL) {
-        Py_INCREF(view);
-    } else {
-        if (PyErr_Occurred())
-            return NULL;
-        view = PyObject_CallOneArg(whole_py, shape);
-        if (view == NULL)
-            return NULL;
-        if (PyDict_GET_SIZE(views) >= 4096)
-            PyDict_Clear(views);
-        if (PyDict_SetItem(views, shape, view) < 0) {
-            Py_DECREF(view);
-            return NULL;
-        }
-    }
+    PyObject *view = whole_view(shape);
+    if (view == NULL)
+        return NULL;
     PyObject *storage = new_storage(n, device);
     if (storage == NULL) {
         Py_DECREF(view);
@@ -623,7 +637,7 @@ static PyObject *adopt(PyObject *data) {
     slot_set(buffer, off_bdevice, Py_NewRef(cpu_name));
     slot_set(buffer, off_brelease, Py_NewRef(Py_None));
     slot_set(buffer, off_bexports, Py_NewRef(Py_None));
-    PyObject *n = NULL, *storage = NULL, *view = NULL, *ref = NULL, *seq = NULL;
+    PyObject *n = NULL, *storage = NULL, *view = NULL, *ref = NULL;
     Handle *out = NULL;
     PyObject *skey = PyTuple_Pack(4, buffer_id, dtype, shape, Py_None);
     PyObject *key = skey == NULL ? NULL : PyLong_FromVoidPtr(buffer);
@@ -635,31 +649,11 @@ static PyObject *adopt(PyObject *data) {
     Py_XDECREF(no_srcs);
     if (n == NULL)
         goto fail;
-    view = PyDict_GetItemWithError(views, shape);
-    if (view != NULL) {
-        Py_INCREF(view);
-    } else {
-        if (PyErr_Occurred())
-            goto fail;
-        view = PyObject_CallOneArg(whole_py, shape);
-        if (view == NULL)
-            goto fail;
-    }
-    seq = PyIter_Next(seq_counter);
-    ref = seq == NULL ? NULL : PyWeakref_NewRef(n, NULL);
-    storage = ref == NULL ? NULL : StorageType->tp_alloc(StorageType, 0);
-    if (storage == NULL) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_RuntimeError, "numloom: the storage counter ended");
+    view = whole_view(shape);
+    ref = view == NULL ? NULL : PyWeakref_NewRef(n, NULL);
+    storage = ref == NULL ? NULL : alloc_storage(n, cpu_name, Py_True);
+    if (storage == NULL)
         goto fail;
-    }
-    slot_set(storage, off_version, Py_NewRef(n));
-    slot_set(storage, off_device, Py_NewRef(cpu_name));
-    slot_set(storage, off_error, Py_NewRef(Py_None));
-    slot_set(storage, off_seq, seq);
-    seq = NULL;
-    slot_set(storage, off_mirror, Py_NewRef(Py_None));
-    slot_set(storage, off_eager, Py_NewRef(Py_True));
     out = (Handle *)ArrayType->tp_alloc(ArrayType, 0);
     if (out == NULL)
         goto fail;
@@ -686,7 +680,6 @@ fail:
     Py_XDECREF(storage);
     Py_XDECREF(view);
     Py_XDECREF(ref);
-    Py_XDECREF(seq);
     Py_XDECREF(host);
     Py_XDECREF(shape);
     Py_XDECREF(dtype);
