@@ -91,10 +91,12 @@ def notes(kernel: Kernel) -> set:
 
 
 def _float_raising(n: Node) -> bool:
-    """An operation whose float value shows the errors it raises (an inf or a NaN)."""
+    """An operation whose float (or complex) value shows the errors it raises (an inf or a
+    NaN)."""
     if n.op is Op.MAP:
         loop = n.srcs[1 if n.arg == "where" else 0].dtype
-        return np.dtype(loop).kind == "f" and n.dtype.kind == "f" and fperrors.raising(n.arg, loop)
+        return (np.dtype(loop).kind in "fc" and n.dtype.kind in "fc"
+                and fperrors.raising(n.arg, loop))  # fmt: skip
     if n.op is Op.CAST:
         return n.dtype.kind == "f" and fperrors.cast_raising(n.srcs[0].dtype, n.dtype)
     return n.op in (Op.REDUCE, Op.SCAN) and fperrors.can_raise(n)
@@ -293,10 +295,14 @@ class _Lowerer:
         if id(n) not in self.notes:
             return expr
         self.fp_notes = True
+        kind = compute_type(n.dtype)
         if id(n) in self.selected:  # (checked on the CPU too: "hidden", render.py)
-            self.fp.append(("hidden", f"!isfinite({expr})"))
+            finite = f"{kind}_finite({expr})" if _is_complex(n.dtype) else f"isfinite({expr})"
+            self.fp.append(("hidden", f"!{finite}"))
             self.fp_raising = True
-        return f"NL_FE_{'D' if compute_type(n.dtype) == 'double' else 'F'}({expr})"
+        if _is_complex(n.dtype):  # (both parts noted)
+            return f"NL_FE_C{n.dtype.itemsize * 8}({expr})"
+        return f"NL_FE_{'D' if kind == 'double' else 'F'}({expr})"
 
     def complex_map(self, n: Node, loop, idx) -> str:
         snippet = COMPLEX_SNIPPETS.get(n.arg)
@@ -304,7 +310,11 @@ class _Lowerer:
                                   if not (n.arg == "where" and s is n.srcs[0])):  # fmt: skip
             raise Unsupported(f"{n.arg} on {np.dtype(loop)}")
         args = [self.value(s, idx) for s in n.srcs]
-        return self.let(compute_type(n.dtype), snippet(args, compute_type(loop)))
+        expr = snippet(args, compute_type(loop))
+        if fperrors.raising(n.arg, loop):  # (overflow: on the CPU the IEEE flags show it)
+            self.fp_raising = True
+            expr = self.noted(n, expr)
+        return self.let(compute_type(n.dtype), expr)
 
     def coords(self, idx, shape: tuple, key) -> tuple:
         return idx[1] if idx[0] == "coords" else self.unravel(idx[1], shape, key)

@@ -48,6 +48,13 @@ FLOAT_RAISING = frozenset({
     "arccos", "arccosh", "arctanh", "sinh", "cosh", "hypot", "logaddexp", "logaddexp2", "ldexp",
 })  # fmt: skip
 INTEGER_DIVIDING = frozenset({"floor_divide", "remainder", "fmod", "divmod.0", "divmod.1"})
+# ... and on complex numbers (the absolute value too: its hypot can overflow).
+COMPLEX_RAISING = frozenset({
+    "add", "subtract", "multiply", "divide", "true_divide", "power", "float_power", "square",
+    "reciprocal", "absolute", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
+    "sin", "cos", "tan", "arcsin", "arccos", "arcsinh", "arccosh", "arctan", "arctanh", "sinh",
+    "cosh", "tanh",
+})  # fmt: skip
 # Operations whose output is not finite wherever the operand at the given positions is not
 # (None: any operand): an inf or NaN made upstream shows in their result. Any other operation
 # can hide one (a comparison, a select, exp(-inf), 1 / inf, x ** 0, max, tanh), so on a GPU
@@ -73,6 +80,8 @@ def raising(name: str, loop) -> bool:
     kind = _np.dtype(loop).kind
     if kind == "f":
         return name in FLOAT_RAISING
+    if kind == "c":
+        return name in COMPLEX_RAISING
     return kind in "iu" and name in INTEGER_DIVIDING
 
 

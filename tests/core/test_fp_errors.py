@@ -14,6 +14,7 @@ X = numpy.array([1.0, 0.0, -1.0, 2.0, numpy.nan, numpy.inf])
 BIG = numpy.array([1e308, -1e308, 3.0])
 F32 = numpy.array([3e38, 1.0, 0.0], numpy.float32)
 INTS = numpy.array([7, 0, -3])
+CX = numpy.array([1e200 + 1e200j, 1 - 2j, 3e308 + 0j, 0j])
 
 CASES = {
     "x / 0": lambda xp: xp.asarray(X) / 0,
@@ -49,12 +50,29 @@ CASES = {
     "var overflow": lambda xp: xp.var(xp.asarray(numpy.array([1e200, -1e200]))),
     "std of inf": lambda xp: xp.std(xp.asarray(numpy.array([numpy.inf, 1.0]))),
     "in-place divide by 0": lambda xp: _inplace_divide(xp),
+    "complex square overflow": lambda xp: xp.asarray(CX) ** 2,
+    "complex multiply overflow": lambda xp: xp.asarray(CX) * xp.asarray(CX[::-1]),
+    "complex add overflow": lambda xp: xp.asarray(CX) + xp.asarray(CX),
+    "complex absolute overflow": lambda xp: abs(xp.asarray(CX) * 1e100 + 1),
+    "complex absolute of zeros": lambda xp: abs(xp.asarray(CX) * 0) + 1,
+    "complex64 mandelbrot steps": lambda xp: _mandelbrot_steps(xp),
+    "complex divide by 0": lambda xp: xp.asarray(CX) / xp.asarray(CX * 0),
+    "complex exp overflow": lambda xp: xp.exp(xp.asarray(CX) * 1e10),
+    "complex log of 0": lambda xp: xp.log(xp.asarray(CX) * 0),
     "NaN written into an int slice": lambda xp: _int_write(xp, slice(1, 4)),
     "inf written into a strided int view": lambda xp: _int_write(xp, slice(0, 6, 2)),
     "NaN written at int positions": lambda xp: _int_write(xp, xp.asarray([5, 0, 2])),
     "NaN written through an int mask": lambda xp: _int_write(
         xp, xp.asarray(numpy.array([1, 0, 1, 0, 0, 1], bool))),
 }
+
+
+def _mandelbrot_steps(xp):
+    c = xp.asarray(CX.astype(numpy.complex64) * 1e-200 + 0.5j)
+    z = c
+    for _ in range(8):
+        z = z**2 + c
+    return z
 
 
 def _int_write(xp, key):
@@ -97,6 +115,9 @@ HIDDEN = {
     "min hides an overflow": lambda xp: xp.min(xp.exp(xp.asarray(X[:4]) * 1000)),
     "any hides 1 / x": lambda xp: ((1 / xp.asarray(X[:4])) > 5).any(),
     "where hides an overflow": lambda xp: xp.where(xp.asarray(X[:4]) * 1e308 > 1, 0.0, 1.0),
+    "where hides a complex overflow": lambda xp: xp.where(
+        abs(xp.asarray(CX)) < 5, xp.asarray(CX) * xp.asarray(CX), 0),
+    "a comparison hides a complex absolute's overflow": lambda xp: abs(xp.asarray(CX) * 1e100) > 1,
     "softmax's exp overflows (a row kernel)": _softmax,
     "cumsum of 1 / x (a scan)": lambda xp: xp.cumsum(1 / xp.asarray(X[:4])),
     "cumsum overflows": lambda xp: xp.cumsum(xp.asarray(BIG[:1].repeat(2))),

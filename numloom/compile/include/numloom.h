@@ -382,12 +382,14 @@ typedef struct { double re, im; } nl_complex128;
                         NL_MUL(NL_SUB(NL_MUL(a.im, rat), a.re), scl));                 \
     }                                                                                 \
     NL_FN bool C##_eq(C a, C b) { return a.re == b.re && a.im == b.im; }               \
+    NL_FN bool C##_finite(C a) { return isfinite(a.re) && isfinite(a.im); }            \
     /* Selects, not early returns, so that a loop taking absolute values vectorizes. */    \
     NL_FN T C##_abs(C a) {                                                             \
         if (!NL_HAS_FMA) return hypot##SUF(a.re, a.im);                                \
         T re = fabs##SUF(a.re), im = fabs##SUF(a.im);                                  \
         T big = re >= im ? re : im, small = re >= im ? im : re;                       \
-        T rat = small / big;                                                          \
+        /* (no 0 / 0 or inf / inf: a flag NumPy would not raise, for a value not used) */ \
+        T rat = small / (big == 0 || isinf(big) ? (T)1 : big);                        \
         T r = big * sqrt##SUF(fma##SUF(rat, rat, (T)1));                               \
         r = big == 0 ? (T)0 : r;                                                      \
         r = (re != re || im != im) ? (T)NAN : r;                                      \
@@ -448,5 +450,22 @@ typedef struct { double re, im; } nl_complex128;
 
 NL_COMPLEX(nl_complex64, float, f)
 NL_COMPLEX(nl_complex128, double, )
+
+/* Notes of complex values (NL_FE_F above): both parts. */
+#ifdef __CUDACC_RTC__
+NL_FN nl_complex64 nl_fe_note_c64(nl_complex64 v, float &s) {
+    s = fmaf(v.re, 0.0f, fmaf(v.im, 0.0f, s));
+    return v;
+}
+NL_FN nl_complex128 nl_fe_note_c128(nl_complex128 v, double &s) {
+    s = fma(v.re, 0.0, fma(v.im, 0.0, s));
+    return v;
+}
+#define NL_FE_C64(v) nl_fe_note_c64((v), nl_fe_f)
+#define NL_FE_C128(v) nl_fe_note_c128((v), nl_fe_d)
+#else
+#define NL_FE_C64(v) (v)
+#define NL_FE_C128(v) (v)
+#endif
 
 #endif /* NUMLOOM_H */
