@@ -222,7 +222,40 @@ def compute(n, srcs: list, compute_node):
         if where is None:
             warn_at_user(w.message, w.category)
         else:
-            warnings.warn_explicit(w.message, w.category, where[0], where[1])
+            warn_at(w.message, w.category, where[0], where[1])
     if failed is not None:
         raise DataError(n, failed) from None
     return value
+
+
+# Warnings given at a recorded line already shown under a filter action that shows a warning
+# once ("default", "module", "once"), and the filters they were shown under (other filters,
+# as a program's own change of them, show them again, as Python's registries do).
+_shown: set = set()
+_shown_under: list = [None]
+
+
+def warn_at(message, category, filename: str, lineno: int) -> None:
+    """``warnings.warn_explicit`` at the user's recorded line, shown as NumPy's warning raised
+    at that line would be: under the default filter once per location, not once per sync (a
+    loop's every step), as Python's registry of that module would have it (catching warnings
+    elsewhere resets such registries; the filters' action is looked up here instead)."""
+    text = str(message)
+    module = filename[:-3] if filename.endswith(".py") else filename
+    action = warnings.defaultaction
+    for f_action, msg, cat, mod, ln in warnings.filters:
+        if ((msg is None or msg.match(text)) and issubclass(category, cat)
+                and (mod is None or mod.match(module)) and (ln == 0 or lineno == ln)):  # fmt: skip
+            action = f_action
+            break
+    key = {"default": (text, category, filename, lineno), "module": (text, category, filename),
+           "once": (text, category)}.get(action)  # fmt: skip
+    if key is not None:
+        filters = tuple(warnings.filters)
+        if filters != _shown_under[0] or len(_shown) >= 4096:
+            _shown.clear()
+            _shown_under[0] = filters
+        if key in _shown:
+            return
+        _shown.add(key)
+    warnings.warn_explicit(message, category, filename, lineno)

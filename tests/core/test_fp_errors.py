@@ -357,3 +357,16 @@ def test_reported_gathers_the_categories_of_every_call_state():
         c = x * 5
     assert fperrors.reported([c._storage.version]) == 0
     numpy.testing.assert_array_equal(numpy.asarray(b), numpy.full(3, 2 / 3))
+
+
+def test_a_loops_warning_is_shown_once_per_line_as_numpy_shows_it():
+    def run(xp):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            for _ in range(5):
+                z = xp.asarray(CX) ** 2  # each step overflows (on numloom, at each sync)
+                numpy.asarray(z)
+        return [str(w.message) for w in caught if w.category is RuntimeWarning]
+
+    got, want = run(nl), run(numpy)
+    assert got == want == ["overflow encountered in square", "invalid value encountered in square"]
