@@ -42,6 +42,7 @@ static Py_ssize_t off_bdata, off_bdevice, off_brelease, off_bexports;
 static PyObject *op_buffer, *buffer_id, *cpu_name, *bool_dtype, *s_view, *s_flags, *s_writeable;
 static PyObject *tracing_list, *eager_default, *eager_calling, *eager_caught, *eager_warn, *eager_adopted;
 static PyObject *s_kinds, *s_c_contiguous, *s_owndata, *s_base, *out_kwnames;
+static PyObject *warnings_module, *s_filters;
 static Py_ssize_t eager_elements;
 static Py_ssize_t off_op, off_srcs, off_arg, off_shape, off_dtype, off_depth, off_where,
     off_fallible, off_sid, off_call;
@@ -192,6 +193,7 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         {"eager_caught", &eager_caught},
         {"eager_warn", &eager_warn},
         {"eager_adopted", &eager_adopted},
+        {"warnings", &warnings_module},
     };
     for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
         if (take(objects, named[i].name, named[i].into) < 0)
@@ -235,6 +237,7 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         s_nin = PyUnicode_InternFromString("nin");
         s_python_call = PyUnicode_InternFromString("_python_call");
         s_np = PyUnicode_InternFromString("_np");
+        s_filters = PyUnicode_InternFromString("filters");
         s_base = PyUnicode_InternFromString("base");
         out_kwnames = Py_BuildValue("(s)", "out");
         if (!s_base || !out_kwnames)
@@ -768,9 +771,11 @@ static PyObject *traced_map(PyObject *const *operands, Py_ssize_t count, PyObjec
             return NULL;
         }
         PyObject *where = user_line();
-        PyObject *call = where == NULL ? NULL : PyTuple_Pack(2, state, where);
+        PyObject *filters = where == NULL ? NULL : PyObject_GetAttr(warnings_module, s_filters);
+        PyObject *call = filters == NULL ? NULL : PyTuple_Pack(3, state, where, filters);
         Py_DECREF(state);
         Py_XDECREF(where);
+        Py_XDECREF(filters);
         if (call == NULL) {
             Py_DECREF(n);
             return NULL;

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import warnings
 from sys import getrefcount as _getrefcount
 
 import numpy as _np
@@ -683,7 +684,7 @@ def _install_tracing(api) -> None:
         "bool": _BOOL, "tracing": _TRACING, "eager_elements": api.eager.EAGER_ELEMENTS,
         "eager_default": api.eager.DEFAULT_STATE, "eager_calling": api.eager._CALLING,
         "eager_caught": api.eager._caught, "eager_warn": api.eager.warn,
-        "eager_adopted": api.eager.adopted,
+        "eager_adopted": api.eager.adopted, "warnings": warnings,
         "ufuncs": {name: getattr(np_api, name) for name in _OPERATOR_UFUNCS},
     })  # fmt: skip
     ufuncs._plain_call = methods._plain_call = _speedups.plain_call

@@ -118,9 +118,11 @@ def record_if_raising(n):
 
 
 def record(n, where) -> None:
-    """Remember the error state of the call that made ``n`` and the user's line (on the node:
-    an interned node made again by another call takes that call's)."""
-    n.call = (_extobj_contextvar.get(), where)
+    """Remember the error state of the call that made ``n``, the user's line and the warning
+    filters then in force (the list itself: a ``warnings.catch_warnings()`` block's, whose
+    ``simplefilter("ignore")`` then still holds at the sync after the block), on the node: an
+    interned node made again by another call takes that call's."""
+    n.call = (_extobj_contextvar.get(), where, warnings.filters)
 
 
 def may_report(nodes, bits: int = NOT_FINITE) -> bool:
@@ -191,7 +193,7 @@ def _reports(extobj) -> int:
 def _state(n) -> tuple:
     """``(errstate dict, (file, line) or None)`` of the call that made ``n`` (NumPy's default
     state for an operation numloom made itself)."""
-    extobj, where = n.call or (None, None)
+    extobj, where = (n.call or (None, None))[:2]
     if extobj is None:
         return {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}, where
     token = _extobj_contextvar.set(extobj)
@@ -222,7 +224,7 @@ def compute(n, srcs: list, compute_node):
         if where is None:
             warn_at_user(w.message, w.category)
         else:
-            warn_at(w.message, w.category, where[0], where[1])
+            warn_at(w.message, w.category, where[0], where[1], n.call[2])
     if failed is not None:
         raise DataError(n, failed) from None
     return value
@@ -235,19 +237,22 @@ _shown: set = set()
 _shown_under: list = [None]
 
 
-def warn_at(message, category, filename: str, lineno: int) -> None:
+def warn_at(message, category, filename: str, lineno: int, filters=None) -> None:
     """``warnings.warn_explicit`` at the user's recorded line, shown as NumPy's warning raised
     at that line would be: under the default filter once per location, not once per sync (a
     loop's every step), as Python's registry of that module would have it (catching warnings
-    elsewhere resets such registries; the filters' action is looked up here instead)."""
+    elsewhere resets such registries; the filters' action is looked up here instead), and not
+    at all where the ``filters`` in force at the call (by default the current ones) ignore it."""
     text = str(message)
     module = filename[:-3] if filename.endswith(".py") else filename
     action = warnings.defaultaction
-    for f_action, msg, cat, mod, ln in warnings.filters:
+    for f_action, msg, cat, mod, ln in warnings.filters if filters is None else filters:
         if ((msg is None or msg.match(text)) and issubclass(category, cat)
                 and (mod is None or mod.match(module)) and (ln == 0 or lineno == ln)):  # fmt: skip
             action = f_action
             break
+    if action == "ignore":
+        return
     key = {"default": (text, category, filename, lineno), "module": (text, category, filename),
            "once": (text, category)}.get(action)  # fmt: skip
     if key is not None:

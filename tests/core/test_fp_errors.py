@@ -370,3 +370,14 @@ def test_a_loops_warning_is_shown_once_per_line_as_numpy_shows_it():
 
     got, want = run(nl), run(numpy)
     assert got == want == ["overflow encountered in square", "invalid value encountered in square"]
+
+
+def test_a_warning_ignored_where_it_was_made_stays_ignored_at_a_later_sync():
+    for xp in (nl, numpy):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                z = xp.asarray(CX) ** 2 + xp.asarray(X[:4])  # (numloom: evaluated below)
+            numpy.asarray(z)
+        assert [w for w in caught if w.category is RuntimeWarning] == []
