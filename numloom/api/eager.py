@@ -51,12 +51,6 @@ if _np.geterr() != _DEFAULT or _np.geterrcall() is not None:
     DEFAULT_STATE = object()  # (a program that changed it before importing numloom)
 
 
-def marked(a: ndarray) -> ndarray:
-    """``a`` (a new CPU array) marked as made by data-dependent work."""
-    a._storage.eager = True
-    return a
-
-
 def wants(args: tuple) -> bool:
     """Whether an array among ``args`` is marked (the check every eager call starts with)."""
     for x in args:
