@@ -579,6 +579,35 @@ def _memory_strides(src: Node) -> tuple | None:
     return strides
 
 
+def _f_ordered_sum(src: Node, axes: tuple, kind: str) -> bool:
+    """Whether ``np.add.reduce(src, axes)`` of floats is a whole sum NumPy takes in F order:
+    of an elementwise computation (or a view) whose stored arrays are all read in F order,
+    so that NumPy's temporary is transposed memory (a stored array read in C order, or any
+    other operation on the way, and numloom keeps its own order)."""
+    if kind != "sum" or src.dtype.kind != "f" or len(axes) != src.ndim:
+        return False
+    if sum(1 for n in src.shape if n > 1) < 2:
+        return False
+    seen, stack = set(), [src]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if n.op is Op.VIEW and n.srcs[0].op is Op.BUFFER:
+            big = [s for s, k in zip(n.arg.strides, n.shape) if k > 1 and s != 0]
+            if any(s < 0 for s in big) or big != sorted(big):
+                return False
+        elif n.op is Op.BUFFER:
+            if sum(1 for k in n.shape if k > 1) > 1:
+                return False  # (read as it lies: C order)
+        elif n.op in (Op.MAP, Op.CAST) or (n.op is Op.VIEW and not any(n.arg.strides)):
+            stack.extend(n.srcs)
+        elif n.op is not Op.CONST:
+            return False
+    return True
+
+
 def _c_ordered_inputs(root: Node) -> bool:
     """Whether every stored array ``root`` reads is read in C order (NumPy's temporaries of
     a computation keep the layout of their inputs: transposed inputs make transposed ones)."""
@@ -601,19 +630,25 @@ def _lower_reduce(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
     root = kernel.outputs[0]
     kind, axes = root.arg
     src = root.srcs[0]
+    order = numpy_sum_order(src, axes, kind)
+    walked = axes  # the reduced axes, the last one fastest
+    if order is None and _f_ordered_sum(src, axes, kind):
+        # NumPy's temporary of a computation over transposed data is transposed (F order) and
+        # summed as its memory lies: the axes walked in reverse, all of them one pairwise run
+        walked = tuple(reversed(axes))
+        order = (len(axes), compute_type(src.dtype))
     kept = [d for d in range(src.ndim) if d not in axes]
     outer = tuple(low.param(("shape", d), src.shape[d]) for d in kept)
-    inner = tuple(low.param(("rshape", d), src.shape[d]) for d in axes)
+    inner = tuple(low.param(("rshape", d), src.shape[d]) for d in walked)
     coords = []
     for d in range(src.ndim):
-        coords.append(f"i{kept.index(d)}" if d in kept else f"r{axes.index(d)}")
+        coords.append(f"i{kept.index(d)}" if d in kept else f"r{walked.index(d)}")
     value = low.value(src, ("coords", tuple(coords)))
     out_coords = tuple(f"i{k}" for k in range(len(kept)))
     out_index = low.linear(out_coords, root.shape, "out") if kept else "0"
     index = "r0" if kind in ("argmax", "argmin") else "0"
     reduction = kir.Reduction(kind, _acc_type(kind, src.dtype), value, index,
-                              kir.Store("out0", out_index, "acc"),
-                              numpy_sum_order(src, axes, kind))  # fmt: skip
+                              kir.Store("out0", out_index, "acc"), order)  # fmt: skip
     return kir.Kernel(name=kernel.name, kind="reduce", buffers=_buffers(kernel), outer=outer,
                       inner=inner, prologue=tuple(low.prologue), body=tuple(low.body),
                       reduction=reduction)  # fmt: skip

@@ -140,3 +140,24 @@ def test_a_small_sum_of_math_is_numpys_fused_or_not(fn):
     stored = getattr(nl, fn)(nl.asarray(q))
     stored.get()
     assert fused == want == stored.sum()
+
+
+TRANSPOSED = {
+    "a transposed array": lambda xp, a, b: a.T.sum(),
+    "a computation over transposed arrays": lambda xp, a, b: (a.T * 1.5 + b.T).sum(),
+    "its mean": lambda xp, a, b: (a.T - b.T).mean(),
+    "math over a transposed array": lambda xp, a, b: xp.sqrt(abs(a.T)).sum(),
+    "a cast on the way": lambda xp, a, b: (a.T - 1).astype(numpy.float32).sum(),
+    "a column broadcast": lambda xp, a, b: (a.T + b.T[:1]).sum(),  # (C and F: NumPy's C)
+}
+
+
+@pytest.mark.parametrize("shape", [(3, 50), (40, 1000), (129, 7), (3, 4, 500), (100, 100)])
+@pytest.mark.parametrize("what", list(TRANSPOSED))
+def test_whole_sums_over_transposed_data_take_numpys_memory_order(shape, what):
+    # NumPy's temporary of a computation over transposed arrays is transposed (F order), and
+    # its whole sum runs pairwise through memory in that order: numloom's takes the same order
+    a, b = RNG.standard_normal(shape[::-1]), RNG.standard_normal(shape[::-1])
+    want = TRANSPOSED[what](numpy, a, b)
+    got = TRANSPOSED[what](nl, nl.asarray(a, device="cpu"), nl.asarray(b, device="cpu"))
+    assert float(got) == float(want)
