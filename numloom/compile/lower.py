@@ -586,31 +586,18 @@ def _f_ordered_sum(src: Node, axes: tuple, kind: str) -> bool:
     other operation on the way, and numloom keeps its own order)."""
     if kind != "sum" or src.dtype.kind != "f" or len(axes) != src.ndim:
         return False
-    if sum(1 for n in src.shape if n > 1) < 2:
-        return False
-    seen, stack = set(), [src]
-    while stack:
-        n = stack.pop()
-        if id(n) in seen:
-            continue
-        seen.add(id(n))
-        if n.op is Op.VIEW and n.srcs[0].op is Op.BUFFER:
-            big = [s for s, k in zip(n.arg.strides, n.shape) if k > 1 and s != 0]
-            if any(s < 0 for s in big) or big != sorted(big):
-                return False
-        elif n.op is Op.BUFFER:
-            if sum(1 for k in n.shape if k > 1) > 1:
-                return False  # (read as it lies: C order)
-        elif n.op in (Op.MAP, Op.CAST) or (n.op is Op.VIEW and not any(n.arg.strides)):
-            stack.extend(n.srcs)
-        elif n.op is not Op.CONST:
-            return False
-    return True
+    return sum(1 for n in src.shape if n > 1) >= 2 and _inputs_read_in(src, "F")
 
 
 def _c_ordered_inputs(root: Node) -> bool:
     """Whether every stored array ``root`` reads is read in C order (NumPy's temporaries of
     a computation keep the layout of their inputs: transposed inputs make transposed ones)."""
+    return _inputs_read_in(root, "C")
+
+
+def _inputs_read_in(root: Node, order: str) -> bool:
+    """Whether every stored array ``root`` reads is read in ``order`` ("C" or "F"). For "F"
+    the way there is elementwise only (maps, casts, constants, broadcasts of a value)."""
     seen, stack = set(), [root]
     while stack:
         n = stack.pop()
@@ -619,10 +606,17 @@ def _c_ordered_inputs(root: Node) -> bool:
         seen.add(id(n))
         if n.op is Op.VIEW and n.srcs[0].op is Op.BUFFER:
             big = [s for s, k in zip(n.arg.strides, n.shape) if k > 1 and s != 0]
-            if any(s < 0 for s in big) or big != sorted(big, reverse=True):
+            if any(s < 0 for s in big) or big != sorted(big, reverse=order == "C"):
                 return False
-            continue
-        stack.extend(n.srcs)
+        elif order == "C":
+            stack.extend(n.srcs)
+        elif n.op is Op.BUFFER:
+            if sum(1 for k in n.shape if k > 1) > 1:
+                return False  # (read as it lies: C order)
+        elif n.op in (Op.MAP, Op.CAST) or (n.op is Op.VIEW and not any(n.arg.strides)):
+            stack.extend(n.srcs)
+        elif n.op is not Op.CONST:
+            return False
     return True
 
 
