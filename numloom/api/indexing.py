@@ -58,6 +58,7 @@ def _view_key(key: tuple) -> tuple:
 
 
 _BASIC = (slice, int, type(None), type(Ellipsis))
+_WHOLE = slice(None)
 
 
 def _scalars_as_ints(key: tuple) -> tuple:
@@ -197,8 +198,12 @@ def _shape_only(k):
     return _np.broadcast_to(_np.zeros((), k.dtype), k.shape).view(_ShapeOnly)
 
 
-def _validate(a: ndarray, key: tuple) -> tuple:
-    """Run the key on a stand-in to get NumPy's errors and result shape."""
+def _validate(a: ndarray, key: tuple) -> None:
+    """Run the key on a stand-in to get NumPy's errors (a key NumPy accepts raises nothing)."""
+    if len(key) == 1 and _is_bool_array(key[0]):
+        mask = key[0]
+        if mask.ndim and mask.shape == a.shape[: mask.ndim]:
+            return  # (a mask of the leading axes' shape: nothing can be wrong)
     entries, stand_ins = [], []  # (stand_ins: entries that stand for a device array's shape)
     alone = sum(1 for k in key if type(k) not in _BASIC and _is_advanced(k)) == 1
     for k, axis in zip(key, _axes_of(key, a.ndim)):
@@ -214,24 +219,28 @@ def _validate(a: ndarray, key: tuple) -> tuple:
             if type(entries[-1]) is _ShapeOnly:
                 stand_ins.append(len(entries) - 1)
     stand_in = _np.broadcast_to(_np.zeros((), _np.int8), a.shape)
-    if alone and len(stand_ins) == 1 and entries[stand_ins[0]].size > _READ_BACK:
-        return _shape_of_one_index(stand_in, entries, stand_ins[0])
-    return stand_in[tuple(entries)].shape
+    large = any(entries[i].size > _READ_BACK for i in stand_ins)
+    advanced = sum(1 for k in entries if type(k) not in _BASIC and _is_advanced(k))
+    if large and len(stand_ins) == advanced:
+        _check_with_probes(stand_in, entries, stand_ins)
+    else:
+        stand_in[tuple(entries)]
 
 
-def _shape_of_one_index(stand_in, entries: list, at: int) -> tuple:
-    """The shape ``stand_in[entries]`` has, where ``entries[at]``, a large zero array, is the
-    key's one advanced index, found without indexing with it (that would take time in
-    proportion to its size): two small indices of its rank give the place of its dimensions."""
-    shape = entries[at].shape
-    probes = []
-    for size in (1, 2):
-        small = list(entries)
-        small[at] = _np.zeros((size,) * len(shape), entries[at].dtype)
-        probes.append(stand_in[tuple(small)].shape)
-    one, two = probes
-    start = next((d for d in range(len(one)) if one[d] != two[d]), 0)
-    return one[:start] + shape + one[start + len(shape):]
+def _check_with_probes(stand_in, entries: list, ats: list) -> None:
+    """NumPy's errors for ``stand_in[entries]``, where the key's advanced indices are the
+    zero arrays ``entries[ats]``, some large, found without indexing with them (that would
+    take time in proportion to their size): their shapes must broadcast together, and small
+    indices of the broadcast rank stand for them."""
+    try:
+        shape = _np.broadcast_shapes(*[entries[i].shape for i in ats])
+    except ValueError:
+        stand_in[tuple(entries)]  # NumPy's message (it fails before reading an index)
+        raise
+    small = list(entries)
+    for i in ats:
+        small[i] = _np.zeros((1,) * len(shape), entries[i].dtype)
+    stand_in[tuple(small)]
 
 
 def _axes_of(key: tuple, ndim: int) -> list:
@@ -301,10 +310,12 @@ def _split(entries: list) -> tuple:
 def _advanced_getitem(a: ndarray, key: tuple):
     _validate(a, key)
     basic, advanced = _split(_expand(key, a.ndim))
-    src = numpy_view(a, _np.ndarray.__getitem__, basic)._node()
+    if all(k == _WHOLE for k in basic) and len(basic) == a.ndim:
+        src = a._node()  # (the view of the whole array)
+    else:
+        src = numpy_view(a, _np.ndarray.__getitem__, basic)._node()
     dims = [d for d, _, _ in advanced]
-    where = user_line()
-    indices = [_index_node(k, a.device, axis, a.shape, where) for _, axis, k in advanced]
+    indices = [_index_node(k, a.device, axis, a.shape) for _, axis, k in advanced]
     shape = broadcast_shapes(*[i.shape for i in indices])
     if dims != list(range(dims[0], dims[0] + len(dims))):
         order = dims + [d for d in range(src.ndim) if d not in dims]
@@ -319,7 +330,7 @@ def _advanced_getitem(a: ndarray, key: tuple):
     return result(node(Op.GATHER, (src,) + idx, a0, out_shape, src.dtype), a.device)
 
 
-def _index_node(k, device, axis, shape: tuple, where):
+def _index_node(k, device, axis, shape: tuple):
     """The index as an intp node; a pending one (not checked at the call) bounds-checked."""
     if isinstance(k, ndarray):
         n = k._node()
@@ -328,7 +339,7 @@ def _index_node(k, device, axis, shape: tuple, where):
     if n.dtype != _np.intp:
         n = node(Op.CAST, (n,), None, n.shape, _np.intp)
     if isinstance(k, ndarray) and _checked_when_run(k) and axis is not None:
-        n = _checked(n, axis, shape[axis], where)
+        n = _checked(n, axis, shape[axis], user_line())
     return n
 
 

@@ -8,6 +8,7 @@ The tables run on the reference executor (NumPy node by node: exact, compiles no
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy
@@ -628,21 +629,32 @@ def test_a_device_index_array_stays_on_the_device():
     numpy.testing.assert_array_equal(x[:3].get(), [0.0, 1.0, 2.0])  # (x keeps its value)
 
 
-@pytest.mark.parametrize("shape, key, at", [
-    ((7, 5000), (slice(None), numpy.zeros(6000, numpy.intp)), 1),
-    ((7, 5000), (numpy.zeros((100, 50), numpy.intp),), 0),
-    ((3, 4, 5000), (1, None, Ellipsis, numpy.zeros((2, 3000), numpy.intp)), 3),
-    ((3, 4, 5000), (slice(1, 2), numpy.zeros(5000, numpy.intp), slice(None)), 1),
-    ((1, 1, 5000), (None, 0, numpy.zeros((1, 5000), numpy.intp), None), 2),
+@pytest.mark.parametrize("shape, key, ats", [
+    ((7, 5000), (slice(None), numpy.zeros(6000, numpy.intp)), [1]),
+    ((7, 5000), (numpy.zeros((100, 50), numpy.intp),), [0]),
+    ((3, 4, 5000), (1, None, Ellipsis, numpy.zeros((2, 3000), numpy.intp)), [3]),
+    ((3, 4, 5000), (slice(1, 2), numpy.zeros(5000, numpy.intp), slice(None)), [1]),
+    ((1, 1, 5000), (None, 0, numpy.zeros((1, 5000), numpy.intp), None), [2]),
+    ((1000, 1000), (numpy.zeros(6000, numpy.intp), numpy.zeros(6000, numpy.uint32)), [0, 1]),
+    ((9, 1000, 8), (numpy.zeros((6000, 1), numpy.intp), slice(None), numpy.zeros(3, numpy.intp)),
+     [0, 2]),
+    # NumPy's errors: indices that do not broadcast, too many indices
+    ((1000, 1000), (numpy.zeros(6000, numpy.intp), numpy.zeros(5000, numpy.intp)), [0, 1]),
+    ((7, 5000), (0, 0, numpy.zeros(6000, numpy.intp)), [2]),
 ])  # fmt: skip
-def test_the_shape_of_a_large_device_index_is_found_without_it(shape, key, at):
-    """A large index array on a GPU (only its shape on the host) gives the shape NumPy's
-    indexing gives, from two small probes of its rank."""
+def test_a_key_of_large_device_indices_is_checked_without_them(shape, key, ats):
+    """Large index arrays on a GPU (only their shapes on the host) are checked as NumPy's
+    indexing checks them, from small probes of their broadcast rank: the same error, or none."""
     from numloom.api import indexing
 
     stand_in = numpy.broadcast_to(numpy.zeros((), numpy.int8), shape)
-    want = stand_in[key].shape
-    assert indexing._shape_of_one_index(stand_in, list(key), at) == want
+    try:
+        stand_in[key]
+    except IndexError as e:
+        with pytest.raises(IndexError, match=re.escape(str(e))):
+            indexing._check_with_probes(stand_in, list(key), ats)
+    else:
+        indexing._check_with_probes(stand_in, list(key), ats)
 
 
 # --- an integer result where NumPy gives a scalar indexes as that scalar: a view -----------------
