@@ -16,6 +16,7 @@ from ..core import fperrors, realize
 from ..core.array import _Scalar, asarray, ndarray, operand, result
 from ..core.array_views import basic_view, numpy_view
 from ..core.dag import Op, View, node, user_line
+from ..core.host import quiet_value
 from ..core.views import broadcast_node, broadcast_shapes, transpose_view, warn_if_first_write
 from . import eager, writes
 
@@ -378,7 +379,7 @@ def setitem(a: ndarray, key, value) -> None:
         value = _element_value(value, a.dtype)
     value = _value_operand(value, a.dtype, advanced)
     if not advanced:
-        view = numpy_view(a, _np.ndarray.__getitem__, _view_key(key))._view
+        view = basic_view(a, _view_key(key))._view
         a._write(view, _value_node(value, view.shape, a.dtype, "input"))
         return
     full_mask = _is_full_mask(a, key)
@@ -448,10 +449,12 @@ def _write_now(a: ndarray, key: tuple, value, advanced: bool = False) -> bool:
         value = value._host_view()
     elif not isinstance(value, _HOST_VALUES):
         return False  # (lists, which may hold numloom arrays, take the lazy path)
-    if isinstance(value, (_np.ndarray, _np.generic)):
+    # A cast that can warn (overflow, NaN into integers, complex parts) is left to the traced
+    # path, which gives the warning at the user's line
+    if isinstance(value, _np.ndarray):
         if value.dtype.kind in "fc" and not _np.can_cast(value.dtype, a.dtype):
-            return False  # (a cast that can warn: overflow, NaN into integers, complex parts)
-    elif a.dtype.kind in "biu" and type(value) in (float, complex):
+            return False
+    elif not quiet_value(value, a.dtype):
         return False
     if advanced:  # (_store_now's key: numloom arrays in it are computed, on the CPU)
         key = tuple(k._host_view() if isinstance(k, ndarray) else k for k in key)
@@ -465,6 +468,8 @@ def _write_now(a: ndarray, key: tuple, value, advanced: bool = False) -> bool:
         version = storage.version
         if not realize.owns_buffer(storage, version):
             return False  # (recorded lazily: the copy it needs is made as it is evaluated)
+        a._writable(version)[key] = value  # (kept: the next such write takes a fast path)
+        return True
     version.arg.writable(a._dtype, a._view)[key] = value
     return True
 
@@ -486,9 +491,7 @@ def _element_value(value, dtype):
         if value.ndim:
             raise ValueError("setting an array element with a sequence.")
         return value
-    holder = _np.zeros(1, dtype)
-    holder[0] = value
-    return holder[0]
+    return _converted(value, dtype)
 
 
 def _check_mask_value_ndim(value) -> None:
@@ -497,6 +500,17 @@ def _check_mask_value_ndim(value) -> None:
     if ndim > 1:
         raise TypeError(f"NumPy boolean array indexing assignment requires a 0 or 1-dimensional "
                         f"input, input has {ndim} dimensions")  # fmt: skip
+
+
+def _converted(value, dtype):
+    """The scalar ``value`` as NumPy stores it into an array of ``dtype``: its errors (NaN or
+    overflow into integers) and its warnings (an overflow in the cast) at the user's line."""
+    holder = _np.zeros(1, dtype)
+    if quiet_value(value, dtype):
+        holder[0] = value
+    else:
+        writes.at_user(holder.__setitem__, (0, value), {})
+    return holder[0]
 
 
 def _value_operand(value, dtype, advanced: bool):
@@ -508,9 +522,7 @@ def _value_operand(value, dtype, advanced: bool):
     if isinstance(value, _np.generic) and advanced:
         return asarray(value)
     if isinstance(value, (bool, int, float, complex, str, bytes, _np.generic)):
-        holder = _np.zeros(1, dtype)
-        holder[0] = value  # NumPy's conversion and errors (NaN or overflow into integers)
-        return holder[0]
+        return _converted(value, dtype)  # NumPy's conversion, errors and warnings
     if isinstance(value, (list, tuple)):
         return asarray(_np.asarray(value, dtype=dtype))  # NumPy converts each item the same way
     return operand(value)

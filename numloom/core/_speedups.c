@@ -20,6 +20,9 @@
 
 /* What ``install`` hands over: the Python paths and the objects the fast paths look at. */
 static PyObject *getitem_slow, *setitem_slow, *tracing, *scalars, *integers, *shape_setter;
+/* host.py's quiet_store(key, ndim, value, dtype) and QUIET_MASKS ({dtype: which Python scalars
+ * store into it with no warning}), or NULL */
+static PyObject *quiet_store, *quiet_masks;
 static PyObject *s_version, *s_arg, *s_exports;
 
 static int handle_traverse(Handle *self, visitproc visit, void *arg) {
@@ -91,8 +94,15 @@ static int current_host(Handle *self, PyObject **version) {
     return 1;
 }
 
+static PyObject *slice_handle(Handle *self, PyObject *key);
+
 static PyObject *handle_subscript(Handle *self, PyObject *key) {
     PyTypeObject *t = Py_TYPE(key);
+    if (t == &PyTuple_Type || t == &PySlice_Type) { /* (slices: a view, made here) */
+        PyObject *made = slice_handle(self, key);
+        if (made != NULL || PyErr_Occurred())
+            return made;
+    }
     if ((t == &PyLong_Type || t == &PyTuple_Type) && PyList_GET_SIZE(tracing) == 0) {
         PyObject *version;
         int current = current_host(self, &version);
@@ -110,6 +120,56 @@ static PyObject *handle_subscript(Handle *self, PyObject *key) {
             return picked;
     }
     return PyObject_CallFunctionObjArgs(getitem_slow, (PyObject *)self, key, NULL);
+}
+
+/* Whether ``a[key] = value`` with a tuple of integers and slices (``u[0, :] = 1``) is a store
+ * NumPy makes with no warning (host.py's ``quiet_store``), given the host view tuple ``h``. */
+static int quiet_slices(PyObject *key, PyObject *value, PyObject *h) {
+    if (quiet_store == NULL || quiet_masks == NULL || !PyTuple_CheckExact(key))
+        return 0;
+    Py_ssize_t n = PyTuple_GET_SIZE(key), ndim = PyLong_AsSsize_t(PyTuple_GET_ITEM(h, 3));
+    if (ndim < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (n > ndim)
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *k = PyTuple_GET_ITEM(key, i);
+        if (!PyLong_CheckExact(k) && !PySlice_Check(k))
+            return 0;
+    }
+    PyTypeObject *vt = Py_TYPE(value);
+    if (vt == &PyBool_Type)
+        return 1;
+    PyObject *dtype = PyObject_GetAttrString(PyTuple_GET_ITEM(h, 2), "dtype");
+    if (dtype == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int quiet = 0;
+    if (vt == &PyLong_Type || vt == &PyFloat_Type || vt == &PyComplex_Type) {
+        PyObject *m = PyDict_GetItemWithError(quiet_masks, dtype);
+        long mask = m == NULL ? 0 : PyLong_AsLong(m);
+        if (vt == &PyLong_Type)
+            quiet = (mask & 1) != 0;
+        else if (vt == &PyFloat_Type) {
+            double x = PyFloat_AS_DOUBLE(value);
+            quiet = (mask & 2) != 0 || ((mask & 4) != 0 && !(fabs(x) > 3.4028234663852886e38 &&
+                                                            !isinf(x)));
+        } else
+            quiet = (mask & 8) != 0;
+    } else { /* NumPy's scalars */
+        PyObject *ndim_obj = PyTuple_GET_ITEM(h, 3);
+        PyObject *r =
+            PyObject_CallFunctionObjArgs(quiet_store, key, ndim_obj, value, dtype, NULL);
+        quiet = r == Py_True;
+        Py_XDECREF(r);
+    }
+    if (PyErr_Occurred())
+        PyErr_Clear();
+    Py_DECREF(dtype);
+    return quiet;
 }
 
 /* Whether ``a[key] = value`` may go straight into the host view's writable array. */
@@ -153,7 +213,7 @@ static int writes_in_place(Handle *self, PyObject *key, PyObject *value) {
             Py_DECREF(exports);
             int readonly = self->readonly == NULL ? 1 : PyObject_IsTrue(self->readonly);
             ok = exported == 0 && PyList_GET_SIZE(tracing) == 0 && readonly == 0 &&
-                 one_element(key, PyTuple_GET_ITEM(h, 3));
+                 (one_element(key, PyTuple_GET_ITEM(h, 3)) || quiet_slices(key, value, h));
             if (exported < 0 || readonly < 0)
                 PyErr_Clear();
         }
@@ -282,8 +342,9 @@ PyTypeObject HandleType = {
 
 static PyObject *install(PyObject *module, PyObject *args) {
     PyObject *get, *set, *trace, *sc, *ints, *shape_set;
-    if (!PyArg_ParseTuple(args, "OOO!OOO:install", &get, &set, &PyList_Type, &trace, &sc, &ints,
-                          &shape_set))
+    PyObject *quiet = NULL, *masks = NULL;
+    if (!PyArg_ParseTuple(args, "OOO!OOO|OO!:install", &get, &set, &PyList_Type, &trace, &sc,
+                          &ints, &shape_set, &quiet, &PyDict_Type, &masks))
         return NULL;
     if (!PyAnySet_Check(sc) || !PyAnySet_Check(ints)) {
         PyErr_SetString(PyExc_TypeError, "install: scalars and integers are sets of types");
@@ -301,7 +362,43 @@ static PyObject *install(PyObject *module, PyObject *args) {
     Py_XSETREF(tracing, trace);
     Py_XSETREF(scalars, sc);
     Py_XSETREF(integers, ints);
+    Py_XINCREF(quiet);
+    Py_XSETREF(quiet_store, quiet);
+    Py_XINCREF(masks);
+    Py_XSETREF(quiet_masks, masks);
     Py_RETURN_NONE;
+}
+
+/* A View (a tuple subclass: shape, strides, offset) of these fields; steals ``start``. */
+static PyObject *make_view(PyTypeObject *view_type, PyObject *shape, PyObject *strides,
+                           PyObject *start) {
+    PyObject *view;
+#if PY_VERSION_HEX < 0x030E0000
+    /* a tuple subclass's instance, filled in place (from 3.14 on a tuple caches its hash in a
+     * field that a zero-filled allocation would get wrong) */
+    if (PyType_IsSubtype(view_type, &PyTuple_Type) && view_type->tp_itemsize == sizeof(PyObject *)) {
+        view = view_type->tp_alloc(view_type, 3);
+        if (view == NULL) {
+            Py_DECREF(start);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(view, 0, Py_NewRef(shape));
+        PyTuple_SET_ITEM(view, 1, Py_NewRef(strides));
+        PyTuple_SET_ITEM(view, 2, start);
+        return view;
+    }
+#endif
+    PyObject *fields = PyTuple_Pack(3, shape, strides, start);
+    Py_DECREF(start);
+    if (fields == NULL)
+        return NULL;
+    PyObject *call = PyTuple_Pack(1, fields);
+    Py_DECREF(fields);
+    if (call == NULL)
+        return NULL;
+    view = PyTuple_Type.tp_new(view_type, call, NULL); /* (tuple.__new__(View, ...)) */
+    Py_DECREF(call);
+    return view;
 }
 
 /* row(parts, i): row ``i`` of an array of two or more axes, a new handle of class ``cls`` on
@@ -335,37 +432,10 @@ static PyObject *row(PyObject *module, PyObject *const *args, Py_ssize_t nargs) 
     PyObject *start = PyLong_FromSsize_t(offset + i * step);
     if (start == NULL)
         return NULL;
-    PyTypeObject *view_type = (PyTypeObject *)PyTuple_GET_ITEM(parts, 5);
-    PyObject *view;
-#if PY_VERSION_HEX < 0x030E0000
-    /* a tuple subclass's instance, filled in place (from 3.14 on a tuple caches its hash in a
-     * field that a zero-filled allocation would get wrong) */
-    if (PyType_IsSubtype(view_type, &PyTuple_Type) && view_type->tp_itemsize == sizeof(PyObject *)) {
-        view = view_type->tp_alloc(view_type, 3);
-        if (view == NULL) {
-            Py_DECREF(start);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(view, 0, Py_NewRef(PyTuple_GET_ITEM(parts, 6)));
-        PyTuple_SET_ITEM(view, 1, Py_NewRef(PyTuple_GET_ITEM(parts, 7)));
-        PyTuple_SET_ITEM(view, 2, start);
-    } else
-#endif
-    {
-        PyObject *fields = PyTuple_Pack(3, PyTuple_GET_ITEM(parts, 6), PyTuple_GET_ITEM(parts, 7),
-                                        start);
-        Py_DECREF(start);
-        if (fields == NULL)
-            return NULL;
-        PyObject *call = PyTuple_Pack(1, fields);
-        Py_DECREF(fields);
-        if (call == NULL)
-            return NULL;
-        view = PyTuple_Type.tp_new(view_type, call, NULL); /* (tuple.__new__(View, ...)) */
-        Py_DECREF(call);
-        if (view == NULL)
-            return NULL;
-    }
+    PyObject *view = make_view((PyTypeObject *)PyTuple_GET_ITEM(parts, 5),
+                               PyTuple_GET_ITEM(parts, 6), PyTuple_GET_ITEM(parts, 7), start);
+    if (view == NULL)
+        return NULL;
     Handle *out = (Handle *)cls->tp_alloc(cls, 0);
     if (out == NULL) {
         Py_DECREF(view);
@@ -391,10 +461,195 @@ static PyObject *row(PyObject *module, PyObject *const *args, Py_ssize_t nargs) 
     return (PyObject *)out;
 }
 
+/* What the basic-slicing fast path needs (``install_views``): numloom's ndarray class, the
+ * View class, views.py's ``_WARN_ON_WRITE`` (arrays whose first write warns: while it holds
+ * any, slicing takes the Python path) and host.py's ``_is_identity``. */
+static PyObject *view_cls, *view_type, *warn_on_write, *is_identity;
+
+#define NL_MAX_DIMS 64
+
+/* ``a[key]`` for a key of slices with positive steps and integers (one trailing Ellipsis
+ * allowed), at least one slice, none empty: a new handle on a's storage, as array_views.py's
+ * ``basic_view`` makes it. NULL with no error set where the Python path must take it (NumPy's
+ * errors, other keys, subclasses). */
+static PyObject *slice_handle(Handle *self, PyObject *key) {
+    if (view_cls == NULL || Py_TYPE(self) != (PyTypeObject *)view_cls ||
+        PyDict_GET_SIZE(warn_on_write) != 0)
+        return NULL;
+    PyObject *view = self->view;
+    if (view == NULL || !PyTuple_Check(view) || PyTuple_GET_SIZE(view) != 3)
+        return NULL;
+    PyObject *shape = PyTuple_GET_ITEM(view, 0), *strides = PyTuple_GET_ITEM(view, 1);
+    if (!PyTuple_Check(shape) || !PyTuple_Check(strides))
+        return NULL;
+    Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
+    Py_ssize_t offset = PyLong_AsSsize_t(PyTuple_GET_ITEM(view, 2));
+    if (offset == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *one[1] = {key};
+    PyObject **items = one;
+    Py_ssize_t n = 1;
+    if (PyTuple_CheckExact(key)) {
+        items = &PyTuple_GET_ITEM(key, 0);
+        n = PyTuple_GET_SIZE(key);
+    } else if (!PySlice_Check(key))
+        return NULL;
+    if (n > 0 && items[n - 1] == Py_Ellipsis)
+        n--;
+    if (n > ndim || ndim > NL_MAX_DIMS)
+        return NULL;
+    Py_ssize_t new_shape[NL_MAX_DIMS], new_strides[NL_MAX_DIMS];
+    int m = 0, sliced = 0;
+    for (Py_ssize_t d = 0; d < ndim; d++) {
+        Py_ssize_t len = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, d));
+        Py_ssize_t stride = PyLong_AsSsize_t(PyTuple_GET_ITEM(strides, d));
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            return NULL;
+        }
+        if (d >= n) {
+            new_shape[m] = len;
+            new_strides[m++] = stride;
+            continue;
+        }
+        PyObject *k = items[d];
+        if (PySlice_Check(k)) {
+            Py_ssize_t start, stop, step;
+            if (PySlice_Unpack(k, &start, &stop, &step) < 0) {
+                PyErr_Clear();
+                return NULL;
+            }
+            if (step <= 0)
+                return NULL; /* (reversed views: the Python path) */
+            Py_ssize_t count = PySlice_AdjustIndices(len, &start, &stop, step);
+            if (count <= 0)
+                return NULL; /* (an empty view: the Python path, NumPy's offset) */
+            new_shape[m] = count;
+            new_strides[m++] = stride * step;
+            offset += start * stride;
+            sliced = 1;
+        } else if (PyLong_CheckExact(k)) {
+            Py_ssize_t i = PyLong_AsSsize_t(k);
+            if (i == -1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                return NULL;
+            }
+            if (i < 0)
+                i += len;
+            if (i < 0 || i >= len)
+                return NULL; /* (NumPy's IndexError: the Python path) */
+            offset += i * stride;
+        } else
+            return NULL;
+    }
+    if (!sliced)
+        return NULL; /* (integers alone: elements and rows have their own paths) */
+    PyObject *shape_t = PyTuple_New(m), *strides_t = PyTuple_New(m);
+    if (shape_t == NULL || strides_t == NULL) {
+        Py_XDECREF(shape_t);
+        Py_XDECREF(strides_t);
+        return NULL;
+    }
+    for (int d = 0; d < m; d++) {
+        PyObject *a = PyLong_FromSsize_t(new_shape[d]), *b = PyLong_FromSsize_t(new_strides[d]);
+        if (a == NULL || b == NULL) {
+            Py_XDECREF(a);
+            Py_XDECREF(b);
+            Py_DECREF(shape_t);
+            Py_DECREF(strides_t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(shape_t, d, a);
+        PyTuple_SET_ITEM(strides_t, d, b);
+    }
+    PyObject *start = PyLong_FromSsize_t(offset);
+    PyObject *new_view = start == NULL ? NULL : make_view((PyTypeObject *)view_type, shape_t,
+                                                          strides_t, start);
+    Py_DECREF(shape_t);
+    Py_DECREF(strides_t);
+    if (new_view == NULL)
+        return NULL;
+    PyObject *identity;
+    if (offset != 0)
+        identity = Py_NewRef(Py_False);
+    else {
+        identity = PyObject_CallFunctionObjArgs(is_identity, self->storage, new_view,
+                                                self->dtype, NULL);
+        if (identity == NULL) {
+            Py_DECREF(new_view);
+            return NULL;
+        }
+    }
+    PyTypeObject *cls = (PyTypeObject *)view_cls;
+    Handle *out = (Handle *)cls->tp_alloc(cls, 0);
+    if (out == NULL) {
+        Py_DECREF(new_view);
+        Py_DECREF(identity);
+        return NULL;
+    }
+    out->view = new_view;
+    out->storage = Py_NewRef(self->storage);
+    out->readonly = Py_NewRef(self->readonly);
+    out->dtype = Py_NewRef(self->dtype);
+    out->identity = identity;
+    out->host = Py_NewRef(Py_None);
+    /* its ``base``: the array whose memory it is (a's own base, else a) */
+    static PyObject *s_base;
+    if (s_base == NULL && (s_base = PyUnicode_InternFromString("_base_array")) == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    PyObject *base = PyObject_GetAttr((PyObject *)self, s_base);
+    if (base == NULL || base == Py_None) {
+        PyErr_Clear();
+        Py_XDECREF(base);
+        base = Py_NewRef((PyObject *)self);
+    }
+    int failed = PyObject_SetAttr((PyObject *)out, s_base, base);
+    Py_DECREF(base);
+    if (failed < 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    return (PyObject *)out;
+}
+
+/* slice_view(a, key): ``slice_handle`` from Python (array_views.py's ``basic_view``), None
+ * where it does not apply. */
+static PyObject *slice_view(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyObject_TypeCheck(args[0], &HandleType)) {
+        PyErr_SetString(PyExc_TypeError, "slice_view(a, key) takes a numloom array and a key");
+        return NULL;
+    }
+    PyObject *made = slice_handle((Handle *)args[0], args[1]);
+    if (made == NULL && !PyErr_Occurred())
+        Py_RETURN_NONE;
+    return made;
+}
+
+static PyObject *install_views(PyObject *module, PyObject *args) {
+    PyObject *cls, *vt, *warns, *ident;
+    if (!PyArg_ParseTuple(args, "O!O!O!O:install_views", &PyType_Type, &cls, &PyType_Type, &vt,
+                          &PyDict_Type, &warns, &ident))
+        return NULL;
+    Py_XSETREF(view_cls, Py_NewRef(cls));
+    Py_XSETREF(view_type, Py_NewRef(vt));
+    Py_XSETREF(warn_on_write, Py_NewRef(warns));
+    Py_XSETREF(is_identity, Py_NewRef(ident));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"row", (PyCFunction)(void (*)(void))row, METH_FASTCALL, "row(parts, i): row i of an array, a new handle (host.py)."},
+    {"slice_view", (PyCFunction)(void (*)(void))slice_view, METH_FASTCALL,
+     "slice_view(a, key): a[key] for slices and integers, a new handle; None where the Python "
+     "path takes it (array_views.py)."},
+    {"install_views", install_views, METH_VARARGS,
+     "install_views(ndarray, View, warn_on_write, is_identity): what slice_view looks at."},
     {"install", install, METH_VARARGS,
-     "install(getitem_slow, setitem_slow, tracing, scalars, integers, shape_setter): the "
+     "install(getitem_slow, setitem_slow, tracing, scalars, integers, shape_setter[, quiet_store, quiet_masks]): the "
      "Python paths and the objects the fast paths look at."},
     {NULL, NULL, 0, NULL},
 };

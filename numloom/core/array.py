@@ -20,7 +20,16 @@ import numpy as _np
 from . import config, fperrors, host, methods, realize
 from .dag import Node, Op, View, node, prod
 from .device import get_device
-from .host import _INTEGERS, _SCALARS, HostAccess, _full_integer, _int_prefix, _is_identity, _row
+from .host import (
+    _INTEGERS,
+    _SCALARS,
+    HostAccess,
+    _full_integer,
+    _int_prefix,
+    _is_identity,
+    _row,
+    quiet_store,
+)
 from .methods import Methods, _numpy_message
 from .realize import Storage, buffer_node
 from .views import (
@@ -46,7 +55,8 @@ def _handle_base():
 
 
 _COMPILED_NAMES = ("Handle", "UfuncBase", "install", "install_tracing", "plain_call", "structure",
-                   "intern", "result", "map_result", "sweep", "call_states", "launch")  # fmt: skip
+                   "intern", "result", "map_result", "sweep", "call_states", "launch",
+                   "slice_view", "install_views")  # fmt: skip
 _speedups = _handle_base()
 
 
@@ -297,9 +307,10 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
                         and not _TRACING
                         and not self._readonly
                         and ((t is int and host.ndim == 1) or
-                             (t is tuple and _full_integer(key, host.ndim)))
+                             (t is tuple and (_full_integer(key, host.ndim) or
+                                              quiet_store(key, host.ndim, value, host.dtype))))
                     ):  # fmt: skip
-                        host[key] = value
+                        host[key] = value  # (a row or column of a grid: ``u[0, :] = 1``)
                         return
                     version = None  # (a reference held here would look like another holder)
                 ndim = len(self._view.shape)
@@ -335,7 +346,11 @@ if _speedups is not None:
     shape_setter = ndarray.shape.fset
     del ndarray.__getitem__, ndarray.__setitem__, ndarray.__delitem__
     del ndarray.shape, ndarray.dtype, ndarray.ndim  # (read from the slots in C)
-    _speedups.install(getitem_slow, setitem_slow, _TRACING, _SCALARS, _INTEGERS, shape_setter)
+    _speedups.install(getitem_slow, setitem_slow, _TRACING, _SCALARS, _INTEGERS, shape_setter,
+                      quiet_store, host.QUIET_MASKS)
+    from . import views as _views
+
+    _speedups.install_views(ndarray, View, _views._WARN_ON_WRITE, _is_identity)
     host._ROW[0] = _speedups.row
 
 

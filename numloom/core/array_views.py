@@ -8,11 +8,12 @@ import functools
 
 import numpy as _np
 
-from .array import result, share
+from .array import _speedups, result, share
 from .dag import Op, View, node
 from .views import _WARN_ON_WRITE, _warns_on_write, reshape_view, warn_on_first_write
 
 _layouts: dict = {}
+_SLICE_VIEW = None if _speedups is None else _speedups.slice_view
 
 
 def numpy_view(a, fn, *args, **kwargs):
@@ -76,6 +77,10 @@ def _view_from(a, parts: tuple):
 
 def basic_view(a, key: tuple):
     """``a[key]`` for a key of slices, integers, None and Ellipsis (ending with an Ellipsis)."""
+    if _SLICE_VIEW is not None:  # (slices and integers: the same, in C)
+        made = _SLICE_VIEW(a, key)
+        if made is not None:
+            return made
     hashable = []
     for k in key:
         t = type(k)

@@ -57,6 +57,52 @@ def _full_integer(key: tuple, ndim: int) -> bool:
     return len(key) == ndim and _INTEGERS.issuperset(map(type, key))
 
 
+_SLICING = frozenset({int, slice})
+_F32_MAX, _INF = float(_np.finfo(_np.float32).max), float("inf")
+
+
+def quiet_store(key: tuple, ndim: int, value, dtype) -> bool:
+    """Whether ``a[key] = value`` with this tuple of integers and slices and this scalar can
+    run as NumPy's own store with no warning to give: NumPy warns from within the store (an
+    overflow or NaN in the cast), and a warning given in numloom's code would name numloom's
+    line, not the user's (those writes take the traced path, which warns at the user's line).
+    """
+    if len(key) > ndim or not _SLICING.issuperset(map(type, key)):
+        return False
+    return quiet_value(value, dtype)
+
+
+def quiet_value(value, dtype) -> bool:
+    """Whether NumPy stores the scalar ``value`` into an array of ``dtype`` with no warning."""
+    t = type(value)
+    if t is bool or t is _np.bool_:
+        return True
+    mask = QUIET_MASKS.get(dtype, 0)
+    if t is int:
+        return bool(mask & 1)  # (an integer out of the dtype's range raises: no warning)
+    if t is float:
+        return bool(mask & 2) or bool(mask & 4) and not (abs(value) > _F32_MAX and
+                                                        abs(value) != _INF)  # fmt: skip
+    if t is complex:
+        return bool(mask & 8)
+    return isinstance(value, _np.generic) and _np.can_cast(value.dtype, dtype)
+
+
+def _quiet_mask(dtype) -> int:
+    """Which Python scalars ``quiet_store`` takes for ``dtype``: 1 int, 2 float, 4 float within
+    float32's range, 8 complex."""
+    kind, size = dtype.kind, dtype.itemsize
+    mask = 1 if kind in "iuc" or (kind == "f" and size >= 4) else 0
+    if dtype in (_np.float64, _np.complex128):
+        mask |= 2
+    elif dtype in (_np.float32, _np.complex64):
+        mask |= 4
+    return mask | (8 if dtype == _np.complex128 else 0)
+
+
+QUIET_MASKS = {_np.dtype(c): _quiet_mask(_np.dtype(c)) for c in "?bhilqBHILQefdFD"}
+
+
 _new_view = tuple.__new__  # View's fields without NamedTuple's checks
 
 
@@ -308,14 +354,21 @@ class HostAccess:
         version = storage.version
         if not realize.owns_buffer(storage, version):
             version = realize.own_buffer(storage)
+        self._writable(version)[key] = value
+        return True
+
+    def _writable(self, version) -> _np.ndarray:
+        """A writable NumPy view of the elements this handle sees in ``version``'s CPU buffer
+        (the storage's current version, which it alone holds), kept in the handle's host view:
+        the writes that follow (``__setitem__``'s fast path, core/_speedups.c) take it as long
+        as the version stays the storage's alone."""
         h = self._host
         if h is None or h[2] is None or h[0]() is not version:
             writable = version.arg.writable(self._dtype, self._view)
             host = writable.view()
             host.flags.writeable = False
             h = self._host = (weakref.ref(version), host, writable, host.ndim)
-        h[2][key] = value
-        return True
+        return h[2]
 
     def _set_device_element(self, key, value) -> bool:
         """An element write into a computed GPU array that nothing else holds: into its host

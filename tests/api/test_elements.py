@@ -5,6 +5,7 @@ computed value and write elements in place where nothing else holds the buffer."
 from __future__ import annotations
 
 import threading
+import warnings
 
 import numpy
 import pytest
@@ -442,3 +443,86 @@ def test_integers_for_leading_axes_give_a_view_that_writes_reach(xp):
         except IndexError as e:
             errors.append(str(e))
     return P, cells, errors, cell.base is P, P[1, 1].flags.owndata
+
+
+# --- rows and columns written with a scalar in a loop (CFD Python's boundary conditions) -----
+
+
+@numpy_compare()
+def test_boundary_rows_and_columns_written_in_an_element_loop(xp):
+    """CFD Python's step 5 as published: element updates and, inside the inner loop, the four
+    edges set to 1 each time."""
+    u = xp.ones((9, 9))
+    u[2:5, 2:5] = 2
+    for _ in range(3):
+        un = u.copy()
+        for j in range(1, 9):
+            for i in range(1, 9):
+                u[j, i] = un[j, i] - 0.2 * (un[j, i] - un[j, i - 1]) - 0.2 * (un[j, i] - un[j - 1, i])
+                u[0, :] = 1
+                u[-1, :] = 1
+                u[:, 0] = 1
+                u[:, -1] = 1
+    return u, un
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("value", [True, 3, -2, 2.5, 1e300, float("nan"), float("inf"), 1 + 2j,
+                                   numpy.float32(1.5), numpy.int8(-3), numpy.float64(1e300)],
+                         ids=repr)  # fmt: skip
+def test_slice_writes_of_every_scalar_into_every_dtype(dtype, value):
+    """A scalar stored into rows, columns and strided slices of a computed array, again and
+    again (after the first, in place): NumPy's values, NumPy's errors, and NumPy's warnings at
+    the user's line."""
+    def run(xp):
+        a = xp.zeros((4, 6), dtype=dtype)
+        a[1, 1] = 1  # (computed, written in place: the host view is kept)
+        out = []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for key in [(0, slice(None)), (slice(None), -1), (slice(1, 3), slice(None, None, 2)),
+                        (2,), (slice(None),)]:  # fmt: skip
+                try:
+                    a[key] = value
+                except Exception as e:  # noqa: BLE001 (compared with NumPy's)
+                    out.append((type(e), str(e)))
+                out.append(a.tolist())
+        return out, [(w.category, str(w.message), w.filename) for w in caught]
+
+    got, want = run(nl), run(numpy)
+    assert str(got[0]) == str(want[0])  # (NaN == NaN as text)
+    assert got[1] == want[1]
+
+
+def test_slice_writes_keep_every_other_holder_of_the_old_value():
+    a = nl.arange(12.0).reshape(3, 4) * 1
+    a[0, 0] = 5.0
+    a[0, :] = 1.0  # (computed and alone: in place, and the next writes take the fast path)
+    copy = a.copy()
+    exported = numpy.asarray(a)  # a view of a's memory on the CPU: it sees a's writes
+    cpu = a.device == "cpu"
+    doubled = a * 2  # pending: reads the value before the writes
+    row = a[2]
+    a[1, :] = -1.0
+    a[:, 3] = 7.0
+    want = numpy.arange(12.0).reshape(3, 4)
+    want[0, :], want[1, :], want[:, 3] = 1.0, -1.0, 7.0
+    numpy.testing.assert_array_equal(a.get(), want)
+    assert copy.get()[1].tolist() == [4, 5, 6, 7]
+    assert doubled.get()[1].tolist() == [8, 10, 12, 14]
+    assert row.tolist() == [8, 9, 10, 7.0]
+    if cpu:
+        numpy.testing.assert_array_equal(exported, want)
+    row[:2] = 0  # through a view
+    assert a.get()[2].tolist() == [0, 0, 10, 7]
+
+
+def test_slice_writes_into_read_only_and_broadcast_arrays_as_numpy():
+    a = nl.zeros((3, 3))
+    a[0, :] = 1
+    a.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        a[1, :] = 2
+    b, _ = nl.broadcast_arrays(nl.arange(3.0), nl.zeros((2, 1)))
+    with pytest.warns(DeprecationWarning):
+        b[0, :] = 5.0

@@ -310,3 +310,56 @@ def test_a_ufunc_with_its_output_given_is_numpys(case):
     for g, w in zip(got or (), want or ()):
         assert g.dtype == w.dtype
         numpy.testing.assert_array_equal(g, w)
+
+
+_SLICE_KEYS = [
+    (slice(1, -1), slice(2, None)), (slice(None), -1), (0, slice(None)), (slice(None, None, 2),),
+    (slice(1, 3), Ellipsis), (slice(5, None, 3), 1, slice(None)), (-2, slice(1, 2)),
+    slice(None, 100), (slice(0, 1), slice(None), slice(None)), (slice(None),) * 3,
+    # (the Python path: reversed, empty, out of bounds, None, arrays, too many)
+    (slice(None, None, -1),), (slice(2, 2),), (7, slice(None)), (None, slice(1, 2)),
+    (slice(0, 2), 9), (slice(None),) * 4,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("key", _SLICE_KEYS, ids=repr)
+@pytest.mark.parametrize("make", [
+    lambda: nl.arange(60.0).reshape(5, 4, 3),
+    lambda: nl.arange(60.0).reshape(5, 4, 3)[1:, ::2],
+    lambda: nl.arange(60.0).reshape(3, 4, 5).transpose(2, 1, 0),
+    lambda: nl.arange(12.0).reshape(1, 12, 1)[:, ::-1],
+], ids=["whole", "strided", "transposed", "reversed"])  # fmt: skip
+def test_slicing_in_c_makes_the_view_numpys_slicing_makes(make, key):
+    """The compiled slicing (``_speedups.slice_view``) gives the view, identity, base and flags
+    the Python path (NumPy's slicing of a stand-in) gives, or steps aside for it."""
+    from numloom.core import array_views
+
+    if array._speedups is None:
+        pytest.skip("the Python handle: nothing compiled")
+    a = make()
+    host = a.get()
+    try:
+        want = host[key]
+    except IndexError as e:
+        with pytest.raises(IndexError, match=str(e).replace("(", r"\(").replace(")", r"\)")):
+            a[key]
+        return
+    made = array._speedups.slice_view(a, key)
+    python = array_views.numpy_view(a, numpy.ndarray.__getitem__, key if isinstance(key, tuple)
+                                    else (key,))  # fmt: skip
+    if made is not None:
+        assert made._view == python._view and made._identity == python._identity
+        assert made.base is python.base and made._readonly == python._readonly
+    got = a[key]
+    numpy.testing.assert_array_equal(got.get(), want)
+    assert got.shape == want.shape
+    if got.size:
+        got[...] = -1.0  # (a view: the write reaches a)
+        host[key] = -1.0
+        numpy.testing.assert_array_equal(a.get(), host)
+
+
+def test_slices_of_a_whole_array_are_the_array_when_they_take_everything():
+    a = nl.zeros((3, 4))
+    assert a[:, :]._identity and a[0:3]._identity and not a[1:]._identity
+    assert not a.reshape(12)[:]._identity  # (another shape than the storage's)
