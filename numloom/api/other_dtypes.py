@@ -10,6 +10,7 @@ code calls the plain ones.
 
 from __future__ import annotations
 
+import builtins
 import functools
 
 import numpy as _np
@@ -50,7 +51,8 @@ def _foreign_in(values) -> bool:
         if t in _PLAIN:
             continue
         if t is list or t is tuple:
-            if any(type(x) not in _PLAIN and _foreign(x) for x in v):
+            if builtins.any(type(x) not in _PLAIN and _foreign(x) for x in v):  # (the
+                # module's own ``any`` is numloom's)
                 return True
         elif _foreign(v):
             return True

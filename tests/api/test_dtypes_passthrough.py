@@ -216,3 +216,20 @@ def test_a_view_as_something_else_is_refused(xp):
 def test_ndarray_still_constructs_arrays():
     a = numloom.ndarray((2, 3), dtype="int32")
     assert type(a) is numloom.ndarray and a.shape == (2, 3) and a.dtype == numpy.int32
+
+
+def test_a_list_argument_is_not_taken_for_another_librarys(monkeypatch):
+    """``np.array([x, y])`` and ``np.concatenate([a, b])`` of numloom's and NumPy's values run
+    numloom's function: their lists hold nothing of another library (the check once called
+    numloom's own ``any`` on a generator, which ran NumPy's on every such call)."""
+    from numloom.api import fallback, other_dtypes
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"NumPy ran: {args[0]}")
+
+    monkeypatch.setattr(other_dtypes, "call_numpy_quietly", refuse)
+    monkeypatch.setattr(fallback, "call_numpy_quietly", refuse)
+    u = numloom.asarray([1.0, 2.0])
+    assert not other_dtypes._foreign_in(([u[0], 2.5, numpy.float32(1)],))
+    assert numloom.array([u[1], 9.81 * (1 - u[0] / 100.0)]).tolist() == [2.0, 9.81 * 0.99]
+    assert numloom.concatenate([u, numloom.zeros(1)]).tolist() == [1.0, 2.0, 0.0]
