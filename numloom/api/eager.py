@@ -132,7 +132,10 @@ def writable(out):
 
 def adopted(made: _np.ndarray) -> ndarray:
     """NumPy's new array ``made`` (of data-dependent work) as a marked numloom array, its
-    memory uncopied, its host view ready (the next call reads it)."""
+    memory uncopied, its host view ready (the next call reads it). A ufunc's several outputs
+    (``divmod``) are adopted each."""
+    if type(made) is tuple:
+        return tuple([adopted(m) for m in made])
     if not isinstance(made, _np.ndarray):  # (0-d operands alone give NumPy's scalar)
         made = _np.asarray(made)
     if not made.flags.c_contiguous or not made.flags.owndata:

@@ -149,3 +149,19 @@ def test_in_place_calls_spare_pending_readers_and_reach_views():
     numpy.testing.assert_equal(float(total), ha.sum())
     assert_same(numpy.asarray(a), ha + 100.0)
     assert_same(numpy.asarray(view), (ha + 100.0)[::2])
+
+
+def test_a_ufunc_of_two_outputs_on_a_loops_arrays_gives_two_arrays():
+    """``divmod`` (and ``np.modf``, ``np.frexp``) on the small arrays a mask's compaction makes,
+    run at once through NumPy: a tuple of two arrays, as NumPy's (they were stacked into one)."""
+    for xp in (numpy, nl):
+        x = xp.asarray(numpy.arange(-6, 6, dtype=numpy.int8))
+        y = x[x != 0]
+        both = divmod(y, 4)
+        assert type(both) is tuple
+        q, r = both
+        m, e = xp.frexp(y.astype(xp.float32))
+        got = [v.tolist() for v in (q, r, m, e)]
+        if xp is numpy:
+            want = got
+    assert got == want and type(q) is nl.ndarray
