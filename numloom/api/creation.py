@@ -7,11 +7,13 @@ is written into them or they are evaluated; ``arange`` is an IOTA node.
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import operator
 
 import numpy as _np
 
+from ..core import config
 from ..core.array import (
     _check_dtype,
     _device_name,
@@ -171,6 +173,15 @@ def _prototype(a):
 
 def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
     """A numloom array from any array-like (a new array unless ``copy`` allows sharing)."""
+    if type(obj) is list and dtype is None and not ndmin and copy is not False:
+        for x in obj:  # (a list of scalars, a loop's ``np.array([u[1], -u[0]])``: NumPy's)
+            if type(x) not in _SCALAR_ITEMS:
+                break
+        else:
+            host = _np.array(obj)
+            if _fresh(host):
+                return _adopted(host)
+            return asarray(host)
     if isinstance(obj, ndarray):
         out = _array_from_numloom(obj, dtype, copy)
     elif isinstance(obj, (list, tuple)) and any(isinstance(x, ndarray) for x in _flat_items(obj)):
@@ -178,12 +189,42 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=N
         out = out if dtype is None else out.astype(dtype, copy=False)
     else:  # NumPy converts (and raises for copy=False where it would have to copy)
         host = _np.array(obj, dtype=dtype, copy=None if copy else False, ndmin=ndmin)
-        out = asarray(host)  # always a copy of the host data
+        if type(obj) is list and _fresh(host):
+            out = _adopted(host)  # (NumPy's new array from a list: numloom's memory as it is)
+        else:
+            out = asarray(host)  # always a copy of the host data
     if out.ndim < ndmin:
         out = out.reshape((1,) * (ndmin - out.ndim) + out.shape)
     if order not in ("C", "c", None) and out.ndim > 1 and (copy or out is not obj):
         out = in_order(out if out is not obj else out.copy(), order, _prototype(obj))
     return out
+
+
+def _fresh(host) -> bool:
+    """Whether ``host``, an array NumPy just made, may become a CPU array's memory as it is."""
+    return (type(host) is _np.ndarray and host.dtype.kind in _KINDS and host.dtype.isnative
+            and host.flags.c_contiguous and host.flags.owndata and host.ndim > 0
+            and get_device() == "cpu")  # fmt: skip
+
+
+def _adopted(host) -> ndarray:
+    """``host`` as a new CPU array's memory (marked for calls run now where it is small, as
+    ``asarray``'s copy of host data is: core/array.py's ``from_host``)."""
+    if host.size <= config.EAGER_ELEMENTS and not TRACING:
+        return _eager().adopted(host)  # (marked, its host view ready)
+    return adopt_host(host)
+
+
+@functools.cache
+def _eager():
+    from . import eager  # (it imports this module's neighbours: loaded at the first use)
+
+    return eager
+
+
+_KINDS = frozenset("biufc")
+_SCALAR_ITEMS = frozenset([bool, int, float, complex] + [
+    _np.dtype(c).type for c in "?bhilqBHILQefdFD"])  # fmt: skip
 
 
 _NO_COPY = (
@@ -249,7 +290,10 @@ def copy(a, order="K", subok=False) -> ndarray:
     """A new array with ``a``'s current values: a new storage whose first version is ``a``'s
     value node, so later writes to either one leave the other as it is."""
     a = asarray(a)
-    return in_order(array_result(copyable(a._node()), a.device), order, a)
+    made = in_order(array_result(copyable(a._node()), a.device), order, a)
+    if a._storage.eager and not made._storage.pending:
+        made._storage.eager = True  # (as ``a.copy()``)
+    return made
 
 
 def asfortranarray(a, dtype=None, *, like=None) -> ndarray:

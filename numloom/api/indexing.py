@@ -373,6 +373,8 @@ def setitem(a: ndarray, key, value) -> None:
     advanced = any(_is_advanced(k) for k in key)
     if advanced and _store_now(a, key, value):
         return
+    if not advanced and a._storage.eager and not realize.TRACING:
+        _settle_for_write(a, value)  # (a small array of a loop: written at once)
     if not advanced and _write_now(a, key, value):
         return
     if _is_element_key(a, key):
@@ -399,6 +401,19 @@ def setitem(a: ndarray, key, value) -> None:
     values = _value_node(value, positions.shape, a.dtype, "indexing")
     if positions.size:  # an empty selection writes nothing (and makes no new version)
         a._write_at(positions, values)
+
+
+def _settle_for_write(a: ndarray, value) -> None:
+    """Before a write into a marked array (``Storage.eager``, a small CPU array of a loop whose
+    calls run at once through NumPy): its pending value and the pending value written are
+    computed now, so the write runs at once too and the loop stays out of the traced path."""
+    for x in (a, value):
+        if isinstance(x, ndarray) and x._storage.pending and x._storage.device == "cpu":
+            if x.size > eager.EAGER_ELEMENTS:
+                return
+            realize.ensure(x._storage)
+            if x._storage.error is not None:
+                raise x._storage.error
 
 
 def _store_now(a: ndarray, key: tuple, value) -> bool:
@@ -467,7 +482,10 @@ def _write_now(a: ndarray, key: tuple, value, advanced: bool = False) -> bool:
         realize.settle_readers(storage)
         version = storage.version
         if not realize.owns_buffer(storage, version):
-            return False  # (recorded lazily: the copy it needs is made as it is evaluated)
+            if not storage.eager:
+                return False  # (recorded lazily: the copy it needs is made as it is evaluated)
+            del version  # (a small array of a loop: its own copy now, written in place)
+            version = realize.own_buffer(storage)
         a._writable(version)[key] = value  # (kept: the next such write takes a fast path)
         return True
     version.arg.writable(a._dtype, a._view)[key] = value

@@ -10,7 +10,6 @@ code calls the plain ones.
 
 from __future__ import annotations
 
-import builtins
 import functools
 
 import numpy as _np
@@ -51,9 +50,9 @@ def _foreign_in(values) -> bool:
         if t in _PLAIN:
             continue
         if t is list or t is tuple:
-            if builtins.any(type(x) not in _PLAIN and _foreign(x) for x in v):  # (the
-                # module's own ``any`` is numloom's)
-                return True
+            for x in v:  # (a loop: the module's own ``any`` is numloom's)
+                if type(x) not in _PLAIN and _foreign(x):
+                    return True
         elif _foreign(v):
             return True
     return False

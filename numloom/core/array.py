@@ -453,7 +453,10 @@ class _Scalar(ndarray):
         return round(self._host_view()[()], ndigits)
 
     def copy(self, order="C"):
-        return result(copyable(self._node()), self.device)
+        made = result(copyable(self._node()), self.device)
+        if self._storage.eager and not made._storage.pending:
+            made._storage.eager = True  # (a loop's ``un = u.copy()``: calls on it run now)
+        return made
 
     def __getattr__(self, name: str):
         # (methods NumPy's scalars have and arrays do not: ``x.sum().hex()``)

@@ -34,6 +34,9 @@ VARIABLES = {
     "NUMLOOM_RANDOM": "numpy draws random numbers with NumPy on the host, also for arrays on a "
     "GPU; philox draws the legacy np.random functions from Philox on the CPU too (default: on "
     "a GPU, default_rng draws NumPy's PCG64 stream and the legacy functions Philox's)",
+    "NUMLOOM_EAGER_ELEMENTS": "on the CPU, arrays of at most this many elements that are made "
+    "from host data or computed by a sync run later ufunc calls at once through NumPy, as do "
+    "their results (default 2048; 0: only the arrays of data-dependent loops)",
     "NUMLOOM_PURE_PYTHON": "1 runs the array handle and the traced operation in Python, not in the "
     "compiled numloom.core._speedups (default 0; used when the extension was not built)",
 }
@@ -78,6 +81,7 @@ GRAPHS = _int("NUMLOOM_GRAPHS", 1) != 0
 INDEX32 = _int("NUMLOOM_INDEX32", 1) != 0
 START_BYTES = _int("NUMLOOM_START_BYTES", 256 << 20)
 PURE_PYTHON = _int("NUMLOOM_PURE_PYTHON", 0) != 0
+EAGER_ELEMENTS = _int("NUMLOOM_EAGER_ELEMENTS", 2048)
 
 
 def show_config() -> None:

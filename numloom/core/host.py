@@ -12,8 +12,8 @@ import weakref
 
 import numpy as _np
 
-from . import realize
-from .dag import Op, View, strided
+from . import config, realize
+from .dag import Op, View, prod, strided
 from .realize import Storage
 from .views import _WARN_ON_WRITE, _warns_on_write, warn_on_first_write
 
@@ -57,6 +57,7 @@ def _full_integer(key: tuple, ndim: int) -> bool:
     return len(key) == ndim and _INTEGERS.issuperset(map(type, key))
 
 
+EAGER = [config.EAGER_ELEMENTS]  # (read at each value read: a list tests may change)
 _SLICING = frozenset({int, slice})
 _F32_MAX, _INF = float(_np.finfo(_np.float32).max), float("inf")
 
@@ -318,6 +319,9 @@ class HostAccess:
         if storage.error is not None:
             raise storage.error
         version = storage.version
+        if storage.device == "cpu" and not realize.TRACING and prod(version.shape) <= EAGER[0]:
+            storage.eager = True  # (Python reads a small array's value: ufunc calls on it
+            # run at once through NumPy, api/eager.py, as a loop that reads values wants)
         # Not an export (``__array__``): this view is read only while the version is current.
         data = version.arg.data if storage.device == "cpu" else realize.host_mirror(storage)
         if self._identity and data.shape == self._view.shape and data.dtype == self._dtype:

@@ -369,11 +369,26 @@ def register_limits(storage: Storage) -> None:
     a limit is passed)."""
     if storage.version.depth > config.FLUSH_DEPTH and not _flushing:
         count("auto_flushes")
-        evaluate_device(storage.device)
+        _flush_marking(storage.device)
     elif len(_pending.refs) > config.FLUSH_WIDTH and not _flushing and not TRACING:
         if len(_pending._sweep()) > config.FLUSH_WIDTH:  # (live ones, not dead entries)
             count("auto_flushes")
             evaluate_device(storage.device)
+
+
+def _flush_marking(device: str) -> None:
+    """An evaluation because a loop's graph grew too deep: on the CPU, the small arrays it
+    computes are marked (``Storage.eager``): the loop's next steps on them run at once through
+    NumPy (api/eager.py), as a loop over a few thousand elements runs fastest."""
+    global _marking
+    _marking = device == "cpu" and not TRACING
+    try:
+        evaluate_device(device)
+    finally:
+        _marking = False
+
+
+_marking = False  # (set while _flush_marking evaluates)
 
 
 # The functions ``numloom.jit`` is tracing: nothing evaluates early under them (a replay feeds
@@ -571,10 +586,13 @@ def _evaluate_locked(storages: list, device: str) -> None:
                 file=sys.stderr,
             )
         count("plans_evaluated")
+        small = config.EAGER_ELEMENTS if _marking else 0
         for s, v in evaluated:
             if s.version is v:
                 s.version = results[id(v)]
                 _pending.discard(s)
+                if small and prod(v.shape) <= small:
+                    s.eager = True
     finally:
         _flushing = False
         tracing(True)

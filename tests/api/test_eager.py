@@ -165,3 +165,77 @@ def test_a_ufunc_of_two_outputs_on_a_loops_arrays_gives_two_arrays():
         if xp is numpy:
             want = got
     assert got == want and type(q) is nl.ndarray
+
+
+# --- small arrays of loops that read values, build arrays from lists or run long -------------
+
+
+def _phugoid(xp, steps, dt=0.02):
+    """numerical-mooc's phugoid, Euler's method as published: an array of two values built from
+    a list each step, and an element stored each step."""
+    z0, b0, zt, g = 100.0, 10.0, 100.0, 9.81
+    u = xp.array([z0, b0])
+    z = xp.zeros(steps)
+    z[0] = z0
+    for n in range(1, steps):
+        rhs = xp.array([u[1], g * (1 - u[0] / zt)])
+        u = u + dt * rhs
+        z[n] = u[0]
+    return z
+
+
+def test_a_loop_over_a_list_built_array_evaluates_nothing_per_step():
+    """Small arrays made from a list of scalars are marked: the step's ufunc calls run at once
+    through NumPy (NumPy's values, bit for bit), and the loop evaluates no plan."""
+    _phugoid(nl, 5)
+    before = nl.stats()["plans_evaluated"]
+    got = _phugoid(nl, 300)
+    assert_same(numpy.asarray(got), _phugoid(numpy, 300))
+    assert nl.stats()["plans_evaluated"] - before <= 2  # (the zeros' first write, the end)
+    assert nl.array([1.0, 2.0])._storage.eager and not nl.array(numpy.ones(4))._storage.eager
+
+
+def _pressure(xp, steps, p, b, dx=0.05):
+    """CFD Python's pressure Poisson iterations as published: a copy, a stencil written into
+    a view, and the four edges written from their neighbours, each step."""
+    for _ in range(steps):
+        pn = p.copy()
+        p[1:-1, 1:-1] = (((pn[1:-1, 2:] + pn[1:-1, 0:-2]) * dx**2 +
+                          (pn[2:, 1:-1] + pn[0:-2, 1:-1]) * dx**2) / (4 * dx**2) -
+                         dx**4 / (4 * dx**2) * b[1:-1, 1:-1])  # fmt: skip
+        p[:, -1] = p[:, -2]
+        p[0, :] = p[1, :]
+        p[:, 0] = p[:, 1]
+        p[-1, :] = 0
+    return p
+
+
+def test_a_long_loop_over_small_arrays_runs_at_once_after_its_first_flush(monkeypatch):
+    """A loop over small arrays that never reads a value grows a graph until it flushes: the
+    small arrays that flush computes are marked, and the loop's next steps (copies, ufunc calls
+    on views, writes into the marked arrays) run at once through NumPy."""
+    from numloom.core import config
+
+    monkeypatch.setattr(config, "FLUSH_DEPTH", 40)
+    host_b = numpy.random.default_rng(0).random((12, 12))
+    want = _pressure(numpy, 60, numpy.zeros((12, 12)), host_b)
+    p = nl.zeros((12, 12))
+    b = nl.zeros((12, 12))
+    b[...] = nl.asarray(host_b) * 1.0  # (a source term the loop's program computes)
+    _pressure(nl, 20, p, b)
+    assert p._storage.eager and not p._storage.pending and b._storage.eager
+    before = nl.stats()["plans_evaluated"]
+    got = _pressure(nl, 40, p, b)
+    assert nl.stats()["plans_evaluated"] - before <= 2
+    assert_same(numpy.asarray(got), want)
+
+
+def test_a_write_into_a_marked_array_computes_the_pending_value_first():
+    p = nl.array([0.0, 1.0, 2.0, 3.0])
+    q = nl.arange(4.0) * 3  # (pending)
+    p[1:3] = q[1:3] + 1
+    assert not p._storage.pending and p.tolist() == [0.0, 4.0, 7.0, 3.0]
+    copy = p.copy()
+    assert copy._storage.eager
+    copy[0] = 9.0
+    assert p.tolist() == [0.0, 4.0, 7.0, 3.0]  # (the copy's write is its own)
