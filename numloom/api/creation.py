@@ -148,22 +148,36 @@ def _like_args(a, dtype, shape):
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None) -> ndarray:
     shape, dtype, dev = _like_args(a, dtype, shape)
-    return in_order(full(shape, 0, dtype, device=device or dev), order, _prototype(a))
+    return _marked_like(a, in_order(full(shape, 0, dtype, device=device or dev), order,
+                                    _prototype(a)))  # fmt: skip
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None) -> ndarray:
     shape, dtype, dev = _like_args(a, dtype, shape)
-    return in_order(full(shape, 1, dtype, device=device or dev), order, _prototype(a))
+    return _marked_like(a, in_order(full(shape, 1, dtype, device=device or dev), order,
+                                    _prototype(a)))  # fmt: skip
 
 
 def empty_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None) -> ndarray:
     shape, dtype, dev = _like_args(a, dtype, shape)
-    return in_order(full(shape, 0, dtype, device=device or dev), order, _prototype(a))
+    return _marked_like(a, in_order(full(shape, 0, dtype, device=device or dev), order,
+                                    _prototype(a)))  # fmt: skip
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
     shape, dtype, dev = _like_args(a, dtype, shape)
-    return in_order(full(shape, fill_value, dtype, device=device or dev), order, _prototype(a))
+    return _marked_like(a, in_order(full(shape, fill_value, dtype, device=device or dev), order,
+                                    _prototype(a)))  # fmt: skip
+
+
+def _marked_like(a, made: ndarray) -> ndarray:
+    """``made``, a ``*_like`` array of ``a``: computed now and marked where ``a`` is a marked
+    array (a small array of a loop, ``api/eager.py``), so the loop's work on it runs at once
+    too (CFD Python's ``b = numpy.zeros_like(u)`` each step)."""
+    if (isinstance(a, ndarray) and a._storage.eager and made.device == "cpu" and not TRACING
+            and made.size <= config.EAGER_ELEMENTS):  # fmt: skip
+        made = _eager().adopted(_np.array(made.get()))  # (NumPy's fill, adopted)
+    return made
 
 
 def _prototype(a):

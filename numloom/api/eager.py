@@ -151,6 +151,42 @@ def adopted(made: _np.ndarray) -> ndarray:
     return a
 
 
+def reduce_now(np_fn, a, axis, keepdims: bool):
+    """``np_fn(a, axis=axis, keepdims=keepdims)`` (NumPy's sum, prod, max, min, any or all) run
+    now on a marked array's memory, where it is computed, small and on the CPU: the result as
+    the traced reduction gives it (a 0-d result is numloom's scalar), marked; None where the
+    reduction is traced instead. NumPy's warnings point at the user's line."""
+    if realize.TRACING:
+        return None
+    host = _host(a)
+    if host is None:
+        return None
+    made = _run(lambda: np_fn(host, axis=axis, keepdims=keepdims), "reduce")
+    made = adopted(_np.array(made) if not isinstance(made, _np.ndarray) or made.ndim == 0
+                   else made)  # fmt: skip
+    if made.ndim == 0:
+        made.__class__ = _Scalar  # (NumPy gives a scalar: numloom's stands for it)
+    return made
+
+
+def _run(call, name: str):
+    """``call()`` (NumPy's function on host data) with its warnings at the user's line."""
+    state = _extobj_contextvar.get()
+    default = _is_default.get(state)
+    if default is None:
+        default = _is_default[state] = _np.geterr() == _DEFAULT and _np.geterrcall() is None
+    if not default:
+        return at_user(call, (), {})
+    _caught.kinds = kinds = []
+    token = _extobj_contextvar.set(_CALLING)
+    try:
+        made = call()
+    finally:
+        _extobj_contextvar.reset(token)
+    warn(kinds, name)
+    return made
+
+
 def _numpy(np_ufunc, host: list, out):
     """NumPy's ufunc on host operands, its warnings at the user's line."""
     state = _extobj_contextvar.get()

@@ -18,6 +18,7 @@ from ..core.array import _RESULT_TYPES, asarray, ndarray, result
 from ..core.array_views import reshape_array
 from ..core.dag import Op, node, user_line, warn_at_user
 from ..core.dag import prod as _size_of
+from .eager import reduce_now
 from .ufuncs import bind_reductions
 
 _NO_VALUE = _np._NoValue
@@ -85,6 +86,9 @@ def _finish(n, a: ndarray, axes: tuple, keepdims: bool, out):
     return deliver(r, out)
 
 
+_NOW = frozenset(["sum", "prod", "max", "min", "any", "all"])  # (run at once on marked arrays)
+
+
 def _reduce(kind: str, a, axis, dtype, out, keepdims, where, np_fn, initial=_NO_VALUE):
     """One REDUCE node; NumPy's ``np_fn`` on a stand-in gives the dtype and raises errors."""
     plain = (out is None and where is True and initial is _NO_VALUE and dtype is None
@@ -95,6 +99,12 @@ def _reduce(kind: str, a, axis, dtype, out, keepdims, where, np_fn, initial=_NO_
             known = _plans.get(key)
         except TypeError:  # (an unhashable axis: a list)
             plain, known = False, None
+        if known is not None and not a._storage.eager:
+            return _planned(known, a)
+        if a._storage.eager and kind in _NOW:  # (a small array of a loop: NumPy's, at once)
+            made = reduce_now(np_fn, a, axis, keepdims)
+            if made is not None:
+                return made
         if known is not None:
             return _planned(known, a)
     a = asarray(a)

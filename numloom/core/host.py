@@ -315,7 +315,7 @@ class HostAccess:
             if realize.TRACING:
                 realize.value_read()
             return h[1]
-        realize.ensure(storage)
+        realize.ensure_read(storage)
         if storage.error is not None:
             raise storage.error
         version = storage.version

@@ -377,15 +377,26 @@ def register_limits(storage: Storage) -> None:
 
 
 def _flush_marking(device: str) -> None:
-    """An evaluation because a loop's graph grew too deep: on the CPU, the small arrays it
-    computes are marked (``Storage.eager``): the loop's next steps on them run at once through
-    NumPy (api/eager.py), as a loop over a few thousand elements runs fastest."""
+    """An evaluation because a loop's graph grew too deep, or because Python reads a small
+    array's value (``ensure_read``): on the CPU, the small arrays it computes are marked
+    (``Storage.eager``): the loop's next steps on them run at once through NumPy
+    (api/eager.py), as a loop over a few thousand elements runs fastest."""
     global _marking
     _marking = device == "cpu" and not TRACING
     try:
         evaluate_device(device)
     finally:
         _marking = False
+
+
+def ensure_read(storage: Storage) -> None:
+    """``ensure`` for a value Python reads (an element, ``float``, ``tolist``, an ``if``): a
+    small CPU array's read marks the small arrays its evaluation computes, as a loop that
+    tests a value each step (a convergence check) wants."""
+    if storage.pending and storage.device == "cpu" and prod(storage.version.shape) <= (
+            config.EAGER_ELEMENTS):  # fmt: skip
+        _flush_marking("cpu")
+    ensure(storage)
 
 
 _marking = False  # (set while _flush_marking evaluates)

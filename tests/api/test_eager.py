@@ -143,10 +143,10 @@ def test_in_place_calls_spare_pending_readers_and_reach_views():
         nl.multiply(a, 2.0, a)
         nl.add(a, 1.0, a)
         ha = ha * 2.0 + 1.0
-    total = a.sum()  # pending: it reads a's current values
+    total = nl.cumsum(a)  # pending (traced): it reads a's current values
     assert total._storage.pending
     nl.add(a, 100.0, a)
-    numpy.testing.assert_equal(float(total), ha.sum())
+    assert_same(numpy.asarray(total), numpy.cumsum(ha))
     assert_same(numpy.asarray(a), ha + 100.0)
     assert_same(numpy.asarray(view), (ha + 100.0)[::2])
 
@@ -239,3 +239,56 @@ def test_a_write_into_a_marked_array_computes_the_pending_value_first():
     assert copy._storage.eager
     copy[0] = 9.0
     assert p.tolist() == [0.0, 4.0, 7.0, 3.0]  # (the copy's write is its own)
+
+
+def test_reductions_of_a_loops_arrays_run_at_once():
+    """sum, prod, max, min, any and all of a marked array (CFD Python's channel flow tests
+    ``(numpy.sum(u) - numpy.sum(un)) / numpy.sum(u)`` each step) run at once through NumPy:
+    NumPy's values, no plan, results that print and compare as NumPy's scalars."""
+    rows = [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]
+    a, ha = nl.array(rows), numpy.array(rows)  # (built from a list: marked)
+    assert a._storage.eager
+    before = nl.stats()["plans_evaluated"]
+    got = [a.sum(), nl.sum(a, axis=0), a.max(axis=1, keepdims=True), nl.min(a), a.prod(),
+           nl.any(a > 7), nl.all(a > 0)]  # fmt: skip
+    want = [ha.sum(), numpy.sum(ha, axis=0), ha.max(axis=1, keepdims=True), numpy.min(ha),
+            ha.prod(), numpy.any(ha > 7), numpy.all(ha > 0)]  # fmt: skip
+    values = [numpy.asarray(g) for g in got]
+    assert nl.stats()["plans_evaluated"] == before
+    for g, v, w in zip(got, values, want):
+        assert_same(v, numpy.asarray(w))
+        assert str(g) == str(w) and repr(g) == repr(w)
+    assert float((a.sum() - a.sum()) / a.sum()) == 0.0
+
+
+def _relax(xp, u, tol=1e-7):
+    """A loop that tests a value each step (CFD Python's channel flow, numerical-mooc's
+    relaxations): a copy, a stencil written into a view, a scratch array like ``u``, and the
+    relative change of the sum as its exit test."""
+    steps, diff = 0, 1.0
+    while diff > tol and steps < 500:
+        un = u.copy()
+        scratch = xp.zeros_like(u)
+        scratch[1:-1] = un[:-2] + un[2:]
+        u[1:-1] = 0.5 * scratch[1:-1]
+        u[-1] = u[-2]
+        diff = abs((xp.sum(u) - xp.sum(un)) / xp.sum(u))
+        steps += 1
+    return u, steps
+
+
+def test_a_loop_that_tests_a_value_each_step_runs_at_once_after_its_first_test():
+    """Reading a small array's value (the loop's exit test) marks the small arrays that read's
+    evaluation computes; the steps after run at once through NumPy, NumPy's values exactly."""
+    start = numpy.random.default_rng(1).random(50) + 1.0
+    want, want_steps = _relax(numpy, start.copy())
+    u = nl.zeros(50)
+    u[...] = nl.asarray(start) * 1.0
+    got, steps = _relax(nl, u)
+    assert steps == want_steps and steps > 10
+    assert_same(numpy.asarray(got), want)
+    assert u._storage.eager and nl.zeros_like(u)._storage.eager
+    assert not nl.zeros_like(nl.arange(3.0) * 2)._storage.eager  # (a traced array's stays lazy)
+    before = nl.stats()["plans_evaluated"]
+    _relax(nl, u, tol=0.0)  # (500 steps)
+    assert nl.stats()["plans_evaluated"] == before
