@@ -144,6 +144,9 @@ def adopted(made: _np.ndarray) -> ndarray:
         return ADOPT[0](made)  # (the same, in C)
     a = adopt_host(made)
     a._storage.eager = True
+    if made.ndim == 0:
+        a.__class__ = _Scalar  # (NumPy's ufuncs and reductions give a scalar: numloom's
+        # stands for it, printing as NumPy's does)
     version = a._storage.version
     if a._identity:
         host = version.arg.data.view()
@@ -162,11 +165,7 @@ def reduce_now(np_fn, a, axis, keepdims: bool):
     if host is None:
         return None
     made = _run(lambda: np_fn(host, axis=axis, keepdims=keepdims), "reduce")
-    made = adopted(_np.array(made) if not isinstance(made, _np.ndarray) or made.ndim == 0
-                   else made)  # fmt: skip
-    if made.ndim == 0:
-        made.__class__ = _Scalar  # (NumPy gives a scalar: numloom's stands for it)
-    return made
+    return adopted(made)  # (a 0-d result: numloom's scalar)
 
 
 def _run(call, name: str):

@@ -292,3 +292,14 @@ def test_a_loop_that_tests_a_value_each_step_runs_at_once_after_its_first_test()
     before = nl.stats()["plans_evaluated"]
     _relax(nl, u, tol=0.0)  # (500 steps)
     assert nl.stats()["plans_evaluated"] == before
+
+
+def test_ufuncs_of_a_loops_scalars_give_numpys_scalars():
+    """numerical-mooc's relative L2 error of marked arrays, ``sqrt(sum((T - E)**2) / sum(E**2))``,
+    prints as NumPy's float64 (a 0-d array printed ``array(0.24253563)``)."""
+    results = []
+    for xp in (numpy, nl):
+        t, e = xp.array([1.0, 2.0, 4.0]), xp.array([1.5, 2.5, 3.0])
+        error = xp.sqrt(xp.sum((t - e) ** 2) / xp.sum(e**2))
+        results.append((repr(error), repr([error, t.max() * 2, -xp.min(e)]), str(error + 1)))
+    assert results[1] == results[0]
