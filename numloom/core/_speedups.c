@@ -641,6 +641,42 @@ static PyObject *install_views(PyObject *module, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *s_numpy_name;
+
+/* The runner's ``__import__`` (tools/runner.py): ``import numpy...`` goes to its Python hook,
+ * every other import straight to the original ``__import__``, with no Python frame between the
+ * importing code and the import (a warning a module gives as it is imported, with a
+ * ``stacklevel`` that names its importer, then names the user's line, as under plain Python). */
+static PyObject *import_original, *import_hook;
+
+static PyObject *redirect_import(PyObject *module, PyObject *args, PyObject *kwargs) {
+    if (import_original == NULL || import_hook == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "redirect_import: install_import was not called");
+        return NULL;
+    }
+    PyObject *name = PyTuple_GET_SIZE(args) > 0 ? PyTuple_GET_ITEM(args, 0)
+                     : kwargs != NULL ? PyDict_GetItemString(kwargs, "name") : NULL;
+    int numpy = 0;
+    if (name != NULL && PyUnicode_Check(name)) {
+        Py_ssize_t n = PyUnicode_GET_LENGTH(name);
+        if (PyUnicode_Tailmatch(name, s_numpy_name, 0, 5, -1) == 1 &&
+            (n == 5 || PyUnicode_READ_CHAR(name, 5) == '.'))
+            numpy = 1;
+    }
+    return PyObject_Call(numpy ? import_hook : import_original, args, kwargs);
+}
+
+static PyObject *install_import(PyObject *module, PyObject *args) {
+    PyObject *original, *hook;
+    if (!PyArg_ParseTuple(args, "OO:install_import", &original, &hook))
+        return NULL;
+    if (s_numpy_name == NULL && (s_numpy_name = PyUnicode_InternFromString("numpy")) == NULL)
+        return NULL;
+    Py_XSETREF(import_original, Py_NewRef(original));
+    Py_XSETREF(import_hook, Py_NewRef(hook));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"row", (PyCFunction)(void (*)(void))row, METH_FASTCALL, "row(parts, i): row i of an array, a new handle (host.py)."},
     {"slice_view", (PyCFunction)(void (*)(void))slice_view, METH_FASTCALL,
@@ -648,6 +684,13 @@ static PyMethodDef methods[] = {
      "path takes it (array_views.py)."},
     {"install_views", install_views, METH_VARARGS,
      "install_views(ndarray, View, warn_on_write, is_identity): what slice_view looks at."},
+    {"redirect_import", (PyCFunction)(void (*)(void))redirect_import,
+     METH_VARARGS | METH_KEYWORDS,
+     "redirect_import(name, globals=None, locals=None, fromlist=(), level=0): the runner's "
+     "__import__ (install_import)."},
+    {"install_import", install_import, METH_VARARGS,
+     "install_import(original, hook): the __import__ redirect_import calls, and the hook it "
+     "calls for numpy and its submodules."},
     {"install", install, METH_VARARGS,
      "install(getitem_slow, setitem_slow, tracing, scalars, integers, shape_setter[, quiet_store, quiet_masks]): the "
      "Python paths and the objects the fast paths look at."},

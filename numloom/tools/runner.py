@@ -77,6 +77,13 @@ class NumpyRedirect:
 
         self._original = builtins.__import__
         builtins.__import__ = self._import
+        from numloom.core import array
+
+        if array._speedups is not None and hasattr(array._speedups, "redirect_import"):
+            # (the same in C: other imports then pass through no frame of numloom's, so a
+            # warning a module gives as it is imported names the user's line)
+            array._speedups.install_import(self._original, self._import)
+            builtins.__import__ = array._speedups.redirect_import
         # the script's np.__version__ is the NumPy whose semantics it gets (programs compare it:
         # `if np.__version__ >= "1.20"`); numloom's own stays numloom.core.config.VERSION
         self._version, numloom.__version__ = numloom.__version__, numpy.__version__

@@ -257,3 +257,27 @@ def test_bench_runs_and_checks(tmp_path):
     rows = [line.split() for line in bench.stdout.splitlines() if line.startswith("saxpy")]
     assert len(rows) == 1 and "OK" in rows[0], bench.stdout
     assert "numpy/numloom" in bench.stdout
+
+
+def test_a_warning_a_library_gives_as_it_is_imported_names_the_users_line(tmp_path):
+    """A library that warns as it is imported (``from scipy import misc``: a DeprecationWarning
+    with ``stacklevel=2``) names the importing line: under the default filters Python shows it
+    for code in ``__main__``. The runner's ``__import__`` adds no frame of its own."""
+    lib = tmp_path / "lib"
+    write(lib / "oldlib.py", """
+        import warnings
+        warnings.warn("oldlib is deprecated", DeprecationWarning, stacklevel=2)
+        """)
+    plain, loom = plain_and_numloom(
+        tmp_path / "prog",
+        """
+        import numpy as np
+        import oldlib
+        print(np.ones(2).sum())
+        """,
+        pythonpath=(lib,),
+        warnings="",
+    )
+    assert "script.py:3: DeprecationWarning: oldlib is deprecated" in plain.stderr, plain.stderr
+    assert_same(plain, loom)
+    assert plain.stderr == loom.stderr
