@@ -147,36 +147,30 @@ def _like_args(a, dtype, shape):
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None) -> ndarray:
-    shape, dtype, dev = _like_args(a, dtype, shape)
-    return _marked_like(a, in_order(full(shape, 0, dtype, device=device or dev), order,
-                                    _prototype(a)))  # fmt: skip
+    return _like(a, 0, dtype, order, shape, device)
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None) -> ndarray:
-    shape, dtype, dev = _like_args(a, dtype, shape)
-    return _marked_like(a, in_order(full(shape, 1, dtype, device=device or dev), order,
-                                    _prototype(a)))  # fmt: skip
+    return _like(a, 1, dtype, order, shape, device)
 
 
 def empty_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None) -> ndarray:
-    shape, dtype, dev = _like_args(a, dtype, shape)
-    return _marked_like(a, in_order(full(shape, 0, dtype, device=device or dev), order,
-                                    _prototype(a)))  # fmt: skip
+    return _like(a, 0, dtype, order, shape, device)
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return _like(a, fill_value, dtype, order, shape, device)
+
+
+def _like(a, fill_value, dtype, order, shape, device) -> ndarray:
+    """``full_like``: lazy, except where ``a`` is a marked array (a small array of a loop,
+    ``api/eager.py``): NumPy's array then, adopted and marked, so the loop's work on it runs at
+    once too (CFD Python's ``b = numpy.zeros_like(u)`` each step)."""
     shape, dtype, dev = _like_args(a, dtype, shape)
-    return _marked_like(a, in_order(full(shape, fill_value, dtype, device=device or dev), order,
-                                    _prototype(a)))  # fmt: skip
-
-
-def _marked_like(a, made: ndarray) -> ndarray:
-    """``made``, a ``*_like`` array of ``a``: computed now and marked where ``a`` is a marked
-    array (a small array of a loop, ``api/eager.py``), so the loop's work on it runs at once
-    too (CFD Python's ``b = numpy.zeros_like(u)`` each step)."""
+    made = in_order(full(shape, fill_value, dtype, device=device or dev), order, _prototype(a))
     if (isinstance(a, ndarray) and a._storage.eager and made.device == "cpu" and not TRACING
-            and made.size <= config.EAGER_ELEMENTS):  # fmt: skip
-        made = _eager().adopted(_np.array(made.get()))  # (NumPy's fill, adopted)
+            and 0 < made.size <= config.EAGER_ELEMENTS and made.flags.c_contiguous):  # fmt: skip
+        return _eager().adopted(_np.full(made.shape, fill_value, made.dtype))
     return made
 
 
@@ -222,8 +216,8 @@ def _fresh(host) -> bool:
 
 
 def _adopted(host) -> ndarray:
-    """``host`` as a new CPU array's memory (marked for calls run now where it is small, as
-    ``asarray``'s copy of host data is: core/array.py's ``from_host``)."""
+    """``host`` as a new CPU array's memory, marked where it is small (a loop's array built
+    from a list: its calls run at once, ``api/eager.py``)."""
     if host.size <= config.EAGER_ELEMENTS and not TRACING:
         return _eager().adopted(host)  # (marked, its host view ready)
     return adopt_host(host)

@@ -57,7 +57,6 @@ def _full_integer(key: tuple, ndim: int) -> bool:
     return len(key) == ndim and _INTEGERS.issuperset(map(type, key))
 
 
-EAGER = [config.EAGER_ELEMENTS]  # (read at each value read: a list tests may change)
 _SLICING = frozenset({int, slice})
 _F32_MAX, _INF = float(_np.finfo(_np.float32).max), float("inf")
 
@@ -319,7 +318,8 @@ class HostAccess:
         if storage.error is not None:
             raise storage.error
         version = storage.version
-        if storage.device == "cpu" and not realize.TRACING and prod(version.shape) <= EAGER[0]:
+        if storage.device == "cpu" and not realize.TRACING and prod(version.shape) <= (
+                config.EAGER_ELEMENTS):  # fmt: skip
             storage.eager = True  # (Python reads a small array's value: ufunc calls on it
             # run at once through NumPy, api/eager.py, as a loop that reads values wants)
         # Not an export (``__array__``): this view is read only while the version is current.
