@@ -98,11 +98,6 @@ static PyObject *slice_handle(Handle *self, PyObject *key);
 
 static PyObject *handle_subscript(Handle *self, PyObject *key) {
     PyTypeObject *t = Py_TYPE(key);
-    if (t == &PyTuple_Type || t == &PySlice_Type) { /* (slices: a view, made here) */
-        PyObject *made = slice_handle(self, key);
-        if (made != NULL || PyErr_Occurred())
-            return made;
-    }
     if ((t == &PyLong_Type || t == &PyTuple_Type) && PyList_GET_SIZE(tracing) == 0) {
         PyObject *version;
         int current = current_host(self, &version);
@@ -114,6 +109,11 @@ static PyObject *handle_subscript(Handle *self, PyObject *key) {
             if (one_element(key, PyTuple_GET_ITEM(h, 3)))
                 return PyObject_GetItem(PyTuple_GET_ITEM(h, 1), key);
         }
+    }
+    if (t == &PyTuple_Type || t == &PySlice_Type) { /* (slices: a view, made here) */
+        PyObject *made = slice_handle(self, key);
+        if (made != NULL || PyErr_Occurred())
+            return made;
     } else if (t == Py_TYPE(self) && PyList_GET_SIZE(tracing) == 0) { /* (a loop's ``z[keep]``) */
         PyObject *picked = nl_compact((PyObject *)self, key);
         if (picked != NULL || PyErr_Occurred())
