@@ -477,7 +477,8 @@ static PyObject *slice_handle(Handle *self, PyObject *key) {
         PyDict_GET_SIZE(warn_on_write) != 0)
         return NULL;
     PyObject *view = self->view;
-    if (view == NULL || !PyTuple_Check(view) || PyTuple_GET_SIZE(view) != 3)
+    if (view == NULL || !PyTuple_Check(view) || PyTuple_GET_SIZE(view) != 3 ||
+        self->storage == NULL || self->dtype == NULL || self->readonly == NULL)
         return NULL;
     PyObject *shape = PyTuple_GET_ITEM(view, 0), *strides = PyTuple_GET_ITEM(view, 1);
     if (!PyTuple_Check(shape) || !PyTuple_Check(strides))
