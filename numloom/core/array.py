@@ -69,6 +69,10 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
 
     __slots__ = ("__weakref__", "_base_array")  # (the array a view's memory is: ``base``)
     __array_priority__ = 100.0
+    # SymPy's protocol for other libraries' arrays: above its expressions' 10.0, ``Float(2) * x``
+    # asks ``x.__rmul__`` (an object array, as with NumPy's arrays) instead of converting x
+    # with ``float(x)``, which raises for more than one element
+    _op_priority = 10.005
 
     def __init__(self, *args, **kwargs):
         if getattr(self, "_storage", None) is not None:

@@ -233,3 +233,18 @@ def test_a_list_argument_is_not_taken_for_another_librarys(monkeypatch):
     assert not other_dtypes._foreign_in(([u[0], 2.5, numpy.float32(1)],))
     assert numloom.array([u[1], 9.81 * (1 - u[0] / 100.0)]).tolist() == [2.0, 9.81 * 0.99]
     assert numloom.concatenate([u, numloom.zeros(1)]).tolist() == [1.0, 2.0, 0.0]
+
+
+def test_sympy_numbers_times_an_array_give_numpys_object_array():
+    """numerical-mooc's traffic model multiplies arrays by coefficients SymPy solved for
+    (``sympy.Float``): NumPy's arrays give an object array of SymPy numbers. numloom's arrays
+    took SymPy's conversion path for other objects, ``float(x)``, which raises for an array."""
+    sympy = pytest.importorskip("sympy")
+    a_coef, x = sympy.Float(0.0146), sympy.Symbol("x")
+    got, want = [], []
+    for xp, out in ((numloom, got), (numpy, want)):
+        rho = xp.linspace(0.0, 1.0, 4)
+        flux = rho * 1.0 * (1.0 - a_coef * rho - a_coef * rho**2)
+        out.append((type(flux).__name__, flux.dtype, [str(v) for v in flux]))
+        out.append([str(v) for v in x * rho + rho * x])
+    assert got == want
