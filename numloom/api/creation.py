@@ -22,6 +22,7 @@ from ..core.array import (
     asarray,
     copyable,
     from_host,
+    marked_copy,
     ndarray,
     result,
 )
@@ -298,10 +299,7 @@ def copy(a, order="K", subok=False) -> ndarray:
     """A new array with ``a``'s current values: a new storage whose first version is ``a``'s
     value node, so later writes to either one leave the other as it is."""
     a = asarray(a)
-    made = in_order(array_result(copyable(a._node()), a.device), order, a)
-    if a._storage.eager and not made._storage.pending:
-        made._storage.eager = True  # (as ``a.copy()``)
-    return made
+    return marked_copy(a, in_order(array_result(copyable(a._node()), a.device), order, a))
 
 
 def asfortranarray(a, dtype=None, *, like=None) -> ndarray:

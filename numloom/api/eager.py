@@ -169,12 +169,18 @@ def reduce_now(np_fn, a, axis, keepdims: bool):
 
 
 def _run(call, name: str):
-    """``call()`` (NumPy's function on host data) with its warnings at the user's line."""
+    """``call()`` (NumPy's function on host data) with its warnings at the user's line: under
+    NumPy's default error state the categories it warns on are set to ``call`` and warned again
+    here; another state runs the call as it is (``at_user`` where it reports anything)."""
     state = _extobj_contextvar.get()
     default = _is_default.get(state)
     if default is None:
         default = _is_default[state] = _np.geterr() == _DEFAULT and _np.geterrcall() is None
+        if len(_is_default) > 256:  # (states of finished errstate blocks: forget them)
+            _is_default.clear()
     if not default:
+        if not fperrors._reports(state):  # (every category ignored: nothing to point at)
+            return call()
         return at_user(call, (), {})
     _caught.kinds = kinds = []
     token = _extobj_contextvar.set(_CALLING)
@@ -188,24 +194,9 @@ def _run(call, name: str):
 
 def _numpy(np_ufunc, host: list, out):
     """NumPy's ufunc on host operands, its warnings at the user's line."""
-    state = _extobj_contextvar.get()
-    default = _is_default.get(state)
-    if default is None:
-        default = _is_default[state] = _np.geterr() == _DEFAULT and _np.geterrcall() is None
-        if len(_is_default) > 256:  # (states of finished errstate blocks: forget them)
-            _is_default.clear()
-    if not default:
-        if not fperrors._reports(state):  # (every category ignored: nothing to point at)
-            return np_ufunc(*host) if out is None else np_ufunc(*host, out=out)
-        return at_user(np_ufunc, tuple(host), {} if out is None else {"out": out})
-    _caught.kinds = kinds = []
-    token = _extobj_contextvar.set(_CALLING)
-    try:
-        made = np_ufunc(*host) if out is None else np_ufunc(*host, out=out)
-    finally:
-        _extobj_contextvar.reset(token)
-    warn(kinds, np_ufunc.__name__)
-    return made
+    if out is None:
+        return _run(lambda: np_ufunc(*host), np_ufunc.__name__)
+    return _run(lambda: np_ufunc(*host, out=out), np_ufunc.__name__)
 
 
 def warn(kinds: list, name: str) -> None:

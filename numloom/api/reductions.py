@@ -99,8 +99,6 @@ def _reduce(kind: str, a, axis, dtype, out, keepdims, where, np_fn, initial=_NO_
             known = _plans.get(key)
         except TypeError:  # (an unhashable axis: a list)
             plain, known = False, None
-        if known is not None and not a._storage.eager:
-            return _planned(known, a)
         if a._storage.eager and kind in _NOW:  # (a small array of a loop: NumPy's, at once)
             made = reduce_now(np_fn, a, axis, keepdims)
             if made is not None:

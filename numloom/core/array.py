@@ -457,10 +457,7 @@ class _Scalar(ndarray):
         return round(self._host_view()[()], ndigits)
 
     def copy(self, order="C"):
-        made = result(copyable(self._node()), self.device)
-        if self._storage.eager and not made._storage.pending:
-            made._storage.eager = True  # (a loop's ``un = u.copy()``: calls on it run now)
-        return made
+        return marked_copy(self, result(copyable(self._node()), self.device))
 
     def __getattr__(self, name: str):
         # (methods NumPy's scalars have and arrays do not: ``x.sum().hex()``)
@@ -526,6 +523,14 @@ def array_result(n: Node, device: str | None = None) -> ndarray:
 @functools.lru_cache(maxsize=4096)
 def _whole(shape: tuple) -> View:
     return View.contiguous(shape)
+
+
+def marked_copy(a: ndarray, made: ndarray) -> ndarray:
+    """``made``, a computed copy of ``a``, marked as ``a`` is (``Storage.eager``: a loop's
+    ``un = u.copy()`` runs its calls at once, as ``u``'s do, api/eager.py)."""
+    if a._storage.eager and not made._storage.pending:
+        made._storage.eager = True
+    return made
 
 
 def copyable(n: Node) -> Node:
