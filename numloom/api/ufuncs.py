@@ -757,12 +757,13 @@ def apply(uf: ufunc, args: tuple, out, where, casting: str, dtype, signature=Non
     where_from = user_line() if _raises_for_data(uf, inputs, loop) else None
     nodes = [node(Op.MAP, srcs, name, shape, loop[uf.nin + k], where=where_from)
              for k, name in enumerate(names)]  # fmt: skip
+    keep = None if mask is None else as_loop_node(mask, _np.dtype(bool), shape)
     if fperrors.raising(names[0], loop[0]):  # NumPy's error state at this call, for the sync
         line = where_from or user_line()
         for n in nodes:
-            fperrors.record(n, line)
-    if mask is not None:
-        nodes = _apply_where(mask, nodes, outs, shape)
+            fperrors.record(n, line, keep)
+    if keep is not None:
+        nodes = _apply_where(keep, nodes, outs, shape)
     device = _device_of(inputs + outs)
     results = tuple(_deliver(n, o, t, device) for n, o, t in zip(nodes, outs, targets))
     return results[0] if uf.nout == 1 else results
@@ -778,10 +779,9 @@ def _deliver(n: Node, o, target, device):
     return target
 
 
-def _apply_where(mask, nodes, outs, shape):
-    """Where the mask is False an output keeps its old value (zeros when no ``out`` is given:
-    NumPy leaves that memory uninitialized)."""
-    keep = as_loop_node(mask, _np.dtype(bool), shape)
+def _apply_where(keep: Node, nodes, outs, shape):
+    """Where the mask ``keep`` is False an output keeps its old value (zeros when no ``out``
+    is given: NumPy leaves that memory uninitialized)."""
     kept = []
     for n, o in zip(nodes, outs):
         if o is not None:  # select in out's dtype, as NumPy casts before it writes

@@ -332,10 +332,14 @@ def _interpret(step: Step, order: list, values: dict, pos: dict, pooled: bool = 
     warning or raising as NumPy would there.
     """
     local: dict = {}
+
+    def value_of(m):
+        return local[id(m)] if id(m) in local else values.get(pos.get(id(m)))
+
     for p in step.nodes:
         n = order[p]
         srcs = [local[id(s)] if id(s) in local else values[pos[id(s)]] for s in n.srcs]
-        local[id(n)] = fperrors.compute(n, srcs, reference.compute)
+        local[id(n)] = fperrors.compute(n, srcs, reference.compute, value_of)
     for p in step.outputs:
         out = local[id(order[p])]
         values[p] = out.copy() if pooled and getattr(out, "base", None) is not None else out

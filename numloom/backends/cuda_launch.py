@@ -191,6 +191,9 @@ def _report_fp(program: Program, segment: tuple, order: list, values: dict,
             host[p] = to_host(Buffer(v, device)) if isinstance(v, DeviceArray) else v
         return host[p]
 
+    def value_of(m):  # (a where= mask: None where the segment has no value of it)
+        return value(m) if id(m) in local or values.get(pos.get(id(m))) is not None else None
+
     for i in segment:
         step = program.steps[i]
         for p in step.nodes:
@@ -198,7 +201,8 @@ def _report_fp(program: Program, segment: tuple, order: list, values: dict,
             if n.op is Op.KERNEL:  # a kernel written in Python: its output as it ran
                 local[id(n)] = value(n)
                 continue
-            local[id(n)] = fperrors.compute(n, [value(s) for s in n.srcs], reference.compute)
+            local[id(n)] = fperrors.compute(n, [value(s) for s in n.srcs], reference.compute,
+                                            value_of)  # fmt: skip
 
 
 def _recipe(step: Step, order: list, sms: int) -> Recipe:
@@ -401,10 +405,14 @@ def _on_host(step: Step, order: list, values: dict, pos: dict, device: str) -> N
                 else values[p]
             )
     local: dict = {}
+
+    def value_of(m):
+        return local[id(m)] if id(m) in local else host.get(pos.get(id(m)))
+
     for p in step.nodes:
         n = order[p]
         srcs = [local[id(s)] if id(s) in local else host[pos[id(s)]] for s in n.srcs]
-        local[id(n)] = fperrors.compute(n, srcs, reference.compute)
+        local[id(n)] = fperrors.compute(n, srcs, reference.compute, value_of)
     for p in step.outputs:
         values[p] = to_device(np.asarray(local[id(order[p])]), device).arg.data
 

@@ -117,12 +117,14 @@ def record_if_raising(n):
     return n
 
 
-def record(n, where) -> None:
+def record(n, where, mask=None) -> None:
     """Remember the error state of the call that made ``n``, the user's line and the warning
     filters then in force (the list itself: a ``warnings.catch_warnings()`` block's, whose
     ``simplefilter("ignore")`` then still holds at the sync after the block), on the node: an
-    interned node made again by another call takes that call's."""
-    n.call = (_extobj_contextvar.get(), where, warnings.filters)
+    interned node made again by another call takes that call's. ``mask``: the boolean node of
+    the call's ``where=`` (NumPy computes, and so warns of, only the elements it selects)."""
+    call = (_extobj_contextvar.get(), where, warnings.filters)
+    n.call = call if mask is None else call + (mask,)
 
 
 def may_report(nodes, bits: int = NOT_FINITE) -> bool:
@@ -203,21 +205,34 @@ def _state(n) -> tuple:
         _extobj_contextvar.reset(token)
 
 
-def compute(n, srcs: list, compute_node):
+def compute(n, srcs: list, compute_node, value_of=None):
     """``compute_node(n, srcs)`` under the error state of ``n``'s call; NumPy's warnings are
     given again at the user's line, its ``FloatingPointError`` raised as a data error. A node
-    that recorded no call (numloom made it, or it cannot raise) runs with every error ignored."""
+    that recorded no call (numloom made it, or it cannot raise) runs with every error ignored.
+    A call with ``where=`` is checked on the elements its mask selects alone, the mask's value
+    being ``value_of(mask node)`` (None where the caller does not have it: all are checked)."""
     from .realize import DataError
 
-    if n.call is None:
+    call = n.call
+    if call is None:
         with _np.errstate(all="ignore"):
             return compute_node(n, srcs)
     state, where = _state(n)
+    checked = srcs
+    if len(call) > 3 and value_of is not None:
+        selected = value_of(call[3])
+        if selected is not None:
+            with _np.errstate(all="ignore"):
+                value = compute_node(n, srcs)
+            selected = _np.broadcast_to(selected, n.shape)
+            checked = [_np.broadcast_to(s, n.shape)[selected] for s in srcs]
     failed = None
     with _np.errstate(**state), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            value = compute_node(n, srcs)
+            made = compute_node(n, checked)
+            if checked is srcs:
+                value = made
         except FloatingPointError as error:
             failed = error
     for w in caught:  # (NumPy warns of an overflow before it raises for an underflow, say)

@@ -82,6 +82,11 @@ CASES = {
     "maximum.reduce of dates": lambda xp: xp.maximum.reduce(DAYS),
     "add.accumulate of timedeltas": lambda xp: xp.add.accumulate(SPANS),
     "add with out": lambda xp: _add_into(xp),
+    # (TheAlgorithms' Lorentz transformation: a float matrix @ a vector of SymPy symbols)
+    "matrix @ objects": lambda xp: xp.eye(3) @ numpy.array([1, "a", 2.5], dtype=object)[[0, 2, 0]],
+    "objects @ matrix": lambda xp: numpy.array([1, 2, 3], dtype=object) @ xp.eye(3),
+    "matrix @= objects": lambda xp: _matmul_into(xp),
+    "array * objects": lambda xp: xp.arange(3.0) * numpy.array([1, 2, 3], dtype=object),
     # (numpy-tutorials' masked-array tutorial deletes rows of a string table)
     "delete rows of str": lambda xp: xp.delete(WORDS.reshape(3, 1), 1, axis=0),
     "insert into str": lambda xp: xp.insert(WORDS, 1, "kiwi"),
@@ -94,6 +99,12 @@ CASES = {
     "ints and dates concatenated": lambda xp: xp.concatenate([xp.arange(3), DAYS]),
     "sum of str": lambda xp: xp.sum(WORDS),
 }
+
+
+def _matmul_into(xp):
+    a = xp.eye(2)
+    a @= numpy.array([[1, 2], [3, 4]], dtype=object)
+    return a
 
 
 def _add_into(xp):

@@ -61,10 +61,28 @@ CASES = {
     "complex log of 0": lambda xp: xp.log(xp.asarray(CX) * 0),
     "NaN written into an int slice": lambda xp: _int_write(xp, slice(1, 4)),
     "inf written into a strided int view": lambda xp: _int_write(xp, slice(0, 6, 2)),
+    # NumPy computes only the elements where= selects (TheAlgorithms' simplex method divides
+    # by a column where it is positive), so only those can warn
+    "divide where the divisor is not 0": lambda xp: _divide_where(xp, X[:4], X[:4] != 0),
+    "divide where= selects a 0 divisor": lambda xp: _divide_where(xp, X[:4], X[:4] != 2),
+    "divide where= a Python list": lambda xp: _divide_where(xp, X[:4], [True, False, True, True]),
+    "log where= the operand is positive": lambda xp: xp.log(
+        xp.asarray(X), out=xp.zeros(6), where=xp.asarray(X) > 0),
+    "large divide where the divisor is not 0": lambda xp: _divide_where(
+        xp, numpy.arange(5000.0) % 3, numpy.arange(5000) % 3 != 0),
+    "large divide where= a divisor is 0": lambda xp: _divide_where(
+        xp, numpy.arange(5000.0) % 3, numpy.arange(5000) != 4999),
     "NaN written at int positions": lambda xp: _int_write(xp, xp.asarray([5, 0, 2])),
     "NaN written through an int mask": lambda xp: _int_write(
         xp, xp.asarray(numpy.array([1, 0, 1, 0, 0, 1], bool))),
 }
+
+
+def _divide_where(xp, divisor, where):
+    d = xp.asarray(divisor)
+    out = xp.full(d.shape, numpy.nan)
+    xp.divide(xp.ones(d.shape), d, out=out, where=where if isinstance(where, list) else xp.asarray(where))
+    return out
 
 
 def _mandelbrot_steps(xp):
