@@ -100,8 +100,8 @@ def call(uf, args: tuple, out: ndarray | None = None):
     if out is None:
         made = _numpy(uf._np, host, None)
         if type(made) is tuple:
-            return tuple(adopted(m) for m in made)
-        return adopted(made)
+            return tuple(_made(m) for m in made)
+        return _made(made)
     target = writable(out)
     if target is None:
         return None
@@ -128,6 +128,15 @@ def writable(out):
     host.flags.writeable = False
     out._host = (weakref.ref(version), host, target, host.ndim)
     return target
+
+
+def _made(made):
+    """What NumPy's call run now gives, as NumPy gives it: a 0-d result is NumPy's scalar (the
+    work is done: a library handed it, as pandas' aggregation, sees a float), an array
+    ``adopted``."""
+    if not isinstance(made, _np.ndarray):
+        return made
+    return made[()] if made.ndim == 0 else adopted(made)
 
 
 def adopted(made: _np.ndarray) -> ndarray:
@@ -157,15 +166,14 @@ def adopted(made: _np.ndarray) -> ndarray:
 def reduce_now(np_fn, a, axis, keepdims: bool):
     """``np_fn(a, axis=axis, keepdims=keepdims)`` (NumPy's sum, prod, max, min, any or all) run
     now on a marked array's memory, where it is computed, small and on the CPU: the result as
-    the traced reduction gives it (a 0-d result is numloom's scalar), marked; None where the
+    NumPy gives it (a 0-d result is NumPy's scalar), an array marked; None where the
     reduction is traced instead. NumPy's warnings point at the user's line."""
     if realize.TRACING:
         return None
     host = _host(a)
     if host is None:
         return None
-    made = _run(lambda: np_fn(host, axis=axis, keepdims=keepdims), "reduce")
-    return adopted(made)  # (a 0-d result: numloom's scalar)
+    return _made(_run(lambda: np_fn(host, axis=axis, keepdims=keepdims), "reduce"))
 
 
 def _run(call, name: str):

@@ -278,6 +278,10 @@ def all(a, axis=None, out=None, keepdims=False, *, where=True):
 
 
 def _arg_reduce(kind: str, a, axis, out, keepdims, np_fn):
+    if out is None and type(a) in _RESULT_TYPES and a._storage.eager:  # (NumPy's, at once)
+        made = reduce_now(np_fn, a, axis, keepdims)
+        if made is not None:
+            return made
     a = asarray(a)
     _probe(np_fn, a, axis, {})  # NumPy's errors (empty sequences, bad axis)
     _check_out(np_fn, a, axis, keepdims, out)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import types as _types
 import warnings
 from sys import getrefcount as _getrefcount
 
@@ -81,6 +82,14 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
 
     def __array_finalize__(self, obj, /) -> None:
         """Called on a new view as a subclass (``a.view(cls)``); subclasses override it."""
+
+    def __class_getitem__(cls, item, /):
+        """``np.ndarray[Any, np.dtype[np.float64]]`` in annotations: a generic alias, as NumPy's
+        (one or two arguments: shape type and dtype)."""
+        count = len(item) if type(item) is tuple else 1
+        if count not in (1, 2):
+            raise TypeError(f"Too {'many' if count > 2 else 'few'} arguments for {cls.__qualname__}")
+        return _types.GenericAlias(cls, item)
 
     # --- what the array is -------------------------------------------------------------------
 

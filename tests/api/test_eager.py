@@ -303,3 +303,19 @@ def test_ufuncs_of_a_loops_scalars_give_numpys_scalars():
         error = xp.sqrt(xp.sum((t - e) ** 2) / xp.sum(e**2))
         results.append((repr(error), repr([error, t.max() * 2, -xp.min(e)]), str(error + 1)))
     assert results[1] == results[0]
+
+
+def test_a_loops_scalars_are_numpys_scalars():
+    """What a marked array's reductions and ufuncs of its scalars give is NumPy's scalar, type
+    and all: a library handed one sees a float (pandas' aggregation with a function returning
+    ``np.mean(x)`` makes a float64 column of them, an object column of 0-d arrays)."""
+    for xp in (numpy, nl):
+        t = xp.array([1.0, 2.0, 4.0])
+        n = xp.array([3, 1, 2])
+        got = [t.sum(), xp.mean(t), t.max(), xp.sqrt(t.sum()), t.sum() / 2, n.sum(), n.argmax(),
+               xp.any(t > 3), t[0] * 2]  # fmt: skip
+        types = [type(g) for g in got]
+        if xp is numpy:
+            want = types
+    assert types == want
+    assert types[:4] == [numpy.float64] * 4 and types[5] is numpy.int64 and types[7] is numpy.bool

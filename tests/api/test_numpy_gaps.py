@@ -250,3 +250,13 @@ def test_from_dlpack_without_a_copy_shares_host_memory():
     assert copied[3] == 3.0
     with pytest.raises(BufferError):
         nl.from_dlpack(numpy.arange(6.0)[::2], copy=False)
+
+
+@pytest.mark.parametrize("xp", [numpy, nl])
+def test_ndarray_subscripted_in_annotations(xp):
+    # (TheAlgorithms' k-nearest neighbours annotates ``train_data: np.ndarray[float]``)
+    assert xp.ndarray[float].__origin__ is xp.ndarray
+    assert xp.ndarray[tuple, xp.dtype[xp.float64]].__args__ == (tuple, numpy.dtype[numpy.float64])
+    for too_many_or_few in [(int, int, int), ()]:
+        with pytest.raises(TypeError, match="Too (many|few) arguments for"):
+            xp.ndarray[too_many_or_few]
