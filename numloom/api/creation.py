@@ -198,8 +198,13 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=N
         out = out if dtype is None else out.astype(dtype, copy=False)
     else:  # NumPy converts (and raises for copy=False where it would have to copy)
         host = _np.array(obj, dtype=dtype, copy=None if copy else False, ndmin=ndmin)
-        if type(obj) is list and _fresh(host):
-            out = _adopted(host)  # (NumPy's new array from a list: numloom's memory as it is)
+        own = host
+        if type(obj) is not _np.ndarray and type(host) is _np.ndarray and not _fresh(host):
+            own = _np.array(host, order="C")  # (a view of a pandas Series' data, say)
+        if type(obj) is not _np.ndarray and own is not obj and _fresh(own):
+            # (NumPy's array of a list or of another library's data, a pandas Series: numloom's
+            # memory, marked where it is small; api/eager.py)
+            out = _adopted(own)
         else:
             out = asarray(host)  # always a copy of the host data
     if out.ndim < ndmin:

@@ -82,6 +82,8 @@ class Program:
     plan: Plan
     steps: tuple
     buffers: tuple | None = None  # positions of the DAG's BUFFER nodes (found on first use)
+    # seconds its kernels ran through NumPy, waiting to compile (None: compiled; tier_up)
+    interpreted: float | None = None
 
 
 PLAN_CACHE_SIZE = 1024  # programs kept (least recently used dropped first)
@@ -152,6 +154,17 @@ class _Target(pipeline.Target):
         fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
         return fn
 
+    def interprets(self, order: list) -> bool:
+        return config.COMPILE_AFTER_MS > 0 and _compiler_ready() and _small(order)
+
+    def available(self, source: str) -> bool:
+        from ..compile.compiler import c_available
+
+        return c_available(source)
+
+    def tier_up(self, program, order: list) -> bool:
+        return program.interpreted * 1e3 >= config.COMPILE_AFTER_MS or not _small(order)
+
     def program(self, plan: Plan, compiled: list, order: list, roots: list, device: str):
         pos = {id(n): i for i, n in enumerate(order)}
         steps, kernels = [], []
@@ -165,6 +178,22 @@ class _Target(pipeline.Target):
 
 
 TARGET = _Target()
+INTERPRET_ELEMENTS = 1 << 16  # the most elements a new plan's nodes make, to run through NumPy
+
+
+def _small(order: list) -> bool:
+    """Whether the nodes of the DAG ``order`` make few elements together (its data need not
+    be small: a slice of a large array reads a few of its elements)."""
+    total = 0
+    for n in order:
+        if n.op is not Op.BUFFER:
+            size = 1
+            for d in n.shape:
+                size *= d
+            total += size
+            if total > INTERPRET_ELEMENTS:
+                return False
+    return True
 
 
 def _add_frees(steps: list, keep: set) -> None:
@@ -188,17 +217,27 @@ def plan(roots: list) -> Plan:
     return pipeline.build(order, roots, "cpu", TARGET).plan  # (kernels: from the compile cache)
 
 
-def program_for(order: list, roots: list, device: str = "cpu", signature=None) -> Program:
+def program_for(order: list, roots: list, device: str = "cpu", signature=None,
+                interpret: bool = False) -> Program:  # fmt: skip
     """The compiled program evaluating ``roots`` (cached by the DAG's structure, without the
-    DAG's nodes: ``schedule.skeleton``)."""
-    return pipeline.program(order, roots, "cpu", TARGET, signature)
+    DAG's nodes: ``schedule.skeleton``). ``interpret``: a new plan of few elements runs
+    through NumPy, node by node, until its runs have taken ``NUMLOOM_COMPILE_AFTER_MS``, then
+    compiles (a Python loop whose plans change each step compiles none of them; a loop that
+    runs one plan again and again compiles it)."""
+    return pipeline.program(order, roots, "cpu", TARGET, signature, interpret)
 
 
 def run(roots: list, device: str = "cpu") -> dict:
     """Evaluate ``roots``; returns ``{id(root): BUFFER node}``."""
     order, pos, signature = structure(roots)
-    return execute(program_for(order, roots, signature=signature), order, roots, device, pos=pos,
-                   at=signature[1])  # fmt: skip
+    program = program_for(order, roots, signature=signature, interpret=True)
+    if program.interpreted is None:
+        return execute(program, order, roots, device, pos=pos, at=signature[1])
+    start = time.perf_counter()
+    try:
+        return execute(program, order, roots, device, pos=pos, at=signature[1])
+    finally:
+        program.interpreted += time.perf_counter() - start
 
 
 def execute(program: Program, order: list, roots: list, device: str, leaves=None,

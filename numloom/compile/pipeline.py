@@ -76,6 +76,20 @@ class Target:
         ``compiled`` says."""
         raise NotImplementedError
 
+    def interprets(self, order: list) -> bool:
+        """Whether a new plan over the DAG ``order`` runs its kernels that are not compiled yet
+        through NumPy, node by node, until it has run long enough to be worth compiling."""
+        return False
+
+    def available(self, source: str) -> bool:
+        """Whether ``source`` loads without compiling (loaded, or in the compile cache)."""
+        return True
+
+    def tier_up(self, program, order: list) -> bool:
+        """Whether a program that interprets kernels (``program.interpreted``) is to be
+        compiled now, on this evaluation over ``order``."""
+        return True
+
 
 def bindings(k: Kernel, c: Compiled, pos: dict) -> dict:
     """What every backend's launch step holds of plan kernel ``k`` compiled as ``c``: the
@@ -137,32 +151,48 @@ def _loaded(prepared: tuple, target: Target, device: str) -> Compiled:
     return Compiled(target.load(source, symbol, device), source, lowered)
 
 
-def build(order: list, roots: list, device: str, target: Target):
+def build(order: list, roots: list, device: str, target: Target, interpret: bool = False):
     """The target's program evaluating ``roots`` (uncached). Its kernels are lowered and
-    rendered first, then the new ones compile together (``Target.precompile``), then load."""
+    rendered first, then the new ones compile together (``Target.precompile``), then load.
+    ``interpret``: a kernel that would compile runs through NumPy instead (the program's
+    ``interpreted`` then counts the seconds that takes; ``Target.tier_up``)."""
     with phase("numloom: plan"):
         plan = schedule(roots, device, order)
         prepared = [_prepared(k, target, device) for k in plan.kernels]
+    interpreted = None
+    if interpret:
+        for i, p in enumerate(prepared):
+            if p[0] is None and not target.available(p[2]):
+                prepared[i], interpreted = (Compiled(), None, None, None), 0.0
     with phase("numloom: compile"):
         sources = {p[3]: p[2] for p in prepared if p[0] is None}
         if len(sources) > 1:
             target.precompile(sources, device)
         compiled = [_loaded(p, target, device) for p in prepared]
     program = target.program(plan, compiled, order, roots, device)
+    if interpreted is not None:
+        program.interpreted = interpreted
     if config.DEBUG >= 2:
         print(_describe(program.plan), file=sys.stderr)
     return program
 
 
-def program(order: list, roots: list, device: str, target: Target, signature=None):
+def program(order: list, roots: list, device: str, target: Target, signature=None,
+            interpret: bool = False):  # fmt: skip
     """The target's program evaluating ``roots``, cached by the DAG's structure (``signature``:
-    that structure's key, when the caller has it)."""
+    that structure's key, when the caller has it). ``interpret``: a new plan may run through
+    NumPy before it compiles, where the target says so (a sync's evaluation; ``numloom.jit``
+    compiles at once)."""
     key = (device, target.variant(), signature or structure_key(order, roots)[1])
     cached = target.plans.get(key)
     if cached is not None:
         count("plan_cache_hits")
-        return cached
-    return target.plans.put(key, build(order, roots, device, target))
+        if getattr(cached, "interpreted", None) is None or (
+                interpret and not target.tier_up(cached, order)):  # fmt: skip
+            return cached
+        return target.plans.put(key, build(order, roots, device, target))  # (compiled now)
+    interpret = interpret and target.interprets(order)
+    return target.plans.put(key, build(order, roots, device, target, interpret))
 
 
 def _describe(plan: Plan) -> str:

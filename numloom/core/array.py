@@ -618,6 +618,11 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None) -> 
             raise
         return asarray(made, dtype, device=device, copy=copy)
     _check_dtype(host.dtype)
+    if (target == "cpu" and type(a) is not _np.ndarray and 0 < host.ndim
+            and host.size <= config.EAGER_ELEMENTS and not _TRACING):  # fmt: skip
+        # another library's small data (a pandas Series handed to np.nan_to_num in an
+        # aggregation): marked, so what is computed from it is NumPy's at once (api/eager.py)
+        return _namespace.eager.adopted(_np.array(host, copy=True, order="C"))
     return from_host(host, target)
 
 

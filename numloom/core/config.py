@@ -37,6 +37,9 @@ VARIABLES = {
     "NUMLOOM_EAGER_ELEMENTS": "on the CPU, arrays of at most this many elements that are made "
     "from host data or computed by a sync run later ufunc calls at once through NumPy, as do "
     "their results (default 2048; 0: only the arrays of data-dependent loops)",
+    "NUMLOOM_COMPILE_AFTER_MS": "on the CPU, a new plan of few elements runs through NumPy, node "
+    "by node, until its runs have taken this many milliseconds, then compiles (default 20; 0: "
+    "every plan compiles at once)",
     "NUMLOOM_PURE_PYTHON": "1 runs the array handle and the traced operation in Python, not in the "
     "compiled numloom.core._speedups (default 0; used when the extension was not built)",
 }
@@ -82,6 +85,7 @@ INDEX32 = _int("NUMLOOM_INDEX32", 1) != 0
 START_BYTES = _int("NUMLOOM_START_BYTES", 256 << 20)
 PURE_PYTHON = _int("NUMLOOM_PURE_PYTHON", 0) != 0
 EAGER_ELEMENTS = _int("NUMLOOM_EAGER_ELEMENTS", 2048)
+COMPILE_AFTER_MS = _int("NUMLOOM_COMPILE_AFTER_MS", 20)
 
 
 def show_config() -> None:

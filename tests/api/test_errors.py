@@ -33,8 +33,9 @@ def held(xp):
 
 
 def pending(xp, values):
-    """An index array numloom has not computed yet (its bounds are checked when it is)."""
-    return xp.asarray(numpy.zeros(numpy.shape(values), numpy.int64)) + xp.asarray(values)
+    """An index array numloom has not computed yet (its bounds are checked when it is; a
+    small array built from a list would compute at once, as NumPy's)."""
+    return xp.asarray(numpy.zeros(numpy.shape(values), numpy.int64)) + xp.asarray(numpy.array(values))
 
 
 # (what, the bad call). Errors NumPy raises at the call, from the shapes, dtypes, axes or
@@ -304,7 +305,7 @@ BY_THE_FIRST_SYNC = [
     ("take", lambda xp, h: xp.take(h.i, pending(xp, [9]))),
     ("power", lambda xp, h: xp.power(h.i, h.i - 3)),
     ("power in place", lambda xp, h: h.p.__ipow__(h.i - 4)),
-    ("power int8 in place", lambda xp, h: h.b.__ipow__(xp.asarray([1, -1, 2], "int8") + 0)),
+    ("power int8 in place", lambda xp, h: h.b.__ipow__(xp.asarray(numpy.array([1, -1, 2], "int8")) + 0)),
     ("power into a view", lambda xp, h: h.i.__setitem__(slice(1, 4), h.i[:3] ** (h.i[3:] - 5))),
 ]
 

@@ -414,8 +414,10 @@ def test_one_element_takes_only_a_scalar(xp, value, dtype):
 
 
 def pending(values):
-    """An index array that is not computed yet (its bounds can only be checked when it is)."""
-    return numloom.asarray(numpy.zeros(numpy.shape(values), numpy.int64)) + numloom.asarray(values)
+    """An index array that is not computed yet (its bounds can only be checked when it is; a
+    small array built from a list would compute at once, as NumPy's)."""
+    zeros = numloom.asarray(numpy.zeros(numpy.shape(values), numpy.int64))
+    return zeros + numloom.asarray(numpy.array(values))
 
 
 def test_pending_out_of_bounds_index_raises_at_the_next_sync():

@@ -262,3 +262,25 @@ def test_ctypes_gives_the_memory_to_c():
     c = a.ctypes
     assert c.data_as(ctypes.POINTER(ctypes.c_double))[3] == 6.0 and tuple(c.shape) == (4,)
     assert c.data == numpy.asarray(a).ctypes.data  # (a's memory itself, not a copy)
+
+
+def _cluster_report(xp, pd):
+    """TheAlgorithms' k-means report: a groupby aggregation whose functions call the array
+    namespace on each group's Series."""
+    frame = pd.DataFrame({"cluster": [1, 1, 2, 2, 2], "v": [1.0, 2.0, numpy.nan, 4.0, 8.0]})
+    return frame.groupby("cluster")["v"].agg([
+        ("mean_with_zeros", lambda x: xp.mean(xp.nan_to_num(x))),
+        ("largest", lambda x: xp.max(xp.asarray(x))),
+        ("spread", lambda x: xp.std(xp.array(x.dropna()))),
+        ("mean", "mean"),
+    ])  # fmt: skip
+
+
+def test_pandas_aggregations_over_numloom_functions_give_numpys_frame():
+    pd = pytest.importorskip("pandas")
+    want, got = _cluster_report(numpy, pd), _cluster_report(nl, pd)
+    assert list(got.dtypes) == list(want.dtypes) == [numpy.dtype(float)] * 4
+    assert got.to_string() == want.to_string()
+    series = pd.Series([1.0, 2.5, 4.0])
+    assert type(nl.mean(nl.nan_to_num(series))) is numpy.float64
+    assert type(nl.sum(nl.asarray(series))) is numpy.float64

@@ -171,7 +171,8 @@ print(nl.stats()["kernels_compiled"], nl.stats()["compile_cache_hits"])
 
 
 def test_second_run_compiles_nothing_in_a_new_process(tmp_path):
-    env = dict(os.environ, NUMLOOM_CACHE_DIR=str(tmp_path / "cache"))
+    # (compiled at once: a small new plan would run through NumPy first)
+    env = dict(os.environ, NUMLOOM_CACHE_DIR=str(tmp_path / "cache"), NUMLOOM_COMPILE_AFTER_MS="0")
     bench = os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks")
     script = SCRIPT.format(bench=os.path.abspath(bench))
     first = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,

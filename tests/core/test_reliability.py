@@ -180,6 +180,7 @@ def test_a_compiler_that_fails_once_poisons_nothing(monkeypatch, tmp_path):
 
     monkeypatch.setenv("NUMLOOM_CACHE_DIR", str(tmp_path))  # (nothing compiled yet)
     monkeypatch.setattr(compiler, "_loaded", {})
+    monkeypatch.setattr(nl.core.config, "COMPILE_AFTER_MS", 0)  # (compiled at once)
     run = compiler._run
     broken = [True]
 

@@ -1,0 +1,108 @@
+"""A new small plan on the CPU runs through NumPy, node by node, before it compiles.
+
+A Python loop whose plans change each step (a sum over a growing list of pending arrays, a
+boosting loop's predictions) would compile a kernel per step, each costing more than NumPy
+takes for the whole step. Such a plan runs through NumPy until its runs have taken
+``NUMLOOM_COMPILE_AFTER_MS``; a plan run often enough compiles then, and a large plan, a kernel
+already in the compile cache and ``numloom.jit`` compile at once.
+"""
+
+from __future__ import annotations
+
+import numpy
+import pytest
+
+import numloom as nl
+from numloom.core import config
+
+
+@pytest.fixture
+def tiering(monkeypatch, tmp_path):
+    """Tiering on (the suite compiles at once), over an empty compile cache."""
+    if nl.get_device() != "cpu":
+        pytest.skip("the CPU's C kernels")
+    monkeypatch.setattr(config, "COMPILE_AFTER_MS", 20)
+    monkeypatch.setenv("NUMLOOM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(nl.compile.compiler, "_loaded", {})
+    yield
+
+
+def _stats():
+    s = nl.stats()
+    return s["kernels_compiled"], s["kernels_through_numpy"]
+
+
+def _predict(xp, parts: list):
+    """A boosting loop's predictions: a sum over the models so far (one more each step)."""
+    total = xp.zeros(parts[0].shape)
+    for p in parts:
+        total += 0.1 * xp.asarray(p)
+    return xp.sign(total - 0.3)
+
+
+def test_plans_that_change_each_step_compile_nothing(tiering):
+    rng = numpy.random.default_rng(0)
+    parts = [rng.random(150) for _ in range(12)]
+    compiled, interpreted = _stats()
+    for k in range(1, len(parts) + 1):
+        got = _predict(nl, parts[:k])
+        numpy.testing.assert_array_equal(got.get(), _predict(numpy, parts[:k]))
+    after = _stats()
+    assert after[0] == compiled  # (12 distinct plans: none worth compiling)
+    assert after[1] >= interpreted + 12
+
+
+def test_a_plan_run_often_compiles_once_then_runs_compiled(tiering, monkeypatch):
+    monkeypatch.setattr(config, "COMPILE_AFTER_MS", 1)
+    x = nl.asarray(numpy.linspace(0.0, 1.0, 300))
+    want = numpy.sqrt(numpy.linspace(0.0, 1.0, 300) * 3.5 + 1.25)
+    compiled, _ = _stats()
+    for _ in range(2000):
+        numpy.testing.assert_allclose((nl.sqrt(x * 3.5 + 1.25)).get(), want, rtol=1e-15)
+        if _stats()[0] > compiled:
+            break
+    assert _stats()[0] == compiled + 1  # (compiled once its runs took a millisecond)
+    before = _stats()
+    for _ in range(5):
+        numpy.testing.assert_allclose((nl.sqrt(x * 3.5 + 1.25)).get(), want, rtol=1e-15)
+    assert _stats() == before  # (compiled: nothing compiles, nothing runs through NumPy)
+
+
+def test_a_large_plan_compiles_at_once(tiering):
+    x = nl.asarray(numpy.arange(200_000.0))
+    compiled, interpreted = _stats()
+    got = (x * 0.5 + 2.0).get()
+    numpy.testing.assert_array_equal(got, numpy.arange(200_000.0) * 0.5 + 2.0)
+    assert _stats() == (compiled + 1, interpreted)
+
+
+def test_a_kernel_in_the_compile_cache_loads_at_once(tiering, monkeypatch):
+    x = nl.asarray(numpy.arange(40.0))
+    monkeypatch.setattr(config, "COMPILE_AFTER_MS", 0)
+    (nl.cos(x) - 0.25).get()  # (compiled and cached)
+    monkeypatch.setattr(config, "COMPILE_AFTER_MS", 20)
+    nl.compile.compiler._loaded.clear()  # (as a new process finds it: in the cache alone)
+    monkeypatch.setattr(nl.backends.cpu.TARGET.plans, "entries", {})  # (and its plan)
+    compiled, interpreted = _stats()
+    numpy.testing.assert_array_equal((nl.cos(x) - 0.25).get(), numpy.cos(numpy.arange(40.0)) - 0.25)
+    assert _stats() == (compiled, interpreted)
+
+
+def test_jit_compiles_at_once(tiering):
+    @nl.jit
+    def step(a):
+        return nl.tanh(a) * 1.75 - a
+
+    x = nl.asarray(numpy.arange(30.0) / 30)
+    compiled, interpreted = _stats()
+    numpy.testing.assert_allclose(step(x).get(), numpy.tanh(numpy.arange(30.0) / 30) * 1.75
+                                  - numpy.arange(30.0) / 30, rtol=1e-14)  # fmt: skip
+    assert _stats()[0] == compiled + 1 and _stats()[1] == interpreted
+
+
+def test_interpreted_plans_warn_and_raise_as_numpy(tiering):
+    x = nl.asarray(numpy.array([1.0, 0.0, -1.0]))
+    with pytest.warns(RuntimeWarning, match="divide by zero encountered in divide"):
+        (1.0 / x * 2.0).get()
+    with pytest.raises(IndexError, match="out of bounds"):
+        nl.asarray(numpy.arange(5.0))[nl.asarray(numpy.array([0, 7]))].get()
