@@ -7,7 +7,7 @@ natively runs through NumPy on the host and says so once.
 
 from __future__ import annotations
 
-import sys as _sys
+from typing import TYPE_CHECKING
 
 import numpy as _np
 from numpy import (  # noqa: F401  (dtypes, scalar types and constants are NumPy's own)
@@ -22,16 +22,14 @@ from numpy import bool  # noqa: F401, A004
 
 from .core.array import asarray, ndarray  # noqa: F401  (first: the array handle)
 from . import api  # noqa: F401, I001  (the NumPy namespace, which binds into the handle)
-from . import fft, linalg, random  # noqa: F401, I001
+from . import fft, linalg  # noqa: F401, I001
 from .core.config import VERSION as __version__  # noqa: F401
 from .core.config import show_config  # noqa: F401
 from .core import config  # noqa: F401
 from .core import device as device_module  # noqa: F401
 from .core.device import CudaError, DeviceError, OutOfMemoryError  # noqa: F401
 from .core.device import device, get_device, set_device  # noqa: F401
-from .compile.compiler import CompileError  # noqa: F401
-from .tools.explain import explain  # noqa: F401
-from .tools.visualize import visualize  # noqa: F401
+from .core.device import CompileError  # noqa: F401
 from .core.jit import jit  # noqa: F401
 from .api.fallback import NumloomFallbackWarning, module_getattr  # noqa: F401
 from .api.numpy_api import *  # noqa: F403
@@ -39,17 +37,37 @@ from .api.other_dtypes import *  # noqa: F403, E402  (strings, datetimes, object
 from .api.numpy_api import UFUNCS_BY_NAME  # noqa: F401
 from .core.realize import evaluate, stats, sync  # noqa: F401
 from .api.ufuncs import ufunc  # noqa: F401
-from .kernels import cuda  # noqa: F401, E402  (numba.cuda's kernel API)
-from .kernels.vectorize import vectorize  # noqa: F401, E402
-from .kernels import types  # noqa: F401, E402  (numba.types' names: `import numloom as numba`)
+# What a program may not use loads when first used, so ``import numloom`` costs little more
+# than NumPy's import: the random module, numba.cuda's kernel API (``numloom.cuda``,
+# ``vectorize``, ``numloom.types``: their modules, ``cuda.py`` and ``types.py`` here, stand
+# for the kernels folder's), ``explain`` and ``visualize``.
+_LAZY = {
+    "random": ("numloom.random", None),
+    "cuda": ("numloom.cuda", None),
+    "types": ("numloom.types", None),
+    "vectorize": ("numloom.kernels.vectorize", "vectorize"),
+    "explain": ("numloom.tools.explain", "explain"),
+    "visualize": ("numloom.tools.visualize", "visualize"),
+}
 
-# The public submodules that live in a stage's folder answer to their public names too, as
-# `import numba.cuda` does: `import numloom.cuda`, `from numloom.types import float32`.
-_sys.modules[__name__ + ".cuda"] = cuda
-# (one module under both names: the kernel translator knows its draws by identity)
-_sys.modules[__name__ + ".cuda.random"] = cuda.random
-_sys.modules[__name__ + ".types"] = types
+
+if TYPE_CHECKING:  # (what the lazy names are, for readers of the source: the docs)
+    from .tools.explain import explain  # noqa: F401
+    from .tools.visualize import visualize  # noqa: F401
 
 
 def __getattr__(name: str):
+    lazy = _LAZY.get(name)
+    if lazy is not None:
+        import importlib
+
+        value = importlib.import_module(lazy[0])
+        if lazy[1] is not None:
+            value = getattr(value, lazy[1])
+        globals()[name] = value
+        return value
     return module_getattr("", _np, name)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY) | set(dir(_np)))

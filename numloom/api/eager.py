@@ -22,9 +22,10 @@ import weakref
 import numpy as _np
 from numpy._core._ufunc_config import _extobj_contextvar
 
-from ..core import fperrors, realize
+from ..core import config, fperrors, realize
 from ..core.array import _Scalar, adopt_host, ndarray
 from ..core.dag import warn_at_user
+from ..core.device import get_device
 from .writes import at_user, owned_version
 
 EAGER_ELEMENTS = 1 << 16  # the largest operand (elements) a call runs now with
@@ -52,9 +53,14 @@ if _np.geterr() != _DEFAULT or _np.geterrcall() is not None:
 
 
 def wants(args: tuple) -> bool:
-    """Whether an array among ``args`` is marked (the check every eager call starts with)."""
+    """Whether an array among ``args`` is marked, or is a small NumPy array (data a library
+    gave: ``np.sin(y)`` in the right-hand side SciPy's solver calls), the check every eager
+    call starts with."""
     for x in args:
-        if (type(x) is ndarray or type(x) is _Scalar) and x._storage.eager:
+        t = type(x)
+        if (t is ndarray or t is _Scalar) and x._storage.eager:
+            return True
+        if t is _np.ndarray and x.size <= config.EAGER_ELEMENTS and x.dtype.kind in _KINDS:
             return True
     return False
 
@@ -72,6 +78,8 @@ def _host(x):
         host = h[1] if h is not None and h[0]() is version else x._host_view()
         return host if host.size <= EAGER_ELEMENTS else None
     if t in _HOST_SCALARS or (isinstance(x, _np.generic) and x.dtype.kind in _KINDS):
+        return x
+    if t is _np.ndarray and x.size <= config.EAGER_ELEMENTS and x.dtype.kind in _KINDS:
         return x
     return None
 
@@ -91,17 +99,18 @@ def call(uf, args: tuple, out: ndarray | None = None):
     the module's docstring): its result (``out`` itself), or None (the call is traced)."""
     if realize.TRACING:
         return None
-    host = []
+    host, numloom_operand = [], out is not None
     for x in args:
         h = _host(x)
         if h is None:
             return None
         host.append(h)
+        numloom_operand = numloom_operand or h is not x
+    if not numloom_operand and get_device() != "cpu":  # (NumPy's data alone: the device's)
+        return None
     if out is None:
         made = _numpy(uf._np, host, None)
-        if type(made) is tuple:
-            return tuple(_made(m) for m in made)
-        return _made(made)
+        return made_now(made)
     target = writable(out)
     if target is None:
         return None
@@ -130,12 +139,17 @@ def writable(out):
     return target
 
 
-def _made(made):
+def made_now(made):
     """What NumPy's call run now gives, as NumPy gives it: a 0-d result is NumPy's scalar (the
     work is done: a library handed it, as pandas' aggregation, sees a float), an array
-    ``adopted``."""
-    if not isinstance(made, _np.ndarray):
+    ``adopted``, each of a tuple so. (Also numloom.core._tracing's, for what it does not
+    adopt itself.)"""
+    if type(made) is tuple:
+        return tuple([made_now(m) for m in made])
+    if isinstance(made, _np.generic):
         return made
+    if not isinstance(made, _np.ndarray):
+        made = _np.asarray(made)
     return made[()] if made.ndim == 0 else adopted(made)
 
 
@@ -173,7 +187,7 @@ def reduce_now(np_fn, a, axis, keepdims: bool):
     host = _host(a)
     if host is None:
         return None
-    return _made(_run(lambda: np_fn(host, axis=axis, keepdims=keepdims), "reduce"))
+    return made_now(_run(lambda: np_fn(host, axis=axis, keepdims=keepdims), "reduce"))
 
 
 def _run(call, name: str):

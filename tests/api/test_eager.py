@@ -319,3 +319,19 @@ def test_a_loops_scalars_are_numpys_scalars():
             want = types
     assert types == want
     assert types[:4] == [numpy.float64] * 4 and types[5] is numpy.int64 and types[7] is numpy.bool
+
+
+def test_ufuncs_of_small_numpy_arrays_run_at_once():
+    """A small NumPy array is data a library gave (the state SciPy's solver hands the
+    right-hand side it calls): numloom's ufuncs of it, with scalars or marked arrays, run at
+    once through NumPy, NumPy's values, no plan; a large one or a pending operand is traced."""
+    y = numpy.array([0.5, -1.25, 2.0])
+    before = nl.stats()["plans_evaluated"]
+    got = [nl.sin(y), nl.exp(-nl.asarray([1.0, 2.0, 3.0])) * y, nl.add(y, 1), nl.maximum(y, 0.0)]
+    want = [numpy.sin(y), numpy.exp(-numpy.array([1.0, 2.0, 3.0])) * y, y + 1, numpy.maximum(y, 0.0)]
+    assert all(g._storage.eager for g in got)
+    for g, w in zip(got, want):
+        assert_same(g.get(), w)
+    assert nl.stats()["plans_evaluated"] == before
+    assert not nl.sin(numpy.arange(5000.0))._storage.eager
+    assert not nl.add(y, nl.asarray(numpy.ones(3)) * 2)._storage.eager  # (a pending operand)

@@ -27,7 +27,24 @@ def test_import_and_a_deep_graph_leave_the_recursion_limit_alone():
 
 HEAVY = ["numloom.backends.cpu", "numloom.backends.cuda", "numloom.compile.lower", "numloom.compile.render",
          "numloom.compile.render_cuda", "numloom.kernels.translate", "cuda.core", "cuda.bindings", "cupy",
-         "nvmath", "dask", "jax", "torch", "matplotlib", "pandas", "scipy"]  # fmt: skip
+         "nvmath", "dask", "jax", "torch", "matplotlib", "pandas", "scipy",
+         # (what a program may never use: numloom.random, numba.cuda's API, explain)
+         "numloom.random", "numpy.random", "numloom.kernels.cuda", "numloom.kernels.vectorize",
+         "numloom.tools.explain", "numloom.compile.compiler"]  # fmt: skip
+
+
+def test_lazy_public_names_load_when_used():
+    code = (
+        "import sys, numloom\n"
+        "import numloom.cuda, numloom.cuda.random\n"
+        "from numloom.types import float32\n"
+        "print(numloom.cuda is numloom.kernels.cuda, numloom.cuda.random is numloom.kernels.cuda.random,\n"
+        "      numloom.types is numloom.kernels.types, float32 is numloom.kernels.types.float32,\n"
+        "      numloom.random.default_rng(0).random(2).shape, callable(numloom.explain),\n"
+        "      numloom.vectorize is numloom.kernels.vectorize.vectorize, 'random' in dir(numloom))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True"] * 4 + ["(2,)", "True", "True", "True"]
 
 
 def test_import_loads_no_backend_compiler_stage_or_peer_library():

@@ -68,10 +68,11 @@ def test_no_folder_imports_a_folder_above_it():
 
 
 def test_every_module_is_in_a_stage_folder():
-    """Only the package's entry points (``dask``: Dask's array backend) and NumPy's public
-    submodules stay at the top."""
+    """Only the package's entry points (``dask``: Dask's array backend), NumPy's public
+    submodules and the names numba's modules have (``cuda``, ``types``: each stands for its
+    module in ``kernels/``) stay at the top."""
     top = {p.stem for p in PACKAGE.glob("*.py")}
-    assert top == {"__init__", "__main__", "linalg", "random", "fft", "dask"}
+    assert top == {"__init__", "__main__", "linalg", "random", "fft", "dask", "cuda", "types"}
     folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and any(p.glob("*.py"))}
     assert folders == set(LAYERS)
 
