@@ -104,8 +104,14 @@ class _Drawing:
         return f"numloom {self._generator!r}"
 
 
-class _Generator(_Drawing):
-    """A NumPy ``Generator``; over PCG64, on a GPU, its common samplers draw on the device."""
+class Generator(_Drawing):
+    """A NumPy ``Generator`` (``Generator(PCG64(seed))``, or what ``default_rng`` makes); over
+    PCG64, on a GPU, its common samplers draw on the device."""
+
+    def __init__(self, bit_generator):
+        if not isinstance(bit_generator, _np.random.Generator):
+            bit_generator = _np.random.Generator(bit_generator)  # (NumPy's errors)
+        super().__init__(bit_generator)
 
     def random(self, size=None, dtype=_np.float64, out=None):
         shape = self._device_shape(size, out)
@@ -428,17 +434,22 @@ def _scalars(*values) -> bool:
 def default_rng(seed=None):
     if isinstance(seed, _Drawing):
         return seed
-    return _Generator(_np.random.default_rng(to_numpy(seed)))
+    return Generator(_np.random.default_rng(to_numpy(seed)))
 
 
-class _Legacy(_Drawing):
+class RandomState(_Drawing):
     """A NumPy ``RandomState`` (also behind the ``numpy.random.*`` functions). On a GPU its
     common draws come from a Philox stream of the same seed, as numloom operations (a fused
     kernel, no host round trip): MT19937 cannot jump ahead cheaply, so these are not NumPy's
     numbers (``NUMLOOM_RANDOM=numpy`` draws NumPy's on the host; ``NUMLOOM_RANDOM=philox``
     draws Philox's on the CPU too, the same numbers as on a GPU)."""
 
-    def __init__(self, generator, seed=None):
+    def __init__(self, seed=None):
+        if isinstance(seed, _np.random.RandomState):  # (NumPy's, whose draws this makes)
+            generator, seed = seed, None
+        else:
+            seed = to_numpy(seed)
+            generator = _np.random.RandomState(seed)
         super().__init__(generator)
         from .api.philox import Stream
 
@@ -693,20 +704,12 @@ def _nl():
     return sys.modules[__name__.rsplit(".", 1)[0]]
 
 
-def RandomState(seed=None):  # noqa: N802 (NumPy's name)
-    return _Legacy(_np.random.RandomState(to_numpy(seed)), to_numpy(seed))
-
-
-def Generator(bit_generator):  # noqa: N802 (NumPy's name)
-    return _Generator(_np.random.Generator(bit_generator))
-
-
 def seed(seed=None):
     _np.random.seed(seed)
     _global._philox.seed(seed)
 
 
-_global = _Legacy(_np.random.mtrand._rand)
+_global = RandomState(_np.random.mtrand._rand)
 
 
 def __getattr__(name: str):

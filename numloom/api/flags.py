@@ -47,6 +47,7 @@ class flagsobj:
     def f_contiguous(self) -> bool:
         return _contiguous(self._array._view, reverse=True)
 
+    contiguous = c_contiguous  # (NumPy's attribute names: ``flags.contiguous``, ``flags.fortran``)
     fortran = f_contiguous
 
     @property

@@ -120,7 +120,7 @@ def test_flags_as_numpys(make):
         if not (key == "FARRAY" and make == "strided"):  # (NumPy's odd answer there)
             assert got[key] == want[key], key
     for name in ["c_contiguous", "f_contiguous", "writeable", "aligned", "behaved", "carray",
-                 "farray", "fnc", "forc", "writebackifcopy"]:  # fmt: skip
+                 "farray", "fnc", "forc", "writebackifcopy", "contiguous", "fortran"]:  # fmt: skip
         if not (name == "farray" and make == "strided"):
             assert getattr(got, name) == getattr(want, name), name
     if make == "c":

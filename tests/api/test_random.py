@@ -471,7 +471,7 @@ def device_path(monkeypatch):
     numloom builds on them runs as on a GPU."""
     if ON_GPU:
         return
-    gen = numloom.random._Generator
+    gen = numloom.random.Generator
 
     def device_shape(self, size, out=None):
         if size is None or out is not None:
@@ -649,3 +649,17 @@ def test_scalar_draws_are_numpys_own_at_once():
     rng, ref = numloom.random.default_rng(3), numpy.random.default_rng(3)
     assert [rng.random(), rng.integers(9), rng.normal()] == [ref.random(), ref.integers(9),
                                                              ref.normal()]  # fmt: skip
+
+
+def test_generator_and_random_state_are_classes_as_numpys():
+    """``isinstance(rng, np.random.Generator)`` (a program's check of a seed argument) works,
+    and the classes construct as NumPy's do."""
+    rng = numloom.random.default_rng(7)
+    assert isinstance(rng, numloom.random.Generator) and isinstance(numloom.random.Generator, type)
+    assert isinstance(numloom.random.RandomState(3), numloom.random.RandomState)
+    made = numloom.random.Generator(numpy.random.PCG64(1)).random(3)
+    numpy.testing.assert_array_equal(numloom.asnumpy(made), numpy.random.Generator(numpy.random.PCG64(1)).random(3))
+    legacy = numloom.random.RandomState(5).rand(3)
+    numpy.testing.assert_array_equal(numloom.asnumpy(legacy), numpy.random.RandomState(5).rand(3))
+    with pytest.raises(AttributeError, match="capsule"):
+        numloom.random.Generator(5)  # (NumPy's error: a BitGenerator is wanted)
