@@ -17,6 +17,16 @@ from .dag import Op, View, prod, strided
 from .realize import Storage
 from .views import _WARN_ON_WRITE, _warns_on_write, warn_on_first_write
 
+# Libraries that copy a NumPy array they are handed (pandas' Series and DataFrame, under its
+# copy-on-write) but take what another object's ``__array__`` gives as their own, and write it:
+# numpy.asarray(x) called from their modules gives them a copy, as they would have made.
+_COPYING = ("pandas.",)
+
+
+def _copying_caller(depth: int) -> bool:
+    """Whether the Python code ``depth`` frames above the caller is a ``_COPYING`` library's."""
+    return sys._getframe(depth + 1).f_globals.get("__name__", "").startswith(_COPYING)
+
 _TRACING = realize.TRACING  # (the list itself: numloom.jit appends while it traces)
 _NDARRAY: list = [None]  # numloom's ndarray class (array.py binds it)
 # A device array's host mirror up to this size is copied whole after a loop of element writes
@@ -266,7 +276,7 @@ class HostAccess:
         buffer protocol first and drops its error for ``__array__``: an error the evaluation
         raised here (bad indices, ``errstate(all="raise")``) is kept for that call."""
         try:
-            return self.__array__()
+            return self.__array__(copy=True if _copying_caller(1) else None)
         except Exception as error:
             _FAILED_EXPORTS[threading.get_ident()] = (self._storage, error)
             raise
@@ -280,7 +290,10 @@ class HostAccess:
         data itself, read-only: ``numpy.asarray(x)`` costs nothing, and later writes to ``x``
         are stored into it (``realize.keep_exports``), so a library that keeps it (matplotlib's
         ``Path``) sees them, as it would see a NumPy array's. ``copy=True`` and GPU arrays give
-        a new array."""
+        a new array, as does a library that copies a NumPy array it is given and takes what
+        ``__array__`` gives as its own (``_COPYING``: ``pd.Series(x)``, which it then writes)."""
+        if copy is None and _copying_caller(1):
+            copy = True
         if copy or self._storage.device != "cpu":
             if copy is False:
                 raise ValueError("Unable to avoid copy while creating an array as requested.\n"

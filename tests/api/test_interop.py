@@ -286,3 +286,23 @@ def test_pandas_aggregations_over_numloom_functions_give_numpys_frame():
     series = pd.Series([1.0, 2.5, 4.0])
     assert type(nl.mean(nl.nan_to_num(series))) is numpy.float64
     assert type(nl.sum(nl.asarray(series))) is numpy.float64
+
+
+@cpu_only
+def test_pandas_takes_a_copy_it_may_write_as_of_numpys_arrays():
+    """pandas copies a NumPy array it is given and writes what it holds (``s[2] = 42``); what
+    numloom's ``__array__`` gives pandas is such a copy: writable, apart from the array."""
+    pd = pytest.importorskip("pandas")
+
+    def run(xp):
+        a = xp.arange(5.0)
+        s = pd.Series(a)
+        s[2] = 42
+        labelled = pd.Series(xp.ones(4), index=list("wxyz"))
+        labelled[["x", "y"]] = numpy.nan
+        frame = pd.DataFrame(xp.zeros((2, 3)), columns=list("abc"))
+        frame.iloc[0, 0] = 7.0
+        a[0] = 99.0  # (the Series has its own copy)
+        return s.tolist(), labelled.isna().sum(), frame.values.tolist(), float(a[0])
+
+    assert run(nl) == run(numpy)
