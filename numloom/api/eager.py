@@ -16,7 +16,6 @@ and what was called is warned again at the user's line.
 
 from __future__ import annotations
 
-import threading
 import weakref
 
 import numpy as _np
@@ -34,15 +33,8 @@ _BUFFER = realize._BUFFER
 _HOST_SCALARS = (bool, int, float, complex)
 _KINDS = frozenset("biufc")
 ADOPT = [None]  # numloom.core._speedups.adopt, once numloom's API is bound
-_caught = threading.local()  # the categories NumPy's error state called about, per thread
-
-
-def _record(kind: str, flag: int) -> None:
-    _caught.kinds.append(kind)
-
-
-with _np.errstate(divide="call", over="call", invalid="call", under="ignore", call=_record):
-    _CALLING = _extobj_contextvar.get()  # NumPy's default state, its warnings as calls
+_caught = fperrors.CAUGHT  # the categories NumPy's error state called about, per thread
+_CALLING = fperrors.CALLING  # NumPy's default state, its warnings as calls
 
 _DEFAULT = {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}
 _is_default: dict = {}  # NumPy's error-state object -> whether it is NumPy's default state

@@ -82,8 +82,10 @@ class Program:
     plan: Plan
     steps: tuple
     buffers: tuple | None = None  # positions of the DAG's BUFFER nodes (found on first use)
-    # seconds its kernels ran through NumPy, waiting to compile (None: compiled; tier_up)
+    # seconds its kernels ran through NumPy, waiting to compile (None: compiled; tier_up), and
+    # how many kernels wait
     interpreted: float | None = None
+    waiting: int = 0
 
 
 PLAN_CACHE_SIZE = 1024  # programs kept (least recently used dropped first)
@@ -154,16 +156,12 @@ class _Target(pipeline.Target):
         fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
         return fn
 
-    def interprets(self, order: list) -> bool:
-        return config.COMPILE_AFTER_MS > 0 and _compiler_ready() and _small(order)
-
-    def available(self, source: str) -> bool:
-        from ..compile.compiler import c_available
-
-        return c_available(source)
+    def interprets(self, order: list, kernels: int) -> bool:
+        return config.COMPILE_AFTER_MS > 0 and _compiler_ready() and _small(order, kernels)
 
     def tier_up(self, program, order: list) -> bool:
-        return program.interpreted * 1e3 >= config.COMPILE_AFTER_MS or not _small(order)
+        return (program.interpreted * 1e3 >= config.COMPILE_AFTER_MS * program.waiting
+                or not _small(order, program.waiting))  # fmt: skip
 
     def program(self, plan: Plan, compiled: list, order: list, roots: list, device: str):
         pos = {id(n): i for i, n in enumerate(order)}
@@ -178,20 +176,23 @@ class _Target(pipeline.Target):
 
 
 TARGET = _Target()
-INTERPRET_ELEMENTS = 1 << 16  # the most elements a new plan's nodes make, to run through NumPy
+# The elements a plan's nodes may make together, per kernel it would compile, for it to run
+# through NumPy first: NumPy makes 8M elements in 10-40 ms, about what a kernel takes to compile
+INTERPRET_ELEMENTS = 1 << 23
 
 
-def _small(order: list) -> bool:
-    """Whether the nodes of the DAG ``order`` make few elements together (its data need not
-    be small: a slice of a large array reads a few of its elements)."""
-    total = 0
+def _small(order: list, kernels: int) -> bool:
+    """Whether the nodes of the DAG ``order`` make few elements together for ``kernels``
+    kernels to compile (its data need not be small: a slice of a large array reads a few of
+    its elements)."""
+    total, bound = 0, INTERPRET_ELEMENTS * kernels
     for n in order:
         if n.op is not Op.BUFFER:
             size = 1
             for d in n.shape:
                 size *= d
             total += size
-            if total > INTERPRET_ELEMENTS:
+            if total > bound:
                 return False
     return True
 
@@ -221,9 +222,9 @@ def program_for(order: list, roots: list, device: str = "cpu", signature=None,
                 interpret: bool = False) -> Program:  # fmt: skip
     """The compiled program evaluating ``roots`` (cached by the DAG's structure, without the
     DAG's nodes: ``schedule.skeleton``). ``interpret``: a new plan of few elements runs
-    through NumPy, node by node, until its runs have taken ``NUMLOOM_COMPILE_AFTER_MS``, then
-    compiles (a Python loop whose plans change each step compiles none of them; a loop that
-    runs one plan again and again compiles it)."""
+    through NumPy, node by node, until its runs have taken ``NUMLOOM_COMPILE_AFTER_MS`` for
+    each kernel it would compile, then compiles (a Python loop whose plans change each step
+    compiles none of them; a loop that runs one plan again and again compiles it)."""
     return pipeline.program(order, roots, "cpu", TARGET, signature, interpret)
 
 
@@ -375,10 +376,14 @@ def _interpret(step: Step, order: list, values: dict, pos: dict, pooled: bool = 
     def value_of(m):
         return local[id(m)] if id(m) in local else values.get(pos.get(id(m)))
 
-    for p in step.nodes:
-        n = order[p]
-        srcs = [local[id(s)] if id(s) in local else values[pos[id(s)]] for s in n.srcs]
-        local[id(n)] = fperrors.compute(n, srcs, reference.compute, value_of)
+    with np.errstate(all="ignore"):  # (what numloom made itself raises nothing: fperrors)
+        for p in step.nodes:
+            n = order[p]
+            srcs = [local[id(s)] if id(s) in local else values[pos[id(s)]] for s in n.srcs]
+            if n.call is None:
+                local[id(n)] = reference.compute(n, srcs)
+            else:
+                local[id(n)] = fperrors.compute(n, srcs, reference.compute, value_of)
     for p in step.outputs:
         out = local[id(order[p])]
         values[p] = out.copy() if pooled and getattr(out, "base", None) is not None else out

@@ -76,18 +76,15 @@ class Target:
         ``compiled`` says."""
         raise NotImplementedError
 
-    def interprets(self, order: list) -> bool:
-        """Whether a new plan over the DAG ``order`` runs its kernels that are not compiled yet
-        through NumPy, node by node, until it has run long enough to be worth compiling."""
+    def interprets(self, order: list, kernels: int) -> bool:
+        """Whether a new plan over the DAG ``order``, with ``kernels`` kernels not compiled
+        yet, runs those through NumPy, node by node, until it has run long enough to be worth
+        compiling."""
         return False
 
-    def available(self, source: str) -> bool:
-        """Whether ``source`` loads without compiling (loaded, or in the compile cache)."""
-        return True
-
     def tier_up(self, program, order: list) -> bool:
-        """Whether a program that interprets kernels (``program.interpreted``) is to be
-        compiled now, on this evaluation over ``order``."""
+        """Whether a program that interprets kernels (``program.interpreted`` seconds so far,
+        ``program.waiting`` kernels) is to be compiled now, on this evaluation over ``order``."""
         return True
 
 
@@ -154,24 +151,30 @@ def _loaded(prepared: tuple, target: Target, device: str) -> Compiled:
 def build(order: list, roots: list, device: str, target: Target, interpret: bool = False):
     """The target's program evaluating ``roots`` (uncached). Its kernels are lowered and
     rendered first, then the new ones compile together (``Target.precompile``), then load.
-    ``interpret``: a kernel that would compile runs through NumPy instead (the program's
-    ``interpreted`` then counts the seconds that takes; ``Target.tier_up``)."""
+    ``interpret``: the kernels that would compile run through NumPy instead, not even lowered,
+    where the target says so (the program's ``interpreted`` then counts the seconds that takes
+    and ``waiting`` those kernels; ``Target.tier_up``: then they compile, or load from the
+    compile cache)."""
     with phase("numloom: plan"):
         plan = schedule(roots, device, order)
-        prepared = [_prepared(k, target, device) for k in plan.kernels]
-    interpreted = None
-    if interpret:
-        for i, p in enumerate(prepared):
-            if p[0] is None and not target.available(p[2]):
-                prepared[i], interpreted = (Compiled(), None, None, None), 0.0
+        waiting = []
+        if interpret:  # (not lowered, rendered or looked up in the compile cache until then)
+            special = [target.special(k, device) for k in plan.kernels]
+            waiting = [i for i, c in enumerate(special) if c is None]
+            if not waiting or not target.interprets(order, len(waiting)):
+                waiting = []
+        if waiting:
+            prepared = [(c or Compiled(), None, None, None) for c in special]
+        else:
+            prepared = [_prepared(k, target, device) for k in plan.kernels]
     with phase("numloom: compile"):
         sources = {p[3]: p[2] for p in prepared if p[0] is None}
         if len(sources) > 1:
             target.precompile(sources, device)
         compiled = [_loaded(p, target, device) for p in prepared]
     program = target.program(plan, compiled, order, roots, device)
-    if interpreted is not None:
-        program.interpreted = interpreted
+    if waiting:
+        program.interpreted, program.waiting = 0.0, len(waiting)
     if config.DEBUG >= 2:
         print(_describe(program.plan), file=sys.stderr)
     return program
@@ -191,7 +194,6 @@ def program(order: list, roots: list, device: str, target: Target, signature=Non
                 interpret and not target.tier_up(cached, order)):  # fmt: skip
             return cached
         return target.plans.put(key, build(order, roots, device, target))  # (compiled now)
-    interpret = interpret and target.interprets(order)
     return target.plans.put(key, build(order, roots, device, target, interpret))
 
 

@@ -33,6 +33,7 @@ Not seen on either device: an error in an element a fused kernel never computes,
 
 from __future__ import annotations
 
+import threading
 import warnings
 
 import numpy as _np
@@ -71,6 +72,19 @@ PROPAGATING = {
                      "divmod.1", "copysign", "ldexp"), (0,)),
 }  # fmt: skip
 # The flag word's bits: NumPy's error categories (numloom.h's nl_fe_bits spells the same).
+# NumPy's default error state with the categories it warns on set to "call": a call run under
+# it (``CALLING``) leaves those categories in ``CAUGHT.kinds`` (a list per thread), to warn
+# about at the user's line, or to run again where warnings are wanted
+CAUGHT = threading.local()
+
+
+def _called(kind: str, flag: int) -> None:
+    CAUGHT.kinds.append(kind)
+
+
+with _np.errstate(divide="call", over="call", invalid="call", under="ignore", call=_called):
+    CALLING = _extobj_contextvar.get()
+
 BITS = {"divide": 1, "over": 2, "invalid": 4, "under": 8}
 NOT_FINITE = 7  # what a value check finds (a GPU's flag, an integer division by zero: divide)
 
@@ -217,6 +231,15 @@ def compute(n, srcs: list, compute_node, value_of=None):
     if call is None:
         with _np.errstate(all="ignore"):
             return compute_node(n, srcs)
+    if (len(call) <= 3 or value_of is None) and not _reports(call[0]) & BITS["under"]:
+        CAUGHT.kinds = kinds = []  # (most values raise nothing: checked at the cost of a call)
+        token = _extobj_contextvar.set(CALLING)
+        try:
+            value = compute_node(n, srcs)
+        finally:
+            _extobj_contextvar.reset(token)
+        if not kinds:
+            return value
     state, where = _state(n)
     checked = srcs
     if len(call) > 3 and value_of is not None:
