@@ -159,6 +159,11 @@ class _Target(pipeline.Target):
     def interprets(self, order: list, kernels: int) -> bool:
         return config.COMPILE_AFTER_MS > 0 and _compiler_ready() and _small(order, kernels)
 
+    def available(self, source: str) -> bool:
+        from ..compile.compiler import c_available
+
+        return c_available(source)
+
     def tier_up(self, program, order: list) -> bool:
         return (program.interpreted * 1e3 >= config.COMPILE_AFTER_MS * program.waiting
                 or not _small(order, program.waiting))  # fmt: skip

@@ -167,6 +167,12 @@ class Cache:
                 pass
         return data
 
+    def has(self, key: str) -> bool:
+        """Whether an entry is stored under ``key`` (unread: it may still turn out bad)."""
+        if self.path is None:
+            return key in self.memory
+        return os.path.exists(self._file(key))
+
     def put(self, key: str, data: bytes) -> None:
         if self.path is None:
             self.memory[key] = bytes(data)

@@ -214,6 +214,14 @@ def c_loaded(source: str) -> bool:
     return _c_key(source, cc, version) in _loaded
 
 
+def c_available(source: str) -> bool:
+    """Whether C ``source`` loads without compiling: loaded in this process, or in the compile
+    cache."""
+    cc, version = c_compiler()
+    key = _c_key(source, cc, version)
+    return key in _loaded or cache.current().has(key)
+
+
 def _c_key(source: str, cc: str, version: str) -> str:
     return cache.make_key("c", source, cc, version, " ".join(C_FLAGS + C_LIBS), host_cpu(),
                           _include_digest(source))  # fmt: skip

@@ -82,6 +82,10 @@ class Target:
         compiling."""
         return False
 
+    def available(self, source: str) -> bool:
+        """Whether ``source`` loads without compiling (loaded, or in the compile cache)."""
+        return True
+
     def tier_up(self, program, order: list) -> bool:
         """Whether a program that interprets kernels (``program.interpreted`` seconds so far,
         ``program.waiting`` kernels) is to be compiled now, on this evaluation over ``order``."""
@@ -148,24 +152,33 @@ def _loaded(prepared: tuple, target: Target, device: str) -> Compiled:
     return Compiled(target.load(source, symbol, device), source, lowered)
 
 
+LOOKED_UP = 128  # the most kernels of a plan that may run through NumPy looked up in the cache
+
+
 def build(order: list, roots: list, device: str, target: Target, interpret: bool = False):
     """The target's program evaluating ``roots`` (uncached). Its kernels are lowered and
     rendered first, then the new ones compile together (``Target.precompile``), then load.
-    ``interpret``: the kernels that would compile run through NumPy instead, not even lowered,
-    where the target says so (the program's ``interpreted`` then counts the seconds that takes
-    and ``waiting`` those kernels; ``Target.tier_up``: then they compile, or load from the
-    compile cache)."""
+    ``interpret``: the kernels that would compile run through NumPy instead, where the target
+    says so, those of a plan of many kernels not even lowered (the program's ``interpreted``
+    then counts the seconds that takes and ``waiting`` those kernels; ``Target.tier_up``: then
+    they compile, or load from the compile cache)."""
     with phase("numloom: plan"):
         plan = schedule(roots, device, order)
-        waiting = []
-        if interpret:  # (not lowered, rendered or looked up in the compile cache until then)
+        waiting, prepared = [], None
+        if interpret:
             special = [target.special(k, device) for k in plan.kernels]
             waiting = [i for i, c in enumerate(special) if c is None]
             if not waiting or not target.interprets(order, len(waiting)):
                 waiting = []
-        if waiting:
-            prepared = [(c or Compiled(), None, None, None) for c in special]
-        else:
+            elif len(waiting) <= LOOKED_UP:  # (those the compile cache holds load now)
+                prepared = [_prepared(k, target, device) for k in plan.kernels]
+                waiting = [i for i, p in enumerate(prepared)
+                           if p[0] is None and not target.available(p[2])]  # fmt: skip
+                for i in waiting:
+                    prepared[i] = (Compiled(), None, None, None)
+            else:  # (a large plan, as a deep graph's flush makes: not lowered until then)
+                prepared = [(c or Compiled(), None, None, None) for c in special]
+        if prepared is None:
             prepared = [_prepared(k, target, device) for k in plan.kernels]
     with phase("numloom: compile"):
         sources = {p[3]: p[2] for p in prepared if p[0] is None}
