@@ -110,6 +110,25 @@ def call(uf, args: tuple, out: ndarray | None = None):
     return out
 
 
+def function_now(np_fn, args: tuple):
+    """NumPy's function ``np_fn(*args)`` (a product: ``dot``, ``matmul``) run now where a
+    ufunc call of ``args`` would be (a marked array among them, all computed, small and on the
+    CPU): its result as NumPy gives it (``np.dot(x, x)``: NumPy's scalar); None where the call
+    is traced instead."""
+    if realize.TRACING or not wants(args):
+        return None
+    host, numloom_operand = [], False
+    for x in args:
+        h = _host(x)
+        if h is None:
+            return None
+        host.append(h)
+        numloom_operand = numloom_operand or h is not x
+    if not numloom_operand and get_device() != "cpu":
+        return None
+    return made_now(_run(lambda: np_fn(*host), np_fn.__name__))
+
+
 def writable(out):
     """A writable NumPy view of ``out``'s memory (a computed small CPU array), its buffer
     held by its storage alone (copied first where other arrays share it); None where the
@@ -169,8 +188,9 @@ def adopted(made: _np.ndarray) -> ndarray:
     return a
 
 
-def reduce_now(np_fn, a, axis, keepdims: bool):
-    """``np_fn(a, axis=axis, keepdims=keepdims)`` (NumPy's sum, prod, max, min, any or all) run
+def reduce_now(np_fn, a, axis, keepdims: bool, dtype=None):
+    """``np_fn(a, axis=axis, keepdims=keepdims)`` (NumPy's sum, prod, max, min, any or all;
+    with ``dtype`` where given) run
     now on a marked array's memory, where it is computed, small and on the CPU: the result as
     NumPy gives it (a 0-d result is NumPy's scalar), an array marked; None where the
     reduction is traced instead. NumPy's warnings point at the user's line."""
@@ -179,7 +199,9 @@ def reduce_now(np_fn, a, axis, keepdims: bool):
     host = _host(a)
     if host is None:
         return None
-    return made_now(_run(lambda: np_fn(host, axis=axis, keepdims=keepdims), "reduce"))
+    if dtype is None:
+        return made_now(_run(lambda: np_fn(host, axis=axis, keepdims=keepdims), "reduce"))
+    return made_now(_run(lambda: np_fn(host, axis=axis, dtype=dtype, keepdims=keepdims), "reduce"))
 
 
 def _run(call, name: str):

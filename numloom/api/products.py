@@ -12,10 +12,11 @@ from __future__ import annotations
 import numpy as _np
 
 from ..core import fperrors
-from ..core.array import asarray, ndarray, operand, result
+from ..core.array import as_scalar_result, asarray, ndarray, operand, result
 from ..core.array_views import reshape_array
 from ..core.dag import Op, node
 from ..core.views import broadcast_node, broadcast_shapes
+from . import eager
 from .reductions import deliver
 from .shapes import broadcast_to, diagonal, reshape, transpose
 
@@ -31,6 +32,10 @@ def matmul(x1, x2, /, out=None, *, casting="same_kind", dtype=None, **kwargs):
 
         return call_numpy("matmul", _np.matmul, x1, x2, out=out, casting=casting, dtype=dtype,
                           **kwargs)  # fmt: skip
+    if out is None and dtype is None and casting == "same_kind" and not kwargs:
+        made = eager.function_now(_np.matmul, (x1, x2))  # (a loop's small arrays: NumPy's)
+        if made is not None:
+            return made
     a, b = asarray(operand(x1)), asarray(operand(x2))
     shape = _matmul_shape(a.shape, b.shape)
     if shape is None:
@@ -74,7 +79,9 @@ def _matmul_node(a, b, loop: tuple, shape: tuple) -> ndarray:
     bn = broadcast_node(_cast(bn, loop[1]), batch + bn.shape[-2:])
     n = node(Op.MATMUL, (an, bn), None, batch + (an.shape[-2], bn.shape[-1]), loop[2])
     r = result(fperrors.record_if_raising(n), a.device)
-    return r if r.shape == shape else reshape_array(r, shape)
+    if r.shape == shape:
+        return r
+    return as_scalar_result(reshape_array(r, shape))  # (a vector times a vector: a scalar)
 
 
 def _matmul_loop(a, b, out, casting: str, dtype) -> tuple:
@@ -141,6 +148,10 @@ def dot(a, b, out=None):
     second-to-last otherwise."""
     from .elementwise import multiply
 
+    if out is None:
+        made = eager.function_now(_np.dot, (a, b))  # (a loop's small arrays: NumPy's, now)
+        if made is not None:
+            return made
     a, b = asarray(operand(a)), asarray(operand(b))
     if a.ndim == 0 or b.ndim == 0:
         r = multiply(a, b)
@@ -193,7 +204,7 @@ def inner(a, b, /):
         return multiply(a, b)
     if a.shape[-1] != b.shape[-1]:
         _np.inner(_stand_in(a.shape, a.dtype), _stand_in(b.shape, b.dtype))  # NumPy's error
-    return tensordot(a, b, axes=([a.ndim - 1], [b.ndim - 1]))
+    return as_scalar_result(tensordot(a, b, axes=([a.ndim - 1], [b.ndim - 1])))
 
 
 def outer(a, b, out=None):

@@ -105,6 +105,11 @@ def _reduce(kind: str, a, axis, dtype, out, keepdims, where, np_fn, initial=_NO_
                 return made
         if known is not None:
             return _planned(known, a)
+    elif (dtype is not None and out is None and where is True and initial is _NO_VALUE
+          and type(a) in _RESULT_TYPES and a._storage.eager and kind in _NOW):  # fmt: skip
+        made = reduce_now(np_fn, a, axis, keepdims, dtype)  # (the mean of a loop's integers)
+        if made is not None:
+            return made
     a = asarray(a)
     kwargs = {} if initial is _NO_VALUE else {"initial": initial}
     if dtype is not None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import builtins
 import functools
 import math
-import warnings
 
 import numpy as _np
 
@@ -31,7 +30,7 @@ from ..core.array import (
     result,
 )
 from ..core.array_views import reshape_array
-from ..core.dag import Node, Op, map_node, node, user_line, warn_at_user
+from ..core.dag import Node, Op, map_node, node, quiet_warnings, user_line, warn_at_user
 from ..core.views import broadcast_node, broadcast_shapes, broadcast_view, view_node
 from . import eager
 from .writes import at_user
@@ -359,8 +358,7 @@ class _Call:
         if self.mask_dtype is not None:
             # NumPy's message names 0-d masks "scalar" and others "array data"
             kwargs["where"] = _np.ones(self.mask_shape, self.mask_dtype)
-        with _np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with _np.errstate(all="ignore"), quiet_warnings():
             self.uf._np(*stand_ins, **kwargs)
 
     def loop(self, keys: tuple) -> tuple:

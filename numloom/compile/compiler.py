@@ -155,7 +155,9 @@ def host_cpu() -> str:
                     fields.append(f"{name.strip()}={value.strip()}")
     except OSError:
         pass
-    return "\n".join([platform.machine(), platform.processor(), *fields])
+    if not fields:  # (no /proc/cpuinfo: Python's word for it, which Linux's takes from `uname -p`,
+        fields.append(platform.processor())  # a process whose start resets warning registries)
+    return "\n".join([platform.machine(), *fields])
 
 
 # --- compiling C --------------------------------------------------------------------------

@@ -496,6 +496,16 @@ _Scalar.__name__ = _Scalar.__qualname__ = "ndarray"  # (in messages, as every nu
 _RESULT_TYPES = (_Scalar, ndarray)  # by the result's rank: 0-d results are scalars' stand-ins
 
 
+def as_scalar_result(r, *inputs):
+    """``r``, a function's new 0-d result where NumPy's function gives a scalar (``dot`` of two
+    vectors, ``einsum('i,i', a, b)``), as numloom's stand-in for that scalar (a view made by
+    reshaping would print as a 0-d array); other results, and an input given back, as they
+    are."""
+    if type(r) is ndarray and not r._view.shape and all(r is not x for x in inputs):
+        r.__class__ = _Scalar
+    return r
+
+
 def _adopt(a: ndarray, storage: Storage, view: View, readonly: bool = False,
            dtype=None) -> ndarray:  # fmt: skip
     """Make ``a`` a handle on ``storage`` through ``view``, its elements of ``dtype`` (by

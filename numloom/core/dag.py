@@ -38,6 +38,7 @@ its BITCAST to floats, as NumPy's ``z.real`` and ``z.view(float)`` are.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 import itertools
@@ -262,6 +263,24 @@ def _intern(op: Op, srcs: tuple, arg, shape: tuple, dtype, where, shape_key: tup
     if _inserts & (_SWEEP_EVERY - 1) == 0:
         _sweep()
     return n
+
+
+@contextlib.contextmanager
+def quiet_warnings():
+    """Warnings ignored inside (NumPy run on stand-ins, to learn a result's dtype or error),
+    without ``warnings.catch_warnings``: that marks the filters changed, which makes every
+    module's warning registry forget what it showed, so a library's warning shown once (SciPy's
+    FutureWarning) shows again at its next call. An "ignore" filter put first and taken away
+    again leaves the registries as they were."""
+    entry = ("ignore", None, Warning, None, 0)
+    warnings.filters.insert(0, entry)
+    try:
+        yield
+    finally:
+        try:
+            warnings.filters.remove(entry)
+        except ValueError:  # (the filters were replaced inside: nothing of ours is left)
+            pass
 
 
 def warn_at_user(message, category=UserWarning) -> None:

@@ -313,7 +313,7 @@ def test_a_loops_scalars_are_numpys_scalars():
         t = xp.array([1.0, 2.0, 4.0])
         n = xp.array([3, 1, 2])
         got = [t.sum(), xp.mean(t), t.max(), xp.sqrt(t.sum()), t.sum() / 2, n.sum(), n.argmax(),
-               xp.any(t > 3), t[0] * 2]  # fmt: skip
+               xp.any(t > 3), t[0] * 2, xp.mean(n), xp.std(n), n.sum(dtype=xp.float32)]  # fmt: skip
         types = [type(g) for g in got]
         if xp is numpy:
             want = types

@@ -260,3 +260,32 @@ def test_ndarray_subscripted_in_annotations(xp):
     for too_many_or_few in [(int, int, int), ()]:
         with pytest.raises(TypeError, match="Too (many|few) arguments for"):
             xp.ndarray[too_many_or_few]
+
+
+PRODUCTS_OF_VECTORS = {
+    "inner": lambda xp, x, m: xp.inner(x, x),
+    "dot": lambda xp, x, m: xp.dot(x, x),
+    "matmul": lambda xp, x, m: x @ x,
+    "vdot": lambda xp, x, m: xp.vdot(x, x),
+    "method dot": lambda xp, x, m: x.dot(x),
+    "tensordot (a 0-d array)": lambda xp, x, m: xp.tensordot(x, x, 1),
+    "tensordot of matrices": lambda xp, x, m: xp.tensordot(m, m, 2),
+    "einsum i,i": lambda xp, x, m: xp.einsum("i,i", x, x),
+    "einsum ij->": lambda xp, x, m: xp.einsum("ij->", m),
+    "einsum ij->i": lambda xp, x, m: xp.einsum("ij->i", m),
+}
+
+
+@pytest.mark.parametrize("case", list(PRODUCTS_OF_VECTORS.values()), ids=list(PRODUCTS_OF_VECTORS))
+@pytest.mark.parametrize("made", ["traced", "from a list"])
+def test_products_print_as_numpys_scalars_or_arrays(case, made):
+    """(Numerical Python's chapter 2 prints ``np.dot(x, x)``: NumPy's ``np.int64(5)``, where
+    numloom printed ``array(5)``.) A marked array's products run at once through NumPy."""
+    def run(xp):
+        if made == "traced" and xp is nl:
+            x, m = nl.arange(3), nl.arange(6.0).reshape(2, 3)
+        else:
+            x, m = xp.array([0, 1, 2]), xp.array([[0.0, 1, 2], [3, 4, 5]])
+        return repr(case(xp, x, m))
+
+    assert run(nl) == run(numpy)

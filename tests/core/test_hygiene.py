@@ -95,3 +95,23 @@ def test_the_compile_cache_stays_under_its_limit_and_keeps_what_is_used(tmp_path
     assert total <= 10000 and len(files) >= 5
     assert c.get(used) is not None and c.get(keys[-1]) is not None
     assert c.get(keys[1]) is None  # the least recently used went first
+
+
+def test_a_librarys_warning_shown_once_stays_shown_once():
+    """A library's warning shows once per place under Python's default filters; numloom's
+    work between two calls (new ufunc loops, which NumPy checks on stand-ins; a first sync)
+    does not make Python forget it was shown (``warnings.catch_warnings`` would: SciPy's
+    FutureWarning of ``sparse.diags`` showed at every call of a program)."""
+    code = (
+        "import warnings, numloom as np\n"
+        "def library():\n"
+        "    warnings.warn('the output dtype will change', FutureWarning)\n"
+        "for n in (3, 4):\n"
+        "    library()\n"
+        "    x = -np.ones(n, dtype=np.float32) * np.int16(n) + np.uint8(1)\n"
+        "    print(float(x.sum()))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=env)  # fmt: skip
+    assert out.stderr.count("FutureWarning") == 1, out.stderr
