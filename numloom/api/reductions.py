@@ -16,10 +16,11 @@ from numpy.lib.array_utils import normalize_axis_tuple
 from ..core import fperrors
 from ..core.array import _RESULT_TYPES, asarray, ndarray, result
 from ..core.array_views import reshape_array
-from ..core.dag import Op, node, user_line, warn_at_user
+from ..core.dag import Op, node, quiet_warnings, user_line, warn_at_user
 from ..core.dag import prod as _size_of
 from .eager import reduce_now
 from .ufuncs import bind_reductions
+from .writes import at_user
 
 _NO_VALUE = _np._NoValue
 _INTEGERS_AND_BOOL = "biu"
@@ -202,7 +203,8 @@ def _probe(np_fn, a: ndarray, axis, kwargs: dict) -> tuple:
     except TypeError:  # an unhashable axis (a list): NumPy decides, every time
         key, found = None, None
     if found is None:
-        probe = np_fn(_stand_in(a), axis=axis, **kwargs)
+        with quiet_warnings(), _np.errstate(all="ignore"):  # (of an empty stand-in)
+            probe = np_fn(_stand_in(a), axis=axis, **kwargs)
         found = (_np.asarray(probe).dtype, _axes(axis, a.ndim))
         if key is not None and 0 not in a.shape:
             if len(_probes) >= 4096:
@@ -333,6 +335,10 @@ def _divide_by_count(total, count, out, dtype=None, keepdims_shape=None):
         count = reshape_array(count, keepdims_shape)
     if out is not None:
         return divide(total, count, out=total, casting="unsafe")
+    if isinstance(total, _np.generic):  # (a loop's small array, summed at once: NumPy's
+        # scalar division, its warnings at the user's line)
+        r = at_user(lambda: total.dtype.type(total / count), (), {})
+        return r if dtype is None else r.astype(dtype)
     r = divide(total, count)
     if dtype is not None and total.ndim == 0:
         return r.astype(dtype)
@@ -351,7 +357,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """NumPy's ``_mean``: a sum in float64 for integers (float32 for float16), divided by the
     count in the sum's dtype (or into ``out``)."""
     a = asarray(a)
-    _np.mean(_stand_in(a), axis=axis, dtype=dtype)  # NumPy's errors
+    with quiet_warnings(), _np.errstate(all="ignore"):  # (numloom warns itself, below)
+        _np.mean(_stand_in(a), axis=axis, dtype=dtype)  # NumPy's errors
     count = _count_items(a, axis, keepdims, where)
     _warn_if_few(count, 0, where, "Mean of empty slice")
     is_float16 = dtype is None and a.dtype == _np.float16
@@ -371,7 +378,8 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 
     a = asarray(a)
     ddof = _ddof(ddof, correction)
-    _np.var(_stand_in(a), axis=axis, dtype=dtype)  # NumPy's errors
+    with quiet_warnings(), _np.errstate(all="ignore"):  # (numloom warns itself, below)
+        _np.var(_stand_in(a), axis=axis, dtype=dtype)  # NumPy's errors
     count = _count_items(a, axis, keepdims, where)
     _warn_if_few(count, ddof, where, "Degrees of freedom <= 0 for slice")
     if dtype is None and a.dtype.kind in _INTEGERS_AND_BOOL:

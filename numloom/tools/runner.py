@@ -234,7 +234,7 @@ def _exec_as_main(code_text: str | bytes, filename: str) -> None:
         main.__cached__ = None
         main.__loader__ = importlib.machinery.SourceFileLoader("__main__", filename)
     sys.modules["__main__"] = main  # classes defined by the script pickle as __main__.X
-    exec(compile(code_text, filename, "exec"), vars(main))
+    exec(compile(code_text, filename, "exec", dont_inherit=True), vars(main))  # (not this module's futures)
 
 
 def run_script(path: str, args: list[str]) -> int:

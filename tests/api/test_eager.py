@@ -335,3 +335,19 @@ def test_ufuncs_of_small_numpy_arrays_run_at_once():
     assert nl.stats()["plans_evaluated"] == before
     assert not nl.sin(numpy.arange(5000.0))._storage.eager
     assert not nl.add(y, nl.asarray(numpy.ones(3)) * 2)._storage.eager  # (a pending operand)
+
+
+def test_the_mean_of_an_empty_slice_warns_as_numpy_once_at_the_users_line():
+    """NumPy checks numloom's call on an empty stand-in, quietly: the mean of a loop's empty
+    array gives NumPy's two warnings, each once, at the user's line."""
+    def run(xp):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = xp.mean(xp.array([1.0, 2.0])[0:0])
+        return repr(value), [(str(w.message), w.filename) for w in caught]
+
+    got, want = run(nl), run(numpy)
+    assert got[0] == want[0] == "np.float64(nan)"
+    assert [m for m, _ in got[1]] == [m for m, _ in want[1]] == [
+        "Mean of empty slice", "invalid value encountered in scalar divide"]
+    assert {f for _, f in got[1]} == {__file__}

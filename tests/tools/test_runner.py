@@ -281,3 +281,20 @@ def test_a_warning_a_library_gives_as_it_is_imported_names_the_users_line(tmp_pa
     assert "script.py:3: DeprecationWarning: oldlib is deprecated" in plain.stderr, plain.stderr
     assert_same(plain, loom)
     assert plain.stderr == loom.stderr
+
+
+def test_a_scripts_annotations_are_evaluated_as_python_evaluates_them(tmp_path):
+    """A module-level annotation is evaluated when its line runs (QuantEcon's lectures, as
+    scripts, keep a cell's ``tags: [hide-input]``: NameError), not deferred by the runner's
+    own ``from __future__ import annotations``."""
+    plain, loom = plain_and_numloom(tmp_path, (
+        "import numpy as np\n"
+        "try:\n"
+        "    tags: [hide_input]\n"
+        "except NameError as e:\n"
+        "    print('NameError', e)\n"
+        "x: np.ndarray = np.zeros(2)\n"
+        "print(__annotations__['x'] is np.ndarray)\n"
+    ))  # fmt: skip
+    assert plain.stdout == "NameError name 'hide_input' is not defined\nTrue\n"
+    assert_same(plain, loom)
