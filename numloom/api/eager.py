@@ -89,16 +89,8 @@ def into(uf, *args):
 def call(uf, args: tuple, out: ndarray | None = None):
     """``uf(*args)`` (into ``out``, a numloom array) run now by NumPy where it applies (see
     the module's docstring): its result (``out`` itself), or None (the call is traced)."""
-    if realize.TRACING:
-        return None
-    host, numloom_operand = [], out is not None
-    for x in args:
-        h = _host(x)
-        if h is None:
-            return None
-        host.append(h)
-        numloom_operand = numloom_operand or h is not x
-    if not numloom_operand and get_device() != "cpu":  # (NumPy's data alone: the device's)
+    host = _operands(args, out is not None)
+    if host is None:
         return None
     if out is None:
         made = _numpy(uf._np, host, None)
@@ -115,18 +107,28 @@ def function_now(np_fn, args: tuple):
     ufunc call of ``args`` would be (a marked array among them, all computed, small and on the
     CPU): its result as NumPy gives it (``np.dot(x, x)``: NumPy's scalar); None where the call
     is traced instead."""
-    if realize.TRACING or not wants(args):
+    host = _operands(args, False) if wants(args) else None
+    if host is None:
         return None
-    host, numloom_operand = [], False
+    return made_now(_run(lambda: np_fn(*host), np_fn.__name__))
+
+
+def _operands(args: tuple, into_numloom: bool):
+    """The host operands of a call run now (``_host`` of each), or None where it is traced:
+    an operand is not, numloom is tracing, or the operands are NumPy's data alone while the
+    device is a GPU (``into_numloom``: the call writes into a numloom array)."""
+    if realize.TRACING:
+        return None
+    host, numloom_operand = [], into_numloom
     for x in args:
         h = _host(x)
         if h is None:
             return None
         host.append(h)
         numloom_operand = numloom_operand or h is not x
-    if not numloom_operand and get_device() != "cpu":
+    if not numloom_operand and get_device() != "cpu":  # (NumPy's data alone: the device's)
         return None
-    return made_now(_run(lambda: np_fn(*host), np_fn.__name__))
+    return host
 
 
 def writable(out):

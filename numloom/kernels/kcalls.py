@@ -652,7 +652,11 @@ def _flatten(v: Value) -> list:
 
 def _name(obj) -> str:
     module = getattr(obj, "__module__", None)
-    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if name is None:  # (an instance: its class, not its repr, which may print whole arrays)
+        cls = type(obj)
+        module, name = cls.__module__, f"{cls.__qualname__} object"
+        return f"a {module}.{name}" if module != "builtins" else f"a {name}"
     return f"{module}.{name}" if module and module != "builtins" else name
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import reprlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +36,9 @@ from . import ktypes
 from .kerrors import KernelError, TypingError
 
 _NO_VALUE = np._NoValue
+
+_SHORT = reprlib.Repr()  # a value in a message, shortened
+_SHORT.maxother = 60
 
 
 @dataclass(frozen=True)
@@ -283,7 +287,8 @@ def ktypes_or_const(slot: tuple, arg_types: tuple):
     try:
         hash(value)
     except TypeError:
-        raise _Uncompilable(f"the excluded argument {value!r} (not a constant)") from None
+        shown = _SHORT.repr(value)  # (not whole arrays a model holds)
+        raise _Uncompilable(f"the excluded argument {shown} (not a constant)") from None
     return ConstArg(value)
 
 

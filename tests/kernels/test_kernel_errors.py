@@ -4,6 +4,7 @@ kernel, the array and the index."""
 
 from __future__ import annotations
 
+import collections
 import inspect
 
 import numpy
@@ -246,3 +247,30 @@ def test_an_early_return_from_a_synchronizing_device_function():
     check_points_at(e.value, sync_and_leave_early.py_func, "return sm[1]")
     assert "a return before the end of sync_and_leave_early" in str(e.value)
     assert "return it in the function's last line" in str(e.value)
+
+
+Model = collections.namedtuple("Model", ["a", "grid"])
+MODEL = Model(2.0, numpy.linspace(0.0, 1.0, 500))
+
+
+def scaled(x, model=MODEL):
+    return x * model.a
+
+
+def scaled_by(model, x):
+    return x * model.a
+
+
+def calls_with_a_model(x):
+    return scaled_by(MODEL, x)
+
+
+@pytest.mark.parametrize("fn", [scaled, calls_with_a_model])
+def test_a_fallback_warning_names_an_object_without_printing_its_arrays(fn):
+    """(QuantEcon's lectures vectorize functions of a model holding arrays: the warning
+    printed every array of the model.)"""
+    with pytest.warns(nl.NumloomFallbackWarning) as record:
+        got = nl.vectorize(fn)(nl.arange(3.0))
+    numpy.testing.assert_array_equal(got.get(), numpy.arange(3.0) * 2)
+    text = str(record[0].message)
+    assert len(text) < 600 and "0.5" not in text, text
