@@ -25,7 +25,11 @@ _COPYING = ("pandas.",)
 
 def _copying_caller(depth: int) -> bool:
     """Whether the Python code ``depth`` frames above the caller is a ``_COPYING`` library's."""
-    return sys._getframe(depth + 1).f_globals.get("__name__", "").startswith(_COPYING)
+    try:
+        frame = sys._getframe(depth + 1)
+    except ValueError:  # (no Python caller there: C code asked)
+        return False
+    return frame.f_globals.get("__name__", "").startswith(_COPYING)
 
 _TRACING = realize.TRACING  # (the list itself: numloom.jit appends while it traces)
 _NDARRAY: list = [None]  # numloom's ndarray class (array.py binds it)
