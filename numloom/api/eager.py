@@ -76,6 +76,16 @@ def _host(x):
     return None
 
 
+def operand_now(x):
+    """``x`` (a numloom array, a NumPy array or a list of integers) as NumPy's data for a call
+    run now: a computed small CPU array's memory; None where it is not one."""
+    if type(x) is list:
+        x = _np.asarray(x)
+        return x if x.size <= config.EAGER_ELEMENTS and x.dtype.kind in _KINDS else None
+    h = _host(x)
+    return h if isinstance(h, _np.ndarray) else None
+
+
 def operands(uf, *args):
     """``call(uf, args)``, called from numloom.core._speedups's plain call."""
     return call(uf, args)

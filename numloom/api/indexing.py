@@ -84,6 +84,10 @@ def getitem(a: ndarray, key):
                 picked = _compact_now(a, k)
                 if picked is not None:
                     return picked
+            if a._storage.eager:  # (a loop's small array: NumPy's gather, at once)
+                picked = _gather_now(a, key)
+                if picked is not None:
+                    return picked
             return _advanced_getitem(a, key)
     return basic_view(a, _view_key(key))
 
@@ -105,6 +109,27 @@ def _compact_now(a: ndarray, mask):
         return None
     picked = a._host_view()[host_mask]  # NumPy's errors (a mask of the wrong shape)
     return eager.adopted(picked)  # (ufuncs on it run now: eager.py)
+
+
+def _gather_now(a: ndarray, key: tuple):
+    """``a[key]`` with integer index arrays, for a marked array ``a`` (a loop's small array on
+    the CPU) whose every index is computed, small and on the CPU: NumPy's indexing of the
+    evaluated buffers, run now, its result marked; None where the lazy path takes it."""
+    if realize.TRACING:
+        return None
+    host_key = []
+    for k in key:
+        if type(k) in _BASIC:
+            host_key.append(k)
+            continue
+        h = eager.operand_now(k)  # (None: pending, large, on a GPU, or not an array)
+        if h is None or h.dtype.kind not in "iub":
+            return None
+        host_key.append(h)
+    base = eager.operand_now(a)
+    if base is None:
+        return None
+    return eager.made_now(base[tuple(host_key)])  # (NumPy's errors: out of bounds, shapes)
 
 
 # The last mask whose true positions a GPU found: (weak reference to the mask's version, its

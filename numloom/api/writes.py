@@ -21,7 +21,7 @@ import warnings
 
 import numpy as _np
 
-from ..core import realize
+from ..core import config, realize
 from ..core.dag import Op, node
 
 _SUPPORTED_KINDS = frozenset("biufc")
@@ -226,7 +226,12 @@ def _back(x, handed: dict, device, given=frozenset()):
 
         device = device or get_device()  # (None: the current device, a GPU's too)
         if device == "cpu" and _fresh(x):
-            return adopt_host(x)  # NumPy's new array becomes numloom's memory, uncopied
+            a = adopt_host(x)  # NumPy's new array becomes numloom's memory, uncopied
+            if 0 < x.size <= config.EAGER_ELEMENTS and x.ndim and not realize.TRACING:
+                # (small: marked, so a loop's work on NumPy's result, a draw or a sort, runs
+                # at once through NumPy too: api/eager.py)
+                a._storage.eager = True
+            return a
         return from_host(x, device)
     return x
 

@@ -351,3 +351,25 @@ def test_the_mean_of_an_empty_slice_warns_as_numpy_once_at_the_users_line():
     assert [m for m, _ in got[1]] == [m for m, _ in want[1]] == [
         "Mean of empty slice", "invalid value encountered in scalar divide"]
     assert {f for _, f in got[1]} == {__file__}
+
+
+def test_a_loops_gathers_and_numpys_results_run_at_once():
+    """QuantEcon's Schelling model: a draw (NumPy's result, small: marked), a distance, a sort
+    and ``types[idx]`` each step run at once through NumPy, no plan; values are NumPy's."""
+    def step(xp, locations, types, i):
+        d = xp.linalg.norm(locations[i, :] - locations, axis=1)
+        idx = xp.argsort(d)[1:11]
+        return xp.sum(types[idx] == types[i]), types[[0, 2]], locations[idx, 0]
+
+    rng = numpy.random.default_rng(3)
+    locations, types = rng.uniform(size=(50, 2)), rng.integers(0, 2, 50)
+    got_l, got_t = nl.asarray(locations), nl.asarray(types)
+    got_l, got_t = got_l * 1, got_t + 0  # (traced: computed by the first step's read below)
+    int(got_t[0])
+    assert nl.random.default_rng(0).uniform(size=(5, 2))._storage.eager
+    before = nl.stats()["plans_evaluated"]
+    for i in range(5):
+        got, want = step(nl, got_l, got_t, i), step(numpy, locations, types, i)
+        for g, w in zip(got, want):
+            assert_same(numpy.asarray(g), numpy.asarray(w))
+    assert nl.stats()["plans_evaluated"] == before
