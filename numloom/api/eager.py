@@ -52,9 +52,14 @@ def wants(args: tuple) -> bool:
         t = type(x)
         if (t is ndarray or t is _Scalar) and x._storage.eager:
             return True
-        if t is _np.ndarray and x.size <= config.EAGER_ELEMENTS and x.dtype.kind in _KINDS:
+        if t is _np.ndarray and _small_numpy(x):
             return True
     return False
+
+
+def _small_numpy(x: _np.ndarray) -> bool:
+    """Whether NumPy's array ``x`` is data a call may run on now: small, of numloom's kinds."""
+    return x.size <= config.EAGER_ELEMENTS and x.dtype.kind in _KINDS
 
 
 def _host(x):
@@ -71,7 +76,7 @@ def _host(x):
         return host if host.size <= EAGER_ELEMENTS else None
     if t in _HOST_SCALARS or (isinstance(x, _np.generic) and x.dtype.kind in _KINDS):
         return x
-    if t is _np.ndarray and x.size <= config.EAGER_ELEMENTS and x.dtype.kind in _KINDS:
+    if t is _np.ndarray and _small_numpy(x):
         return x
     return None
 
@@ -81,7 +86,7 @@ def operand_now(x):
     run now: a computed small CPU array's memory; None where it is not one."""
     if type(x) is list:
         x = _np.asarray(x)
-        return x if x.size <= config.EAGER_ELEMENTS and x.dtype.kind in _KINDS else None
+        return x if _small_numpy(x) else None
     h = _host(x)
     return h if isinstance(h, _np.ndarray) else None
 
@@ -202,18 +207,17 @@ def adopted(made: _np.ndarray) -> ndarray:
 
 def reduce_now(np_fn, a, axis, keepdims: bool, dtype=None):
     """``np_fn(a, axis=axis, keepdims=keepdims)`` (NumPy's sum, prod, max, min, any or all;
-    with ``dtype`` where given) run
-    now on a marked array's memory, where it is computed, small and on the CPU: the result as
-    NumPy gives it (a 0-d result is NumPy's scalar), an array marked; None where the
-    reduction is traced instead. NumPy's warnings point at the user's line."""
+    with ``dtype`` where given) run now on a marked array's memory, where it is computed,
+    small and on the CPU: the result as NumPy gives it (a 0-d result is NumPy's scalar), an
+    array marked; None where the reduction is traced instead. NumPy's warnings point at the
+    user's line."""
     if realize.TRACING:
         return None
     host = _host(a)
     if host is None:
         return None
-    if dtype is None:
-        return made_now(_run(lambda: np_fn(host, axis=axis, keepdims=keepdims), "reduce"))
-    return made_now(_run(lambda: np_fn(host, axis=axis, dtype=dtype, keepdims=keepdims), "reduce"))
+    given = {} if dtype is None else {"dtype": dtype}  # (argmax and argmin take none)
+    return made_now(_run(lambda: np_fn(host, axis=axis, keepdims=keepdims, **given), "reduce"))
 
 
 def _run(call, name: str):

@@ -92,25 +92,20 @@ _NOW = frozenset(["sum", "prod", "max", "min", "any", "all"])  # (run at once on
 
 def _reduce(kind: str, a, axis, dtype, out, keepdims, where, np_fn, initial=_NO_VALUE):
     """One REDUCE node; NumPy's ``np_fn`` on a stand-in gives the dtype and raises errors."""
-    plain = (out is None and where is True and initial is _NO_VALUE and dtype is None
-             and type(a) in _RESULT_TYPES)  # fmt: skip
+    whole = out is None and where is True and initial is _NO_VALUE and type(a) in _RESULT_TYPES
+    if whole and a._storage.eager and kind in _NOW:  # (a small array of a loop: NumPy's, now)
+        made = reduce_now(np_fn, a, axis, keepdims, dtype)
+        if made is not None:
+            return made
+    plain = whole and dtype is None
     if plain:  # the common call, as a loop makes it again: its nodes from what the last one found
         try:
             key = (kind, np_fn, a._dtype, a._view.shape, type(axis), axis, keepdims)
             known = _plans.get(key)
         except TypeError:  # (an unhashable axis: a list)
             plain, known = False, None
-        if a._storage.eager and kind in _NOW:  # (a small array of a loop: NumPy's, at once)
-            made = reduce_now(np_fn, a, axis, keepdims)
-            if made is not None:
-                return made
         if known is not None:
             return _planned(known, a)
-    elif (dtype is not None and out is None and where is True and initial is _NO_VALUE
-          and type(a) in _RESULT_TYPES and a._storage.eager and kind in _NOW):  # fmt: skip
-        made = reduce_now(np_fn, a, axis, keepdims, dtype)  # (the mean of a loop's integers)
-        if made is not None:
-            return made
     a = asarray(a)
     kwargs = {} if initial is _NO_VALUE else {"initial": initial}
     if dtype is not None:
