@@ -37,6 +37,13 @@ from .api.other_dtypes import *  # noqa: F403, E402  (strings, datetimes, object
 from .api.numpy_api import UFUNCS_BY_NAME  # noqa: F401
 from .core.realize import evaluate, stats, sync  # noqa: F401
 from .api.ufuncs import ufunc  # noqa: F401
+from .api.other_dtypes import guard_namespace as _guard_namespace
+
+_guard_namespace(globals(), _np)  # (NumPy's data and ndarray subclasses meet NumPy's functions)
+
+from .api import libraries as _libraries  # noqa: E402
+
+_libraries.install()  # (pandas, matplotlib's LightSource, SciPy's splu: numloom arrays as NumPy's)
 # What a program may not use loads when first used, so ``import numloom`` costs little more
 # than NumPy's import: the random module, numba.cuda's kernel API (``numloom.cuda``,
 # ``vectorize``, ``numloom.types``: their modules, ``cuda.py`` and ``types.py`` here, stand

@@ -581,3 +581,8 @@ def rfftfreq(n, d=1.0, device=None):
     val = 1.0 / (n * d)
     results = arange(0, n // 2 + 1, dtype=int, device=device)
     return results * val
+
+
+from .api.other_dtypes import guard_namespace as _guard_namespace  # noqa: E402
+
+_guard_namespace(globals(), _np.fft)  # (NumPy's data and ndarray subclasses: NumPy's functions)

@@ -742,3 +742,8 @@ def trace(x, /, *, offset=0, dtype=None):
 
 def __getattr__(name: str):
     return module_getattr("linalg", _np.linalg, name)
+
+
+from .api.other_dtypes import guard_namespace as _guard_namespace  # noqa: E402
+
+_guard_namespace(globals(), _np.linalg)  # (NumPy's data and ndarray subclasses: NumPy's functions)

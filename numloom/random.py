@@ -104,14 +104,19 @@ class _Drawing:
         return f"numloom {self._generator!r}"
 
 
-class Generator(_Drawing):
+class Generator(_Drawing, _np.random.Generator):
     """A NumPy ``Generator`` (``Generator(PCG64(seed))``, or what ``default_rng`` makes); over
-    PCG64, on a GPU, its common samplers draw on the device."""
+    PCG64, on a GPU, its common samplers draw on the device. It is an instance of NumPy's
+    class, over the same bit generator (SciPy's and pandas' ``random_state`` take it)."""
 
     def __init__(self, bit_generator):
         if not isinstance(bit_generator, _np.random.Generator):
             bit_generator = _np.random.Generator(bit_generator)  # (NumPy's errors)
-        super().__init__(bit_generator)
+        _np.random.Generator.__init__(self, bit_generator.bit_generator)
+        _Drawing.__init__(self, bit_generator)
+
+    def __reduce__(self):
+        return (Generator, (self._generator,))
 
     def random(self, size=None, dtype=_np.float64, out=None):
         shape = self._device_shape(size, out)
@@ -437,12 +442,13 @@ def default_rng(seed=None):
     return Generator(_np.random.default_rng(to_numpy(seed)))
 
 
-class RandomState(_Drawing):
+class RandomState(_Drawing, _np.random.RandomState):
     """A NumPy ``RandomState`` (also behind the ``numpy.random.*`` functions). On a GPU its
     common draws come from a Philox stream of the same seed, as numloom operations (a fused
     kernel, no host round trip): MT19937 cannot jump ahead cheaply, so these are not NumPy's
     numbers (``NUMLOOM_RANDOM=numpy`` draws NumPy's on the host; ``NUMLOOM_RANDOM=philox``
-    draws Philox's on the CPU too, the same numbers as on a GPU)."""
+    draws Philox's on the CPU too, the same numbers as on a GPU). It is an instance of NumPy's
+    class, over the same bit generator (scikit-learn's ``random_state`` takes it)."""
 
     def __init__(self, seed=None):
         if isinstance(seed, _np.random.RandomState):  # (NumPy's, whose draws this makes)
@@ -450,10 +456,14 @@ class RandomState(_Drawing):
         else:
             seed = to_numpy(seed)
             generator = _np.random.RandomState(seed)
-        super().__init__(generator)
+        _np.random.RandomState.__init__(self, generator._bit_generator)
+        _Drawing.__init__(self, generator)
         from .api.philox import Stream
 
         self._philox = Stream(seed)
+
+    def __reduce__(self):
+        return (RandomState, (self._generator,))
 
     def seed(self, seed=None):
         self._generator.seed(seed)
@@ -684,6 +694,26 @@ class RandomState(_Drawing):
 
 
 _HOST_VALUES = _HOST_SCALARS | {type(None), str}
+
+
+def _delegate(name: str):
+    def method(self, *args, **kwargs):
+        return _Drawing.__getattr__(self, name)(*args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+# NumPy's methods numloom's classes do not define draw as ``_Drawing`` draws (NumPy's draw,
+# numloom's arrays): the NumPy classes' own would draw into NumPy arrays from their state
+for _cls, _numpy_cls in ((Generator, _np.random.Generator),
+                         (RandomState, _np.random.RandomState)):  # fmt: skip
+    for _name in dir(_numpy_cls):
+        if _name.startswith("_") or any(_name in c.__dict__ for c in (_cls, _Drawing)):
+            continue
+        if callable(getattr(_numpy_cls, _name)):
+            setattr(_cls, _name, _delegate(_name))
+del _cls, _numpy_cls, _name
 
 
 def _host_values(args: tuple, kwargs: dict) -> bool:

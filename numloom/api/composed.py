@@ -53,6 +53,7 @@ def _or_numpy(numpy_fn):
             except OtherDtype:
                 return call_numpy_quietly(numpy_fn, args, kwargs)
 
+        run._numpy_guard = True
         return run
 
     return decorate

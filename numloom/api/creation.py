@@ -176,8 +176,9 @@ def _like(a, fill_value, dtype, order, shape, device) -> ndarray:
 
 
 def _prototype(a):
-    """What a ``*_like`` function's 'K' order follows: ``a``'s layout, if it has one."""
-    return a if hasattr(a, "flags") else None
+    """What a ``*_like`` function's 'K' order follows: ``a``'s layout, if it is an array (a
+    DataFrame's ``flags`` are pandas' own)."""
+    return a if isinstance(a, (ndarray, _np.ndarray)) else None
 
 
 def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):

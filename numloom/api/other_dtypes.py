@@ -11,6 +11,7 @@ code calls the plain ones.
 from __future__ import annotations
 
 import functools
+import types
 
 import numpy as _np
 
@@ -25,21 +26,82 @@ def _passing(fn, numpy_fn):
     to an argument of another library that implements ``__array_function__`` (NEP 18), as
     NumPy's function would: ``np.mean(dask_array)`` is Dask's lazy mean."""
 
+    method = _METHODS.get(numpy_fn.__name__)
+
     @functools.wraps(fn)
     def passing(*args, **kwargs):
         if _foreign_in(args) or (kwargs and _foreign_in(kwargs.values())):
             handled = _handed_over(numpy_fn, args, kwargs)
             if handled is not _NOT_HANDED:
                 return handled
+        if method is not None and args and _has_method(args[0], method):
+            # (NumPy's function calls the method of an object of another library that has
+            # one: ``np.sum(df, axis=0)`` is the DataFrame's sum, a Series)
+            return numpy_fn(args[0], *_exported(args[1:]), **dict(zip(kwargs,
+                                                               _exported(kwargs.values()))))
         try:
             return fn(*args, **kwargs)
         except OtherDtype:
             return call_numpy_quietly(numpy_fn, args, kwargs)
 
+    passing._numpy_guard = True
     return passing
 
 
+def guarded(fn, numpy_fn):
+    """``fn``, which runs ``numpy_fn`` where it meets data numloom arrays do not hold (strings,
+    objects, ...) or a NumPy ndarray subclass (a masked array, ``np.matrix``)."""
+    if getattr(fn, "_numpy_guard", False):
+        return fn
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except OtherDtype:
+            return call_numpy_quietly(numpy_fn, args, kwargs)
+
+    run._numpy_guard = True
+    return run
+
+
+def guard_namespace(namespace: dict, numpy_module) -> None:
+    """Every public function of numloom's in ``namespace`` that NumPy's ``numpy_module`` also
+    has, ``guarded`` by NumPy's: what NumPy's own data and subclasses mean stays NumPy's."""
+    for name, value in list(namespace.items()):
+        if name.startswith("_") or not isinstance(value, types.FunctionType):
+            continue
+        if not value.__module__.startswith("numloom"):
+            continue
+        numpy_fn = getattr(numpy_module, name, None)
+        if callable(numpy_fn) and not isinstance(numpy_fn, type) and numpy_fn is not value:
+            namespace[name] = guarded(value, numpy_fn)
+
+
 _NOT_HANDED = object()
+
+# NumPy's functions that call the method of that name of an object that is not a NumPy array
+# (``_wrapfunc``, ``_wrapreduction`` in numpy/_core/fromnumeric.py): function -> method
+_METHODS = {name: name for name in (
+    "sum", "prod", "max", "min", "any", "all", "mean", "std", "var", "cumsum", "cumprod",
+    "argmax", "argmin", "round", "clip", "ptp", "take", "repeat", "nonzero", "compress",
+    "squeeze", "swapaxes", "transpose", "reshape", "choose")}  # fmt: skip
+_METHODS.update(amax="max", amin="min", around="round")
+
+
+def _has_method(x, method: str) -> bool:
+    """Whether ``x`` is another library's object (not an array, scalar or sequence NumPy
+    knows) with the method ``method``, which NumPy's function calls."""
+    t = type(x)
+    return (t not in _PLAIN and t is not list and t is not tuple and not isinstance(x, _KNOWN)
+            and hasattr(t, method))  # fmt: skip
+
+
+def _exported(values) -> tuple:
+    """``values`` with numloom arrays as NumPy's (``numpy.asarray``: on the CPU their memory)."""
+    from ..core.array import ndarray
+
+    return tuple(_np.asarray(v) if isinstance(v, ndarray) else v for v in values)
 
 
 def _foreign_in(values) -> bool:

@@ -21,6 +21,7 @@ from ..core.array import (
     _SUPPORTED_KINDS,
     SUBCLASSES,
     OtherDtype,
+    OtherSubclass,
     _as_subclass,
     _check_dtype,
     _Scalar,
@@ -259,6 +260,8 @@ def _as_input(x):
         return x
     if isinstance(x, _np.generic) and x.dtype.kind in _SUPPORTED_KINDS:
         return x
+    if isinstance(x, _np.ndarray) and type(x) is not _np.ndarray:
+        raise OtherSubclass(type(x))  # (a masked array, np.matrix: NumPy's ufunc keeps them)
     host = _np.asarray(x)  # subclasses of Python scalars (IntEnum) are strong, as in NumPy
     return asarray(host) if host.dtype.kind in _SUPPORTED_KINDS else x
 
@@ -714,6 +717,14 @@ def _handed_over(uf: ufunc, args: tuple, given: dict):
                             "(__array_ufunc__=None)")  # fmt: skip
         tried.append(t)
         result = override(x, uf._np, "__call__", *args, **kwargs)
+        if result is NotImplemented and any(isinstance(a, ndarray) for a in operands):
+            # (a library that knows NumPy's arrays only, pandas' Series, defers to numloom's:
+            # it gets them as NumPy arrays, the memory numloom's exports share, and answers
+            # as it answers NumPy, with a Series)
+            exported, kw = _exported(args), dict(kwargs)
+            if "out" in kw:
+                kw["out"] = _exported(kw["out"])
+            result = override(x, uf._np, "__call__", *exported, **kw)
         if result is not NotImplemented:
             return result
     if tried:  # (NumPy's message: the call, then every operand's type)
@@ -727,11 +738,32 @@ def _handed_over(uf: ufunc, args: tuple, given: dict):
 NOT_OVERRIDDEN = _NOT_GIVEN
 
 
+def _exported(values: tuple) -> tuple:
+    """``values`` with numloom arrays as NumPy's (``numpy.asarray``: on the CPU their memory)."""
+    return tuple(_np.asarray(v) if isinstance(v, ndarray) else v for v in values)
+
+
+class _Function:
+    """A NumPy function that is not a ufunc (``matmul`` is one in NumPy, not in numloom) as
+    ``_handed_over`` and ``operator_override`` take it."""
+
+    def __init__(self, fn, nin: int):
+        self._np, self.nin, self.__name__ = fn, nin, fn.__name__
+
+
+MATMUL = _Function(_np.matmul, 2)
+
+
 def operator_override(uf: ufunc, a, b):
     """NumPy's operators with an operand of another library: a forward operator returns
     ``NotImplemented`` where the other operand's ``__array_ufunc__`` is None (Python then calls
     its reflected method); otherwise the ufunc call goes to the ``__array_ufunc__`` that takes
     it (``_handed_over``: NumPy's errors where none does). ``NOT_OVERRIDDEN``: numloom's own."""
+    if type(b) is not _np.ndarray and isinstance(b, _np.ndarray):
+        # A NumPy ndarray subclass (np.matrix, a masked array) takes the operator as NumPy's
+        # arrays let it, being their subclass (Python calls its reflected method first):
+        # ``x * m`` is np.matrix's product
+        return NotImplemented
     foreign_b = _foreign(b)
     if not foreign_b and not _foreign(a):
         return NOT_OVERRIDDEN  # (the common case, at once)

@@ -617,6 +617,8 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None) -> 
     if target != "cpu" and hasattr(a, "__cuda_array_interface__"):
         imported = _namespace.interop.from_cuda_array_interface(a, target)  # no copy: the memory is shared
         return imported if dtype is None else asarray(imported, dtype, copy=copy)
+    if isinstance(a, _np.ndarray) and type(a) is not _np.ndarray:
+        raise OtherSubclass(type(a))
     try:
         host = _np.asarray(a, dtype=dtype)
     except ValueError:
@@ -662,6 +664,16 @@ _SUPPORTED_KINDS = frozenset("biufc")
 class OtherDtype(TypeError):
     """Data of a dtype numloom arrays do not hold (strings, datetimes, structured, objects):
     the public function that meets it runs NumPy instead (``other_dtypes.py``)."""
+
+
+class OtherSubclass(OtherDtype):
+    """A NumPy ndarray subclass (a masked array, ``np.matrix``, a user's subclass): its
+    methods and ufunc hooks are its meaning (a mask, ``*`` as the matrix product), so a public
+    function that meets one runs NumPy's, which keeps them, as ``OtherDtype`` does."""
+
+    def __init__(self, cls):
+        super().__init__(f"{cls.__module__}.{cls.__qualname__} is a NumPy ndarray subclass: "
+                         "NumPy's functions keep its meaning; numpy.asarray(x) is its data")
 
 
 def _check_dtype(dtype) -> None:

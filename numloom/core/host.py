@@ -286,16 +286,23 @@ class HostAccess:
             raise
 
     def __array__(self, dtype=None, copy=None):
+        """NumPy's view of the value. On the CPU, without ``copy=True``, it is the computed
+        data itself, as ``numpy.asarray`` of a NumPy array is that array: it costs nothing,
+        later writes to ``x`` are stored into it (``realize.keep_exports``), so a library that
+        keeps it (matplotlib's ``Path``) sees them, and a library writing it (SciPy's
+        ``output=`` arguments, Cython's memoryviews) writes ``x``. It is read-only where ``x``
+        is. Pending work that reads ``x`` is computed first; numloom work traced later that
+        reads ``x`` is computed when its result is used, so a write through the export before
+        then reaches it (docs/semantics.md).
+
+        ``copy=True`` gives a new array, as does a library that copies a NumPy array it is
+        given and takes what ``__array__`` gives as its own (``_COPYING``: ``pd.Series(x)``,
+        which it then writes). A GPU array's is a copy on the host, read-only: a write into
+        it could not reach the device, so it raises instead of being lost."""
         if _FAILED_EXPORTS:
             failed = _FAILED_EXPORTS.pop(threading.get_ident(), None)
             if failed is not None and failed[0] is self._storage:
                 raise failed[1]
-        """NumPy's view of the value. On the CPU, without ``copy=True``, it is the computed
-        data itself, read-only: ``numpy.asarray(x)`` costs nothing, and later writes to ``x``
-        are stored into it (``realize.keep_exports``), so a library that keeps it (matplotlib's
-        ``Path``) sees them, as it would see a NumPy array's. ``copy=True`` and GPU arrays give
-        a new array, as does a library that copies a NumPy array it is given and takes what
-        ``__array__`` gives as its own (``_COPYING``: ``pd.Series(x)``, which it then writes)."""
         if copy is None and _copying_caller(1):
             copy = True
         if copy or self._storage.device != "cpu":
@@ -304,17 +311,27 @@ class HostAccess:
                                  "A numloom array on a GPU has no host memory to share: "
                                  "use copy=None (numpy.asarray) to copy it to the host.")  # fmt: skip
             host = self.get()
-            return host if dtype is None else host.astype(dtype, copy=False)
+            if dtype is not None:
+                host = host.astype(dtype, copy=False)
+            if not copy:
+                host.flags.writeable = False  # (a GPU array's: its writes would be lost)
+            return host
         storage = self._storage
         realize.ensure(storage)
         if storage.error is not None:
             raise storage.error
         version = storage.version
-        if sys.getrefcount(version) > 3:  # (the storage's, this frame's and getrefcount's)
+        writable = not self._readonly and not (_WARN_ON_WRITE and _warns_on_write(self))
+        if writable and realize.foreign(version.arg):
+            writable = False  # (another program's memory, from_dlpack: x keeps sharing it)
+        if sys.getrefcount(version) > 3 or writable and not realize.owns_buffer(
+                storage, version):  # fmt: skip
             # another array's value is this memory too (``y = x.copy()`` shares it until a
-            # write): the export gets memory of this array's own, which its writes then reach
+            # write, pending work reads it): the export gets memory of this array's own,
+            # which its writes then reach
+            del version
             version = realize.own_buffer(storage)
-        host = version.arg.export(self._dtype, self._view)
+        host = version.arg.export(self._dtype, self._view, writable)
         if dtype is None or _np.dtype(dtype) == host.dtype:
             return host
         if copy is False:

@@ -31,6 +31,14 @@ def _binary(uf, a, b):
     return made if made is not _namespace.ufuncs.NOT_OVERRIDDEN else uf._call(a, b)
 
 
+def _matmul(a, b):
+    """``a @ b``: numloom's, unless an operand of another library takes it as it takes NumPy's
+    (a DataFrame's ``__array_ufunc__``, or ``NotImplemented`` for Python's reflected method)."""
+    ufuncs = _namespace.ufuncs
+    made = ufuncs.operator_override(ufuncs.MATMUL, a, b)
+    return made if made is not ufuncs.NOT_OVERRIDDEN else _namespace.other_dtypes.matmul(a, b)
+
+
 def _inplace(uf, a, b):
     """``a op= b``, NumPy's ``uf(a, b, out=a)``: by the plain call where that is NumPy's answer
     (``ufuncs.plain_into``), else the ufunc's whole call with ``out``."""
@@ -84,8 +92,8 @@ class Methods:
     def __pow__(self, o, mod=None): return _api.power_operator(self, o)
     def __rpow__(self, o): return _api.power(o, self)
     def __ipow__(self, o): return _api.power_operator(self, o, out=self)
-    def __matmul__(self, o): return _namespace.other_dtypes.matmul(self, o)
-    def __rmatmul__(self, o): return _namespace.other_dtypes.matmul(o, self)
+    def __matmul__(self, o): return _matmul(self, o)
+    def __rmatmul__(self, o): return _matmul(o, self)
     def __imatmul__(self, o): return _namespace.other_dtypes.matmul(self, o, out=self)
     def __and__(self, o): return _binary(_api.bitwise_and, self, o)
     def __rand__(self, o): return _binary(_api.bitwise_and, o, self)

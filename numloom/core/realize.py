@@ -47,14 +47,22 @@ class Buffer:
     def _shared(self) -> bool:
         return any(ref() is not None for ref in self.exports)
 
-    def export(self, dtype, view) -> _np.ndarray:
-        """A read-only NumPy array of this (CPU) buffer's elements that ``view`` selects,
-        sharing its memory. While it or any view of it lives, the memory stays out of the pool.
-        Every NumPy view of it keeps one anchor alive: an array whose base is a memoryview
-        (NumPy collapses a view's base to the first array whose base is not an array)."""
+    def export(self, dtype, view, writable: bool = False) -> _np.ndarray:
+        """A NumPy array of this (CPU) buffer's elements that ``view`` selects, sharing its
+        memory; ``writable`` only where one storage's version alone holds the buffer
+        (``owns_buffer``), whose value its writes then change. While it or any view of it
+        lives, the memory stays out of the pool. Every NumPy view of it keeps one anchor
+        alive: an array whose base is a memoryview (NumPy collapses a view's base to the first
+        array whose base is not an array)."""
         if 0 in view.shape:
             return _np.empty(view.shape, dtype)
-        anchor = _np.frombuffer(memoryview(self.data.reshape(-1)).cast("B"), _np.uint8)
+        data = self.data
+        if writable:
+            data.flags.writeable = True  # (the memoryview keeps it; the buffer's own view not)
+        try:
+            anchor = _np.frombuffer(memoryview(data.reshape(-1)).cast("B"), _np.uint8)
+        finally:
+            data.flags.writeable = False
         item = _np.dtype(dtype).itemsize
         host = _np.ndarray(view.shape, dtype, buffer=anchor, offset=view.offset * item,
                            strides=tuple(s * item for s in view.strides))  # fmt: skip
@@ -160,6 +168,12 @@ def keep_exports(storage: Storage, old: Node) -> None:
     finally:
         data.flags.writeable = False
     storage.version = old
+
+
+def foreign(buffer: Buffer) -> bool:
+    """Whether ``buffer`` is another program's memory (``from_dlpack``), which numloom never
+    writes in place."""
+    return bool(buffer.exports) and any(type(ref) is not weakref.ref for ref in buffer.exports)
 
 
 def _exported(buffer: Buffer) -> bool:

@@ -203,7 +203,48 @@ def test_writes_reach_an_export_and_leave_earlier_copies_and_readers_alone():
     assert h.tolist() == [10, 2, 3, 3, 4, 5] == a.tolist()
     assert copy.tolist() == later.tolist() == [0, 1, 2, 3, 4, 5]
     assert doubled.tolist() == [0, 2, 4, 6, 8, 10]
-    assert not h.flags.writeable  # (numloom's memory is written by numloom only)
+    assert h.flags.writeable  # (numpy.asarray of a NumPy array is that array: writable)
+
+
+@cpu_only
+def test_writes_into_an_export_reach_the_array_and_its_views_not_copies_or_earlier_work():
+    """``numpy.asarray(x)`` is x's memory, as it is a NumPy array's: a library writing it
+    (SciPy's ``output=``, a Cython memoryview) writes x. Work traced before the export and
+    copies made before or after keep their values."""
+    for xp in (nl, numpy):
+        a = xp.arange(6.0) * 1
+        row = a[2:5]
+        before = a.copy()
+        doubled = a * 2  # pending under numloom: reads the values before the write
+        h = numpy.asarray(a)
+        after = a.copy()
+        h[0] = 10.0
+        h[3] += 1
+        assert a.tolist() == [10, 1, 2, 4, 4, 5] and row.tolist() == [2, 4, 4]
+        assert before.tolist() == after.tolist() == [0, 1, 2, 3, 4, 5]
+        assert doubled.tolist() == [0, 2, 4, 6, 8, 10]
+        assert (a * 1).tolist() == [10, 1, 2, 4, 4, 5]
+    ro = nl.broadcast_to(nl.arange(3.0), (2, 3))
+    assert not numpy.asarray(ro).flags.writeable  # (read-only where x is, as NumPy's)
+    frozen = nl.arange(3.0)
+    frozen.flags.writeable = False
+    assert not numpy.asarray(frozen).flags.writeable
+
+
+def test_a_gpu_arrays_export_is_a_read_only_copy_and_copy_true_a_writable_one():
+    """A write into ``numpy.asarray(x)`` of a GPU array could not reach the device: it raises
+    NumPy's error instead of being lost. ``numpy.array(x)`` is the caller's own copy."""
+    x = nl.arange(4.0) * 1
+    h = numpy.asarray(x)
+    if x.device != "cpu":
+        with pytest.raises(ValueError, match="read-only"):
+            h[0] = 5.0
+    else:
+        h[0] = 5.0
+        assert x[0] == 5.0
+    c = numpy.array(x)
+    c[1] = 7.0
+    assert x[1] == 1.0 and c.flags.writeable
 
 
 @cpu_only
@@ -225,7 +266,7 @@ def test_the_buffer_protocol_gives_the_arrays_memory():
     w = numpy.arange(6.0).reshape(2, 3) * 2
     m = memoryview(x)
     cpu = x.device == "cpu"  # (a GPU array's buffer is of a host copy)
-    assert (m.format, m.shape, m.readonly) == ("d", (2, 3), cpu)
+    assert (m.format, m.shape, m.readonly) == ("d", (2, 3), not cpu)
     assert bytes(x) == bytes(w) and bytes(x[:, ::2]) == bytes(w[:, ::2])
     x[0, 0] = 7.0  # on the CPU the memory is x's: its writes reach the view
     assert m[0, 0] == (7.0 if cpu else 0.0)

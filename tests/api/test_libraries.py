@@ -1,0 +1,165 @@
+"""Libraries handed numloom arrays answer as they answer NumPy's: pandas, matplotlib, SciPy,
+NumPy's own ndarray subclasses (masked arrays, ``np.matrix``) and NumPy's random classes."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy
+import pytest
+
+import numloom as nl
+
+pd = pytest.importorskip("pandas")
+pytestmark = pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
+
+
+def _frame(xp):
+    return pd.DataFrame({"a": xp.arange(5.0), "b": xp.arange(5.0) ** 2})
+
+
+def _same(f):
+    """f(numloom) equals f(NumPy): pandas objects compared as pandas compares them."""
+    want, got = f(numpy), f(nl)
+    kind = nl.ndarray if type(want) is numpy.ndarray else type(want)
+    assert type(got) is kind, (type(got), type(want))
+    if isinstance(want, (pd.DataFrame, pd.Series)):
+        assert want.equals(got), (want, got)
+    else:
+        numpy.testing.assert_array_equal(numpy.asarray(got), numpy.asarray(want))
+
+
+PANDAS = {
+    "df[mask]": lambda xp: _frame(xp)[xp.arange(5.0) > 2],
+    "df.loc[mask]": lambda xp: _frame(xp).loc[xp.arange(5.0) > 2],
+    "df.loc[mask, col]": lambda xp: _frame(xp).loc[xp.arange(5.0) > 2, "a"],
+    "df.iloc[mask]": lambda xp: _frame(xp).iloc[xp.arange(5.0) > 2],  # (not rows 0 and 1)
+    "df.iloc[positions]": lambda xp: _frame(xp).iloc[xp.arange(2)],
+    "s[mask]": lambda xp: pd.Series(xp.arange(5.0))[xp.arange(5.0) > 2],
+    "s.loc[mask]": lambda xp: pd.Series(xp.arange(5.0)).loc[xp.arange(5.0) > 2],
+    "strings[mask]": lambda xp: pd.Series(["a", "b", "c"])[xp.array([True, False, True])],
+    "groupby(array)": lambda xp: _frame(xp).groupby(xp.arange(5) % 2).sum(),
+    "groupby([array, array])": lambda xp: _frame(xp).groupby([xp.arange(5) % 2,
+                                                              xp.arange(5) % 3]).sum(),
+    "groupby(['a', array])": lambda xp: _frame(xp).groupby(["a", xp.arange(5) % 2]).sum(),
+    "series.groupby(array)": lambda xp: pd.Series(xp.arange(5.0)).groupby(xp.arange(5) // 2).mean(),
+    "set_index(array)": lambda xp: _frame(xp).set_index(xp.arange(5) * 10),
+    "np.sum(df, axis=0)": lambda xp: xp.sum(_frame(xp), axis=0),
+    "np.round(df)": lambda xp: xp.round(_frame(xp) / 3, 1),
+    "np.cumsum(series)": lambda xp: xp.cumsum(pd.Series(xp.arange(5.0))),
+    "np.clip(series)": lambda xp: xp.clip(pd.Series(xp.arange(5.0)), 1, 3),
+    "np.maximum(series, array)": lambda xp: xp.maximum(pd.Series(xp.arange(5.0)), 4 - xp.arange(5.0)),
+    "array @ df": lambda xp: xp.ones(5) @ _frame(xp),
+    "np.array(df)": lambda xp: xp.array(_frame(xp)),
+    "df.sample(Generator)": lambda xp: _frame(xp).sample(2, random_state=xp.random.default_rng(0)),
+    "df.sample(RandomState)": lambda xp: _frame(xp).sample(2, random_state=xp.random.RandomState(0)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", PANDAS)
+def test_pandas_takes_numloom_arrays_as_it_takes_numpys(case):
+    _same(PANDAS[case])
+
+
+@pytest.mark.parametrize("how", ["s[mask] = v", "df.loc[mask, c] = v", "df.iloc[i] = v"])
+def test_pandas_writes_selected_by_numloom_arrays(how):
+    def run(xp):
+        mask, d, s = xp.arange(5.0) > 2, _frame(xp), pd.Series(xp.arange(5.0))
+        if how == "s[mask] = v":
+            s[mask] = 0.0
+            return s
+        if how == "df.loc[mask, c] = v":
+            d.loc[mask, "a"] = -1.0
+        else:
+            d.iloc[xp.arange(2)] = 7.0
+        return d
+
+    _same(run)
+
+
+MASKED_AND_MATRIX = {
+    "sum": lambda xp: xp.sum(xp.ma.array([1.0, 2, 3, 4], mask=[0, 1, 0, 0])),
+    "mean": lambda xp: xp.mean(xp.ma.array([1.0, 2, 3, 4], mask=[0, 1, 0, 0])),
+    "std": lambda xp: xp.std(xp.ma.array([1.0, 2, 3, 4], mask=[0, 1, 0, 0])),
+    "cumsum": lambda xp: xp.cumsum(xp.ma.array([1.0, 2, 3, 4], mask=[0, 1, 0, 0])),
+    "sqrt": lambda xp: xp.sqrt(xp.ma.array([1.0, 2, 3, 4], mask=[0, 1, 0, 0])),
+    "array + masked": lambda xp: xp.arange(4.0) + xp.ma.array([1.0, 2, 3, 4], mask=[0, 1, 0, 0]),
+    "where": lambda xp: xp.where(xp.ma.array([1.0, 2, 3], mask=[0, 1, 0]) > 1, 1, 0),
+    "fft": lambda xp: xp.fft.fft(xp.ma.array([1.0, 2, 3, 4], mask=[0, 1, 0, 0])),
+    "matrix sum": lambda xp: xp.sum(xp.matrix([[1, 2], [3, 4]]), axis=0),
+    "array * matrix": lambda xp: xp.ones((2, 2)) * xp.matrix([[1, 2], [3, 4]]),
+    "array @ matrix": lambda xp: xp.ones((2, 2)) @ xp.matrix([[1, 2], [3, 4]]),
+    "matrix ** 2": lambda xp: xp.matrix([[1, 2], [3, 4]]) ** 2,
+    "inv(matrix)": lambda xp: xp.linalg.inv(xp.matrix([[1.0, 2], [3, 4]])),
+    "transpose(matrix)": lambda xp: xp.transpose(xp.matrix([[1, 2], [3, 4]])),
+    "asanyarray(masked)": lambda xp: xp.asanyarray(xp.ma.array([1.0, 2], mask=[0, 1])),
+}
+
+
+@pytest.mark.parametrize("case", MASKED_AND_MATRIX)
+def test_numpys_ndarray_subclasses_keep_their_meaning(case):
+    """A masked array's mask and np.matrix's product are NumPy's: numloom functions handed one
+    run NumPy's (before, numloom summed masked elements and multiplied matrices elementwise)."""
+    want, got = MASKED_AND_MATRIX[case](numpy), MASKED_AND_MATRIX[case](nl)
+    assert type(got) is type(want)
+    if isinstance(want, numpy.ma.MaskedArray):
+        assert got.mask.tolist() == want.mask.tolist()
+        want, got = want.filled(0), got.filled(0)
+    numpy.testing.assert_allclose(numpy.asarray(got), numpy.asarray(want))
+
+
+def test_numpy_asarray_of_a_subclass_is_its_data():
+    m = numpy.matrix([[1.0, 2], [3, 4]])
+    a = nl.asarray(m)
+    assert a.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert nl.asarray(numpy.ma.array([1.0, 2], mask=[0, 1])).tolist() == [1.0, 2.0]
+
+
+def test_random_generators_are_numpys_classes_for_other_libraries():
+    g, r = nl.random.default_rng(5), nl.random.RandomState(5)
+    assert isinstance(g, numpy.random.Generator) and isinstance(r, numpy.random.RandomState)
+    assert g.bit_generator is g._generator.bit_generator
+    want = numpy.random.default_rng(5)
+    assert g.random(3).tolist() == want.random(3).tolist()  # (numloom's draws: one stream)
+    assert type(g.choice(5, 3)) is nl.ndarray and type(r.permutation(4)) is nl.ndarray
+    copy = pickle.loads(pickle.dumps(g))
+    assert copy.random(2).tolist() == g.random(2).tolist()
+    assert pickle.loads(pickle.dumps(r)).rand(2).tolist() == r.rand(2).tolist()
+
+
+def test_scipy_takes_numloom_generators_writes_into_output_and_solves():
+    stats = pytest.importorskip("scipy.stats")
+    from scipy import ndimage, sparse
+    from scipy.sparse import linalg as spl
+    from scipy.spatial.transform import Rotation
+
+    want = stats.norm.rvs(size=4, random_state=numpy.random.default_rng(2))
+    got = stats.norm.rvs(size=4, random_state=nl.random.default_rng(2))
+    numpy.testing.assert_allclose(numpy.asarray(got), want)
+    img = nl.random.default_rng(0).random((8, 8))
+    out = nl.zeros_like(img)
+    row = out[3]
+    ndimage.uniform_filter(img, 3, output=out)  # (writes numloom's memory, views see it)
+    expected = ndimage.uniform_filter(numpy.asarray(img), 3)
+    numpy.testing.assert_allclose(out.get(), expected)
+    numpy.testing.assert_allclose(row.get(), expected[3])
+    # a Cython memoryview of a numloom array (read-only memory made it raise before)
+    turned = Rotation.from_rotvec(nl.array([0, 0, numpy.pi / 2])).apply(nl.array([1.0, 0, 0]))
+    numpy.testing.assert_allclose(turned, [0.0, 1.0, 0.0], atol=1e-12)
+    a = numpy.array([[4.0, 1, 0], [1, 3, 0], [0, 0, 2]])
+    b = nl.array([1.0, 2, 3])
+    for solve in (spl.splu(sparse.csc_matrix(a)).solve, spl.factorized(sparse.csc_matrix(a))):
+        numpy.testing.assert_allclose(solve(b), numpy.linalg.solve(a, numpy.asarray(b)))
+
+
+def test_matplotlib_light_source_shades_numloom_elevations():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from matplotlib import cm
+    from matplotlib.colors import LightSource
+
+    z = numpy.random.default_rng(1).random((6, 7))
+    ls = LightSource(azdeg=315, altdeg=45)
+    numpy.testing.assert_allclose(ls.hillshade(nl.asarray(z)), ls.hillshade(z))
+    numpy.testing.assert_allclose(ls.shade(nl.asarray(z), cmap=cm.viridis),
+                                  ls.shade(z, cmap=cm.viridis))  # fmt: skip
