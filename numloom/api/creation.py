@@ -336,6 +336,10 @@ def arange(start=_NO_VALUE, stop=None, step=None, dtype=None, *, device=None, li
     if out_dtype.kind == "b" and length > 2:
         _np.arange(start, stop, step, dtype=out_dtype)  # NumPy's error: bools count to 2
     target = _device_name(device) or get_device()
+    if target == "cpu" and length * out_dtype.itemsize <= EAGER_BYTES and not TRACING:
+        # (a small range is made at once, as ``full`` makes a small array: a loop's
+        # ``np.arange(3)`` costs what NumPy's does)
+        return adopt_host(_np.arange(start, stop, step, dtype=out_dtype))
     check_allocation((length,), out_dtype, target)
     n = node(Op.IOTA, (), (start, stop, step), (length,), out_dtype)
     return result(n, target)
@@ -401,6 +405,8 @@ def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None) -> nd
     equal, subtract = ufunc(_np.equal), ufunc(_np.subtract)  # (elementwise.py's are above)
     M = N if M is None else M
     blank = full(_shape_arg((N, M)), 0, _dtype_arg(dtype), device=device)
+    if blank._storage.version.op is Op.BUFFER and not TRACING:  # (small: made at once)
+        return in_order(adopt_host(_np.eye(N, M, k, blank.dtype)), order)
     if k >= M:  # NumPy returns before it looks at k
         return blank
     k = operator.index(k)

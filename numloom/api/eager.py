@@ -128,6 +128,115 @@ def function_now(np_fn, args: tuple):
     return made_now(_run(lambda: np_fn(*host), np_fn.__name__))
 
 
+_LINALG = _np.linalg
+# NumPy's functions that run now, as ufunc calls do (a marked array among their arguments, all
+# computed, small, on the CPU: ``functions_now``): functions that write no argument and make
+# new arrays. Functions that return views (``reshape``, ``transpose``, ``diagonal``) are traced:
+# their memory must stay their argument's.
+FUNCTIONS = frozenset([
+    _np.mean, _np.std, _np.var, _np.median, _np.percentile, _np.quantile, _np.average,
+    _np.ptp, _np.cumsum, _np.cumprod, _np.diff, _np.ediff1d, _np.gradient, _np.trapezoid,
+    _np.diag, _np.diagflat, _np.outer, _np.inner, _np.kron, _np.cross, _np.einsum, _np.trace,
+    _np.tensordot, _np.vdot,
+    _np.concatenate, _np.stack, _np.vstack, _np.hstack, _np.column_stack, _np.dstack,
+    _np.append, _np.insert, _np.delete, _np.tile, _np.repeat, _np.roll, _np.pad,
+    _np.tril, _np.triu, _np.sort, _np.argsort, _np.searchsorted, _np.unique, _np.bincount,
+    _np.histogram, _np.digitize, _np.interp, _np.convolve, _np.correlate, _np.polyval,
+    _np.where, _np.clip, _np.round, _np.around, _np.nonzero, _np.argwhere,
+    _np.flatnonzero, _np.count_nonzero, _np.isclose, _np.allclose, _np.array_equal,
+    _np.meshgrid, _np.copy, _np.zeros_like, _np.ones_like, _np.full_like,
+    _LINALG.solve, _LINALG.inv, _LINALG.det, _LINALG.slogdet, _LINALG.norm, _LINALG.eig,
+    _LINALG.eigh, _LINALG.eigvals, _LINALG.eigvalsh, _LINALG.svd, _LINALG.qr,
+    _LINALG.cholesky, _LINALG.lstsq, _LINALG.pinv, _LINALG.matrix_power, _LINALG.matrix_rank,
+    _LINALG.cond,
+])  # fmt: skip
+
+
+# Calls of these that NumPy warns about other than by its error state (its warning would
+# point at numloom's line, not the user's): traced instead
+_WARNS = {
+    _np.std: lambda args, kwargs: kwargs.get("ddof", 0) != 0 or len(args) > 4,
+    _np.var: lambda args, kwargs: kwargs.get("ddof", 0) != 0 or len(args) > 4,
+    _np.cross: lambda args, kwargs: any(_np.shape(a)[-1:] != (3,) for a in args[:2]),
+}
+
+
+def functions_now(np_fn, args: tuple, kwargs: dict):
+    """NumPy's function ``np_fn`` (one of ``FUNCTIONS``) run now where a ufunc call of its
+    arrays would be: its result as NumPy gives it (a 0-d result NumPy's scalar, arrays marked);
+    None where the call is traced instead (no marked array, an operand pending, large, empty
+    or on a GPU, an ``out=``, or a result that is a view of an argument)."""
+    if realize.TRACING or "out" in kwargs or get_device() != "cpu":
+        return None  # (on a GPU, NumPy's data alone is the device's to work on)
+    values = list(args) + list(kwargs.values()) if kwargs else args
+    if _runs_now(values, 0) is not True:
+        return None
+    warns = _WARNS.get(np_fn)
+    if warns is not None and warns(args, kwargs):
+        return None
+    host_args = [_now_value(x) for x in args]
+    host_kwargs = {k: _now_value(v) for k, v in kwargs.items()}
+    made = _run(lambda: np_fn(*host_args, **host_kwargs), np_fn.__name__)
+    if _views_an_operand(made, host_args):
+        return None
+    if isinstance(made, _np.ndarray) and made.ndim == 0:
+        a = adopt_host(_np.array(made))  # (NumPy's function gave a 0-d array: an array)
+        a._storage.eager = True
+        return a
+    return made_now(made)
+
+
+def _runs_now(values, depth: int):
+    """Whether a call of these arguments runs now: True where a marked array (or a small
+    NumPy array) is among them and every array is computed, small, non-empty and on the CPU;
+    None where none is marked; False where the call is traced."""
+    marked = None
+    for x in values:
+        t = type(x)
+        if t is ndarray or t is _Scalar:
+            storage = x._storage
+            if (storage.version.op is not _BUFFER or storage.device != "cpu"
+                    or storage.error is not None or not 0 < x.size <= EAGER_ELEMENTS):  # fmt: skip
+                return False
+            if storage.eager:
+                marked = True
+        elif t is _np.ndarray:
+            if not x.size or not _small_numpy(x):
+                return False
+            marked = True  # (NumPy's data: a library gave it)
+        elif (t is list or t is tuple) and depth == 0:
+            inner = _runs_now(x, 1)
+            if inner is False:
+                return False
+            marked = marked or inner
+        elif isinstance(x, (ndarray, _np.ndarray)) or (callable(x) and not isinstance(x, type)):
+            return False  # (a subclass, a function: the traced path's, or NumPy's own)
+    return marked
+
+
+def _now_value(x):
+    """An argument of a call run now as NumPy's function takes it (arrays as host views)."""
+    t = type(x)
+    if t is ndarray or t is _Scalar:
+        return _host(x)
+    if t is list or t is tuple:
+        return t([_now_value(v) for v in x])
+    return x
+
+
+def _views_an_operand(made, operands: list) -> bool:
+    """Whether an array NumPy made shares memory with an operand (a view: traced instead)."""
+    if isinstance(made, tuple):
+        return any(_views_an_operand(m, operands) for m in made)
+    if not isinstance(made, _np.ndarray) or made.base is None:
+        return False
+    hosts = [o for o in operands if isinstance(o, _np.ndarray)]
+    for o in operands:
+        if type(o) is list or type(o) is tuple:
+            hosts.extend(v for v in o if isinstance(v, _np.ndarray))
+    return any(_np.may_share_memory(made, h) for h in hosts)
+
+
 def _operands(args: tuple, into_numloom: bool):
     """The host operands of a call run now (``_host`` of each), or None where it is traced:
     an operand is not, numloom is tracing, or the operands are NumPy's data alone while the
@@ -172,10 +281,11 @@ def made_now(made):
     work is done: a library handed it, as pandas' aggregation, sees a float), an array
     ``adopted``, each of a tuple so. (Also numloom.core._tracing's, for what it does not
     adopt itself.)"""
-    if type(made) is tuple:
-        return tuple([made_now(m) for m in made])
-    if isinstance(made, _np.generic):
-        return made
+    if isinstance(made, tuple):
+        items = [made_now(m) for m in made]
+        return type(made)(*items) if hasattr(made, "_fields") else type(made)(items)
+    if isinstance(made, _np.generic) or type(made) in _HOST_SCALARS:
+        return made  # (NumPy's scalar; allclose's Python bool)
     if not isinstance(made, _np.ndarray):
         made = _np.asarray(made)
     return made[()] if made.ndim == 0 else adopted(made)

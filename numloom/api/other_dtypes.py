@@ -16,6 +16,7 @@ import types
 import numpy as _np
 
 from ..core.array import OtherDtype
+from . import eager
 from . import numpy_api as _api
 from .fallback import call_numpy_quietly
 from .ufuncs import _KNOWN
@@ -27,9 +28,14 @@ def _passing(fn, numpy_fn):
     NumPy's function would: ``np.mean(dask_array)`` is Dask's lazy mean."""
 
     method = _METHODS.get(numpy_fn.__name__)
+    now = numpy_fn in eager.FUNCTIONS
 
     @functools.wraps(fn)
     def passing(*args, **kwargs):
+        if now:  # (small computed arrays a loop works on: NumPy's call, at once)
+            made = eager.functions_now(numpy_fn, args, kwargs)
+            if made is not None:
+                return made
         if _foreign_in(args) or (kwargs and _foreign_in(kwargs.values())):
             handled = _handed_over(numpy_fn, args, kwargs)
             if handled is not _NOT_HANDED:
@@ -45,23 +51,29 @@ def _passing(fn, numpy_fn):
             return call_numpy_quietly(numpy_fn, args, kwargs)
 
     passing._numpy_guard = True
+    passing._now = now
     return passing
 
 
 def guarded(fn, numpy_fn):
     """``fn``, which runs ``numpy_fn`` where it meets data numloom arrays do not hold (strings,
     objects, ...) or a NumPy ndarray subclass (a masked array, ``np.matrix``)."""
-    if getattr(fn, "_numpy_guard", False):
+    now = numpy_fn in eager.FUNCTIONS
+    if getattr(fn, "_numpy_guard", False) and (not now or getattr(fn, "_now", False)):
         return fn
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
+        if now:
+            made = eager.functions_now(numpy_fn, args, kwargs)
+            if made is not None:
+                return made
         try:
             return fn(*args, **kwargs)
         except OtherDtype:
             return call_numpy_quietly(numpy_fn, args, kwargs)
 
-    run._numpy_guard = True
+    run._numpy_guard = run._now = True
     return run
 
 

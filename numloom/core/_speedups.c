@@ -306,20 +306,49 @@ static PyMemberDef handle_members[] = {
     {NULL},
 };
 
-/* The buffer protocol (``memoryview(x)``, ``bytes(x)``, PIL's ``frombuffer``): the buffer of
- * ``x._buffer_host()``, NumPy's read-only view of the computed value (host.py), which the
- * memoryview keeps alive: the memory stays x's, and x's later writes reach it. */
+/* The buffer protocol (``memoryview(x)``, ``bytes(x)``, PIL's ``frombuffer``, Cython's
+ * memoryviews): the buffer of ``x._buffer_host(writable)``, NumPy's view of the computed value
+ * (host.py; on the CPU x's memory, so x's later writes reach it and its writes reach x; on a
+ * GPU a host copy). The view holds x, and the NumPy array in ``internal``: at its release,
+ * ``x._buffer_released(host, writable)`` copies a GPU array's writable copy back to the
+ * device, as a write into it is a write into x. */
 static int handle_getbuffer(PyObject *self, Py_buffer *view, int flags) {
-    PyObject *host = PyObject_CallMethod(self, "_buffer_host", NULL);
+    int writable = (flags & PyBUF_WRITABLE) == PyBUF_WRITABLE;
+    PyObject *host = PyObject_CallMethod(self, "_buffer_host", "i", writable);
     if (host == NULL)
         return -1;
-    int done = PyObject_GetBuffer(host, view, flags);
-    Py_DECREF(host); /* (the view holds it: view->obj) */
-    return done;
+    if (PyObject_GetBuffer(host, view, flags) < 0) {
+        Py_DECREF(host);
+        return -1;
+    }
+    /* (NumPy defines no release of its own: the view's fields stay valid while host lives) */
+    Py_DECREF(view->obj); /* (the reference GetBuffer took: host's own one stays, in internal) */
+    view->internal = host;
+    Py_INCREF(self);
+    view->obj = self;
+    return 0;
+}
+
+static void handle_releasebuffer(PyObject *self, Py_buffer *view) {
+    PyObject *host = (PyObject *)view->internal;
+    if (host == NULL)
+        return;
+    view->internal = NULL;
+    if (!view->readonly) {
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        PyObject *done = PyObject_CallMethod(self, "_buffer_released", "O", host);
+        if (done == NULL)
+            PyErr_WriteUnraisable(self);
+        Py_XDECREF(done);
+        PyErr_Restore(type, value, traceback);
+    }
+    Py_DECREF(host);
 }
 
 static PyBufferProcs handle_buffer = {
     .bf_getbuffer = handle_getbuffer,
+    .bf_releasebuffer = handle_releasebuffer,
 };
 
 PyTypeObject HandleType = {

@@ -48,6 +48,9 @@ _INTERFACES: dict = {}
 # thread -> (storage, error): an evaluation error the buffer protocol raised, for the
 # ``__array__`` call NumPy makes next (HostAccess._buffer_host)
 _FAILED_EXPORTS: dict = {}
+# id(host copy) -> host copy: a GPU array's writable buffers the Python handle's buffer
+# protocol exported, copied back at their release
+_WRITEBACKS: dict = {}
 _ROW: list = [None]  # numloom.core._speedups.row where the handle is compiled (array.py binds it)
 _ASARRAY: list = [None]  # numloom's asarray (unpickling)
 
@@ -248,7 +251,23 @@ class HostAccess:
     def __buffer__(self, flags: int) -> memoryview:
         """The buffer protocol (``memoryview(x)``, ``bytes(x)``) on Python 3.12 and later where
         the handle is Python's (the compiled handle has it in C): NumPy's view's buffer."""
-        return memoryview(self._buffer_host())
+        writable = bool(flags & 1)  # (inspect.BufferFlags.WRITABLE)
+        host = self._buffer_host(writable)
+        if writable and self._storage.device != "cpu":
+            _WRITEBACKS[id(host)] = host  # (until __release_buffer__)
+        return memoryview(host)
+
+    def __release_buffer__(self, view: memoryview) -> None:
+        host = _WRITEBACKS.pop(id(view.obj), None)
+        if host is not None:
+            self._buffer_released(host)
+
+    def _buffer_released(self, host) -> None:
+        """A writable buffer (a Cython memoryview's) is released: a GPU array's host copy goes
+        back to the device, since a write into it is a write into the array (on the CPU the
+        buffer is the array's memory)."""
+        if self._storage.device != "cpu":
+            self[...] = host
 
     @property
     def __array_interface__(self) -> dict:
@@ -275,11 +294,15 @@ class HostAccess:
                                  "numpy.asarray(x).ctypes on a copy")  # fmt: skip
         return self.__array__().ctypes
 
-    def _buffer_host(self) -> _np.ndarray:
-        """What the buffer protocol exports: ``__array__()``. NumPy's ``asarray`` tries the
-        buffer protocol first and drops its error for ``__array__``: an error the evaluation
-        raised here (bad indices, ``errstate(all="raise")``) is kept for that call."""
+    def _buffer_host(self, writable: bool = False) -> _np.ndarray:
+        """What the buffer protocol exports: ``__array__()``; for a request of a writable
+        buffer on a GPU array, a writable host copy (copied back at its release,
+        ``_buffer_released``). NumPy's ``asarray`` tries the buffer protocol first and drops
+        its error for ``__array__``: an error the evaluation raised here (bad indices,
+        ``errstate(all="raise")``) is kept for that call."""
         try:
+            if writable and self._storage.device != "cpu" and not self._readonly:
+                return self.get()
             return self.__array__(copy=True if _copying_caller(1) else None)
         except Exception as error:
             _FAILED_EXPORTS[threading.get_ident()] = (self._storage, error)

@@ -178,8 +178,20 @@ def foreign(buffer: Buffer) -> bool:
 
 def _exported(buffer: Buffer) -> bool:
     """Whether NumPy arrays ``__array__`` made share ``buffer``'s memory: live exports, not
-    the memory from_dlpack shares (its writes leave that alone)."""
-    return any(type(ref) is weakref.ref and ref() is not None for ref in buffer.exports or ())
+    the memory from_dlpack shares (its writes leave that alone). Where every export has died,
+    the buffer forgets them (element writes take their fast path again, ``_speedups.c``)."""
+    exports = buffer.exports
+    if not exports:
+        return False
+    foreign = False
+    for ref in exports:
+        if type(ref) is not weakref.ref:
+            foreign = True
+        elif ref() is not None:
+            return True
+    if not foreign:
+        buffer.exports = None
+    return False
 
 
 def settle_readers(storage: Storage) -> None:

@@ -143,7 +143,7 @@ def test_in_place_calls_spare_pending_readers_and_reach_views():
         nl.multiply(a, 2.0, a)
         nl.add(a, 1.0, a)
         ha = ha * 2.0 + 1.0
-    total = nl.cumsum(a)  # pending (traced): it reads a's current values
+    total = nl.cumsum(a + nl.zeros(8) * 0.0)  # pending (traced): it reads a's current values
     assert total._storage.pending
     nl.add(a, 100.0, a)
     assert_same(numpy.asarray(total), numpy.cumsum(ha))
@@ -373,3 +373,70 @@ def test_a_loops_gathers_and_numpys_results_run_at_once():
         for g, w in zip(got, want):
             assert_same(numpy.asarray(g), numpy.asarray(w))
     assert nl.stats()["plans_evaluated"] == before
+
+
+FUNCTION_CALLS = {
+    "mean": lambda xp, v, m: xp.mean(v),
+    "std(ddof=1)": lambda xp, v, m: xp.std(v, ddof=1),
+    "mean(axis=0)": lambda xp, v, m: xp.mean(m, axis=0),
+    "median": lambda xp, v, m: xp.median(v),
+    "cumsum": lambda xp, v, m: xp.cumsum(v),
+    "diff": lambda xp, v, m: xp.diff(v),
+    "diag": lambda xp, v, m: xp.diag(v),
+    "outer": lambda xp, v, m: xp.outer(v, v),
+    "cross": lambda xp, v, m: xp.cross(v[:3], v[1:4]),
+    "einsum": lambda xp, v, m: xp.einsum("i,i", v, v),
+    "tensordot (a 0-d array)": lambda xp, v, m: xp.tensordot(v, v, 1),
+    "concatenate": lambda xp, v, m: xp.concatenate([v, v * 2]),
+    "vstack": lambda xp, v, m: xp.vstack([v, v]),
+    "append": lambda xp, v, m: xp.append(v, 1.5),
+    "sort": lambda xp, v, m: xp.sort(-v),
+    "argsort": lambda xp, v, m: xp.argsort(-v),
+    "unique": lambda xp, v, m: xp.unique(xp.round(v), return_counts=True),
+    "where": lambda xp, v, m: xp.where(v > 2, v, 0.0),
+    "clip": lambda xp, v, m: xp.clip(v, 1, 3),
+    "round": lambda xp, v, m: xp.round(v / 3, 2),
+    "histogram": lambda xp, v, m: xp.histogram(v, 3),
+    "allclose": lambda xp, v, m: xp.allclose(v, v + 1e-12),
+    "norm": lambda xp, v, m: xp.linalg.norm(v),
+    "solve": lambda xp, v, m: xp.linalg.solve(m[:3, :3] * m[:3, :3].T + 7.0 * (m[:3, :3] > 2),
+                                              v[:3]),
+    "inv": lambda xp, v, m: xp.linalg.inv(m[:3, :3] * m[:3, :3].T + 7.0 * (m[:3, :3] > 2)),
+    "det": lambda xp, v, m: xp.linalg.det(m[:3, :3]),
+    "eigh": lambda xp, v, m: xp.linalg.eigh(m[:3, :3] + m[:3, :3].T),
+}
+
+
+@pytest.mark.parametrize("case", FUNCTION_CALLS)
+def test_functions_of_small_marked_arrays_run_numpys_at_once(case):
+    """A loop's small arrays (marked: ``v`` here is a compaction's) meet NumPy's functions at
+    once, with NumPy's values and types (a scalar, a 0-d array, a named tuple), and nothing
+    is traced: no kernel runs."""
+    v, hv = _compacted(numpy.arange(6.0) * 1.5)
+    m, hm = _compacted(numpy.arange(16.0).reshape(4, 4) ** 0.5)
+    m = m.reshape(4, 4)
+    hm = hm.reshape(4, 4)
+    want = FUNCTION_CALLS[case](numpy, hv, hm)
+    before = _kernels()
+    got = FUNCTION_CALLS[case](nl, v, m)
+    assert _kernels() == before
+    for w, g in zip(want if isinstance(want, tuple) else (want,),
+                    got if isinstance(got, tuple) else (got,)):  # fmt: skip
+        if isinstance(w, numpy.ndarray):
+            assert type(g) is nl.ndarray and g._storage.eager
+            assert_same(numpy.asarray(g), w)
+        else:
+            assert type(g) is type(w) and g == w
+    assert type(got) is type(want) or isinstance(want, numpy.ndarray)
+
+
+def test_functions_of_unmarked_or_pending_arrays_are_traced_and_views_stay_views():
+    a = nl.arange(6.0) * 2  # pending: traced
+    assert nl.mean(a)._storage.pending if hasattr(nl.mean(a), "_storage") else False
+    v, hv = _compacted(numpy.arange(6.0))
+    t = nl.transpose(v.reshape(2, 3))  # a view of v: its memory
+    v[0] = 100.0
+    assert t[0, 0] == 100.0
+    out = nl.zeros(6)
+    nl.cumsum(v, out=out)  # (out=: the traced path, which writes out)
+    assert out.tolist() == numpy.cumsum([100.0, 1, 2, 3, 4, 5]).tolist()

@@ -4,6 +4,7 @@ computed value and write elements in place where nothing else holds the buffer."
 
 from __future__ import annotations
 
+import sys
 import threading
 import warnings
 
@@ -526,3 +527,22 @@ def test_slice_writes_into_read_only_and_broadcast_arrays_as_numpy():
     b, _ = nl.broadcast_arrays(nl.arange(3.0), nl.zeros((2, 1)))
     with pytest.warns(DeprecationWarning):
         b[0, :] = 5.0
+
+
+def test_element_writes_take_the_fast_path_again_once_exports_die():
+    """A library's ``numpy.asarray(x)`` for the length of a call exports x's memory: once that
+    export has died, the buffer forgets it, so the next element writes go straight into
+    memory (the compiled handle's path), not through the path that settles exports."""
+    from numloom.core import array
+
+    if array._speedups is None and sys.version_info < (3, 12):
+        pytest.skip("a Python class has the buffer protocol from Python 3.12 on (numpy.asarray "
+                    "takes __array_interface__, kept while the array lives)")  # fmt: skip
+    x = nl.arange(10.0) * 1
+    x.tolist()
+    numpy.sort(numpy.asarray(x))
+    x[3] = 1.0
+    assert x._storage.version.arg.exports is None
+    held = numpy.asarray(x)
+    x[4] = 2.0
+    assert held[4] == 2.0 and x._storage.version.arg.exports

@@ -347,3 +347,19 @@ def test_pandas_takes_a_copy_it_may_write_as_of_numpys_arrays():
         return s.tolist(), labelled.isna().sum(), frame.values.tolist(), float(a[0])
 
     assert run(nl) == run(numpy)
+
+
+@pytest.mark.parametrize("xp", [numpy, nl])
+def test_a_writable_buffer_request_writes_the_array(xp):
+    """``readinto`` (and Cython's memoryviews) ask for a writable buffer: what they write is
+    x's values, on a GPU too (its host copy goes back to the device at the buffer's release)."""
+    import io
+
+    x = xp.zeros(5)
+    row = x[1:3]
+    assert io.BytesIO(numpy.arange(4.0).tobytes()).readinto(x) == 32
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 0.0] and row.tolist() == [1.0, 2.0]
+    frozen = xp.zeros(2)
+    frozen.flags.writeable = False
+    with pytest.raises((TypeError, BufferError, ValueError)):
+        io.BytesIO(b"\0" * 16).readinto(frozen)
