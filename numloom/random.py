@@ -463,7 +463,8 @@ class RandomState(_Drawing, _np.random.RandomState):
         self._philox = Stream(seed)
 
     def __reduce__(self):
-        return (RandomState, (self._generator,))
+        philox = self._philox
+        return (_random_state, (self._generator, philox.key, philox.used))
 
     def seed(self, seed=None):
         self._generator.seed(seed)
@@ -694,6 +695,13 @@ class RandomState(_Drawing, _np.random.RandomState):
 
 
 _HOST_VALUES = _HOST_SCALARS | {type(None), str}
+
+
+def _random_state(generator, key, used) -> RandomState:
+    """A pickled ``RandomState``: NumPy's generator and the Philox stream's place."""
+    made = RandomState(generator)
+    made._philox.key, made._philox.used = key, used
+    return made
 
 
 def _delegate(name: str):

@@ -538,7 +538,7 @@ def test_element_writes_take_the_fast_path_again_once_exports_die():
     if array._speedups is None and sys.version_info < (3, 12):
         pytest.skip("a Python class has the buffer protocol from Python 3.12 on (numpy.asarray "
                     "takes __array_interface__, kept while the array lives)")  # fmt: skip
-    x = nl.arange(10.0) * 1
+    x = nl.arange(10.0, device="cpu") * 1  # (a GPU array's numpy.asarray is a host copy)
     x.tolist()
     numpy.sort(numpy.asarray(x))
     x[3] = 1.0
