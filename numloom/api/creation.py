@@ -35,6 +35,8 @@ _NO_VALUE = _np._NoValue
 
 
 _MAX_DIM = _np.iinfo(_np.intp).max
+_PY_SCALARS = frozenset({int, float, complex, bool})
+_BIG = 2**62  # (a range of Python ints within this is NumPy's int64 range)
 
 
 def _shape_arg(shape) -> tuple:
@@ -65,7 +67,7 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None) ->
     if dtype is None:
         dtype = _np.array(fill_value).dtype
     dtype = _dtype_arg(dtype)
-    if _np.ndim(fill_value) != 0:
+    if type(fill_value) not in _PY_SCALARS and _np.ndim(fill_value) != 0:
         return from_host(_np.full(shape, fill_value, dtype), _device_name(device))
     target = _device_name(device) or get_device()
     if target == "cpu" and math.prod(shape) * dtype.itemsize <= EAGER_BYTES and not TRACING:
@@ -101,11 +103,41 @@ def in_order(a: ndarray, order, like=None) -> ndarray:
     return made
 
 
+def _small_now(make, shape, dtype):
+    """``make(shape, dtype)`` (NumPy's ``zeros`` or ``ones``) as a numloom array, where it is
+    small and on the CPU (a loop's ``np.zeros(3)``: what NumPy's costs); None otherwise."""
+    if type(shape) is int:
+        n = shape
+    elif type(shape) is tuple and len(shape) < 4 and all(type(d) is int for d in shape):
+        n = math.prod(shape)
+    else:
+        return None
+    dt = _SMALL_DTYPES.get(dtype)
+    if dt is None or not 0 < n * dt.itemsize <= EAGER_BYTES or TRACING or get_device() != "cpu":
+        return None
+    return adopt_host(make(shape, dt))
+
+
+# The dtypes ``_small_now`` takes as given (others go the whole way: NumPy's checks)
+_SMALL_DTYPES = {t: _np.dtype(t) for t in (float, int, bool, complex, "float64", "float32",
+                                           "int64", "int32", "uint8", "bool", "complex128")}
+_SMALL_DTYPES.update({_np.dtype(t): _np.dtype(t) for t in list(_SMALL_DTYPES)})
+_SMALL_DTYPES.update({_np.dtype(t).type: _np.dtype(t) for t in list(_SMALL_DTYPES)})
+
+
 def zeros(shape, dtype=float, order="C", *, device=None, like=None) -> ndarray:
+    if device is None and order == "C":
+        made = _small_now(_np.zeros, shape, dtype)
+        if made is not None:
+            return made
     return full(shape, 0, _dtype_arg(dtype), order, device=device)
 
 
 def ones(shape, dtype=None, order="C", *, device=None, like=None) -> ndarray:
+    if device is None and order == "C":
+        made = _small_now(_np.ones, shape, float if dtype is None else dtype)
+        if made is not None:
+            return made
     return full(shape, 1, _dtype_arg(dtype), order, device=device)
 
 
@@ -318,6 +350,15 @@ def asfortranarray(a, dtype=None, *, like=None) -> ndarray:
 
 def arange(start=_NO_VALUE, stop=None, step=None, dtype=None, *, device=None, like=None):
     """Evenly spaced values in [start, stop), with NumPy's length, dtype and errors."""
+    if (type(start) is int and (stop is None or type(stop) is int) and dtype is None
+            and (step is None or type(step) is int and step) and device is None):  # fmt: skip
+        # (a loop's small integer range: NumPy's, made at once)
+        n = len(range(start) if stop is None else range(start, stop, step or 1))
+        if (0 < n <= EAGER_BYTES // 8 and -_BIG <= start < _BIG
+                and (stop is None or -_BIG <= stop < _BIG)
+                and not TRACING and get_device() == "cpu"):  # fmt: skip
+            return adopt_host(_np.arange(start, stop, step) if stop is not None
+                              else _np.arange(start))  # fmt: skip
     if start is _NO_VALUE:  # arange(stop=5)
         if stop is None:
             raise TypeError("arange() requires stop to be specified.")
@@ -402,6 +443,12 @@ def _host(x):
 
 def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None) -> ndarray:
     """Ones on the k-th diagonal: ``where(j - i == k)`` over two IOTAs, NumPy's checks first."""
+    if (device is None and order == "C" and type(N) is int and (M is None or type(M) is int)
+            and type(k) is int):  # fmt: skip
+        made = _small_now(lambda shape, dt: _np.eye(N, M, k, dt), (N, N if M is None else M),
+                          dtype)  # fmt: skip
+        if made is not None:
+            return made
     equal, subtract = ufunc(_np.equal), ufunc(_np.subtract)  # (elementwise.py's are above)
     M = N if M is None else M
     blank = full(_shape_arg((N, M)), 0, _dtype_arg(dtype), device=device)
@@ -416,7 +463,7 @@ def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None) -> nd
 
 
 def identity(n, dtype=None, *, like=None) -> ndarray:
-    return eye(n, dtype=dtype)
+    return eye(n, dtype=float if dtype is None else dtype)
 
 
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):

@@ -7,7 +7,8 @@ something else, or take nothing but NumPy's own type in compiled code:
 - pandas reads a numloom boolean mask in ``df[mask]``, ``.loc`` and ``.iloc`` as labels (or as
   positions 0 and 1), and a numloom array handed to ``groupby`` as a function;
 - matplotlib's ``LightSource`` makes its results with ``.view(type(elevation))``;
-- SciPy's ``SuperLU.solve`` (``splu``, ``spilu``, ``factorized``) takes NumPy's arrays only.
+- SciPy's ``SuperLU.solve`` (``splu``, ``spilu``, ``factorized``) takes NumPy's arrays only;
+- OpenCV's functions (``cv2.GaussianBlur``, ``cv2.imwrite``) take NumPy's arrays only.
 
 For these, the library's entry points are wrapped when the library is imported (or at once,
 if it is already): numloom arrays among their arguments reach them as NumPy arrays, as a NumPy
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import types
 
 import numpy as _np
 
@@ -118,11 +120,23 @@ def _scipy_sparse_linalg(module) -> None:
                 setattr(owner, name, _factorizing(fn))
 
 
+def _opencv(cv2) -> None:
+    """OpenCV's functions take NumPy's arrays only (its bindings check the type): each takes
+    numloom's as NumPy's (their memory, so ``cv2.rectangle(img, ...)`` draws into img)."""
+    modules = [cv2] + [m for m in vars(cv2).values() if isinstance(m, types.ModuleType)
+                       and m.__name__.startswith("cv2.")]  # fmt: skip
+    for module in modules:
+        for name, fn in list(vars(module).items()):
+            if isinstance(fn, types.BuiltinFunctionType) and not name.startswith("_"):
+                setattr(module, name, numpy_arguments(fn))
+
+
 # module -> what makes its entry points take numloom arrays, run once it is imported
 HOOKS = {
     "pandas": _pandas,
     "matplotlib.colors": _matplotlib_colors,
     "scipy.sparse.linalg": _scipy_sparse_linalg,
+    "cv2": _opencv,
 }
 _DONE: set = set()
 

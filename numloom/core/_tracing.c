@@ -615,7 +615,7 @@ static PyObject *new_result(PyObject *n, PyObject *device) {
 /* adopt(data): api/eager.py's ``adopted`` (array.adopt_host, marked eager, its host view
  * ready) in C, for ``data`` a NumPy array of one axis or more that NumPy just made,
  * C-contiguous and of a numloom dtype (the caller checks): a new CPU array whose memory it is. */
-static PyObject *adopt(PyObject *data) {
+static PyObject *adopt(PyObject *data, PyObject *eager) {
     PyObject *flags = PyObject_GetAttr(data, s_flags);
     if (flags == NULL)
         return NULL;
@@ -654,7 +654,7 @@ static PyObject *adopt(PyObject *data) {
         goto fail;
     view = whole_view(shape);
     ref = view == NULL ? NULL : PyWeakref_NewRef(n, NULL);
-    storage = ref == NULL ? NULL : alloc_storage(n, cpu_name, Py_True);
+    storage = ref == NULL ? NULL : alloc_storage(n, cpu_name, eager);
     if (storage == NULL)
         goto fail;
     out = (Handle *)ArrayType->tp_alloc(ArrayType, 0);
@@ -691,11 +691,12 @@ fail:
 }
 
 static PyObject *adopt_call(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (!installed || nargs != 1) {
-        PyErr_SetString(PyExc_TypeError, "adopt(data) takes a NumPy array, once installed");
+    if (!installed || nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError,
+                        "adopt(data, eager=True) takes a NumPy array, once installed");
         return NULL;
     }
-    return adopt(args[0]);
+    return adopt(args[0], nargs == 2 ? (PyObject_IsTrue(args[1]) ? Py_True : Py_False) : Py_True);
 }
 
 /* The host view of array handle ``h`` (borrowed), where it is current for its storage's
@@ -729,7 +730,7 @@ PyObject *nl_compact(PyObject *self, PyObject *key) {
     PyObject *picked = PyObject_GetItem(values, mask); /* (NumPy's errors) */
     if (picked == NULL)
         return NULL;
-    PyObject *out = adopt(picked);
+    PyObject *out = adopt(picked, Py_True);
     Py_DECREF(picked);
     return out;
 }
@@ -997,7 +998,7 @@ static PyObject *eager_plain(PyObject *uf, PyObject *const *args, Py_ssize_t nar
         return NULL;
     int own = Py_IS_TYPE(made, np_array) ? own_c_memory(made) : 0;
     PyObject *out = own < 0   ? NULL
-                    : own > 0 ? adopt(made)
+                    : own > 0 ? adopt(made, Py_True)
                               : PyObject_CallOneArg(eager_adopted, made); /* (tuples, others) */
     Py_DECREF(made);
     return out;
@@ -1589,7 +1590,8 @@ static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t narg
 
 PyMethodDef nl_tracing_methods[] = {
     {"adopt", (PyCFunction)(void (*)(void))adopt_call, METH_FASTCALL,
-     "adopt(data): a new CPU array whose memory is NumPy's new array data (api/eager.py)."},
+     "adopt(data, eager=True): a new CPU array whose memory is NumPy's new array data "
+     "(api/eager.py; array.adopt_host, unmarked)."},
     {"result", (PyCFunction)(void (*)(void))result_call, METH_FASTCALL,
      "result(node, device): a new array whose value is the node (array.result)."},
     {"intern", (PyCFunction)(void (*)(void))intern_call, METH_FASTCALL,

@@ -583,9 +583,15 @@ def from_host(data, device: str | None = None) -> ndarray:
     return _adopt(ndarray.__new__(ndarray), Storage(n, device), View.contiguous(data.shape))
 
 
+_ADOPT: list = [None]  # numloom.core._speedups.adopt, where the handle is compiled
+
+
 def adopt_host(data: _np.ndarray) -> ndarray:
     """A new CPU array whose memory is ``data`` itself, without a copy: a fresh C-contiguous
     NumPy array that nothing else holds (a result NumPy just made)."""
+    if (_ADOPT[0] is not None and type(data) is _np.ndarray and data.ndim
+            and data.flags.c_contiguous and data.dtype.kind in _SUPPORTED_KINDS):  # fmt: skip
+        return _ADOPT[0](data, False)  # (the same, in C)
     n = buffer_node(data)
     a = ndarray.__new__(ndarray)  # (the whole storage: its identity; compactions make many)
     a._storage = Storage(n, "cpu")
@@ -751,7 +757,7 @@ def _install_tracing(api) -> None:
         "ufuncs": {name: getattr(np_api, name) for name in _OPERATOR_UFUNCS},
     })  # fmt: skip
     ufuncs._plain_call = methods._plain_call = _speedups.plain_call
-    api.eager.ADOPT[0] = _speedups.adopt
+    api.eager.ADOPT[0] = _ADOPT[0] = _speedups.adopt
     dag._STRUCTURE[0] = _speedups.structure
     dag._intern = _speedups.intern  # (every node numloom makes: node(), map_node, buffer_of)
     _RESULT[0] = _speedups.result

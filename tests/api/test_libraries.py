@@ -176,3 +176,21 @@ def test_matplotlib_light_source_shades_numloom_elevations():
     numpy.testing.assert_allclose(ls.hillshade(nl.asarray(z)), ls.hillshade(z))
     numpy.testing.assert_allclose(ls.shade(nl.asarray(z), cmap=cm.viridis),
                                   ls.shade(z, cmap=cm.viridis))  # fmt: skip
+
+
+def test_opencv_takes_numloom_images_and_draws_into_them():
+    cv2 = pytest.importorskip("cv2")
+    host = (numpy.random.default_rng(0).random((16, 16)) * 255).astype(numpy.uint8)
+    img = nl.asarray(host)
+    numpy.testing.assert_array_equal(cv2.GaussianBlur(img, (5, 5), 1.0),
+                                     cv2.GaussianBlur(host, (5, 5), 1.0))  # fmt: skip
+    assert cv2.threshold(img, 127, 255, cv2.THRESH_BINARY)[1].tolist() == cv2.threshold(
+        host, 127, 255, cv2.THRESH_BINARY)[1].tolist()  # fmt: skip
+    canvas, want = nl.zeros((8, 8, 3), nl.uint8), numpy.zeros((8, 8, 3), numpy.uint8)
+    cv2.rectangle(want, (1, 1), (4, 4), (255, 0, 0), -1)
+    if canvas.device == "cpu":
+        cv2.rectangle(canvas, (1, 1), (4, 4), (255, 0, 0), -1)
+        assert canvas.tolist() == want.tolist()
+    else:  # (a GPU array's host copy is read-only: the drawing would be lost, cv2 raises)
+        with pytest.raises(cv2.error):
+            cv2.rectangle(canvas, (1, 1), (4, 4), (255, 0, 0), -1)
