@@ -145,6 +145,8 @@ FUNCTIONS = frozenset([
     _np.where, _np.clip, _np.round, _np.around, _np.nonzero, _np.argwhere,
     _np.flatnonzero, _np.count_nonzero, _np.isclose, _np.allclose, _np.array_equal,
     _np.meshgrid, _np.copy, _np.zeros_like, _np.ones_like, _np.full_like,
+    _np.nanmean, _np.nansum, _np.nanprod, _np.nanmax, _np.nanmin, _np.nanmedian,
+    _np.nanargmax, _np.nanargmin, _np.nanstd, _np.nanvar, _np.nancumsum,
     _LINALG.solve, _LINALG.inv, _LINALG.det, _LINALG.slogdet, _LINALG.norm, _LINALG.eig,
     _LINALG.eigh, _LINALG.eigvals, _LINALG.eigvalsh, _LINALG.svd, _LINALG.qr,
     _LINALG.cholesky, _LINALG.lstsq, _LINALG.pinv, _LINALG.matrix_power, _LINALG.matrix_rank,
@@ -154,11 +156,27 @@ FUNCTIONS = frozenset([
 
 # Calls of these that NumPy warns about other than by its error state (its warning would
 # point at numloom's line, not the user's): traced instead
+def _nan_in(args, kwargs) -> bool:
+    """Whether a nan-function's array holds a NaN (an all-NaN slice is warned about)."""
+    x = args[0] if args else kwargs.get("a")
+    h = _host(x) if isinstance(x, ndarray) else x
+    return isinstance(h, _np.ndarray) and h.dtype.kind in "fc" and bool(_np.isnan(h).any())
+
+
+def _ddof(args, kwargs) -> bool:
+    return kwargs.get("ddof", 0) != 0 or len(args) > 4
+
+
 _WARNS = {
-    _np.std: lambda args, kwargs: kwargs.get("ddof", 0) != 0 or len(args) > 4,
-    _np.var: lambda args, kwargs: kwargs.get("ddof", 0) != 0 or len(args) > 4,
+    _np.std: _ddof,
+    _np.var: _ddof,
     _np.cross: lambda args, kwargs: any(_np.shape(a)[-1:] != (3,) for a in args[:2]),
 }
+_WARNS.update({fn: _nan_in for fn in (_np.nanmean, _np.nansum, _np.nanprod, _np.nanmax,
+                                      _np.nanmin, _np.nanmedian, _np.nanargmax,
+                                      _np.nanargmin, _np.nancumsum)})  # fmt: skip
+_WARNS.update({fn: lambda args, kwargs: _ddof(args, kwargs) or _nan_in(args, kwargs)
+               for fn in (_np.nanstd, _np.nanvar)})  # fmt: skip
 
 
 def functions_now(np_fn, args: tuple, kwargs: dict):

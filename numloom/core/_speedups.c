@@ -625,6 +625,29 @@ static PyObject *slice_handle(Handle *self, PyObject *key) {
     out->dtype = Py_NewRef(self->dtype);
     out->identity = identity;
     out->host = Py_NewRef(Py_None);
+    /* where a's host view is current, the view's is NumPy's view of it (the same version's
+     * memory): a loop's eager calls on ``pn[1:-1, 2:]`` read it at once (api/eager.py) */
+    PyObject *version;
+    int current = current_host(self, &version);
+    if (current < 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    if (current) {
+        Py_DECREF(version);
+        PyObject *h = self->host;
+        PyObject *host = PyObject_GetItem(PyTuple_GET_ITEM(h, 1), key);
+        PyObject *ndim = host == NULL ? NULL : PyLong_FromLong(m);
+        PyObject *held = ndim == NULL ? NULL
+                                      : PyTuple_Pack(4, PyTuple_GET_ITEM(h, 0), host, Py_None, ndim);
+        Py_XDECREF(host);
+        Py_XDECREF(ndim);
+        if (held == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_SETREF(out->host, held);
+    }
     /* its ``base``: the array whose memory it is (a's own base, else a) */
     static PyObject *s_base;
     if (s_base == NULL && (s_base = PyUnicode_InternFromString("_base_array")) == NULL) {

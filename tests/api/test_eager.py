@@ -398,6 +398,8 @@ FUNCTION_CALLS = {
     "round": lambda xp, v, m: xp.round(v / 3, 2),
     "histogram": lambda xp, v, m: xp.histogram(v, 3),
     "allclose": lambda xp, v, m: xp.allclose(v, v + 1e-12),
+    "nanmean": lambda xp, v, m: xp.nanmean(v),
+    "nanmax(axis=1)": lambda xp, v, m: xp.nanmax(m, axis=1),
     "norm": lambda xp, v, m: xp.linalg.norm(v),
     "solve": lambda xp, v, m: xp.linalg.solve(m[:3, :3] * m[:3, :3].T + 7.0 * (m[:3, :3] > 2),
                                               v[:3]),
@@ -440,3 +442,14 @@ def test_functions_of_unmarked_or_pending_arrays_are_traced_and_views_stay_views
     out = nl.zeros(6)
     nl.cumsum(v, out=out)  # (out=: the traced path, which writes out)
     assert out.tolist() == numpy.cumsum([100.0, 1, 2, 3, 4, 5]).tolist()
+
+
+def test_a_nan_function_over_nans_warns_at_the_users_line():
+    """A slice of NaNs alone is warned about by NumPy's nan-functions: such a call is traced,
+    where the warning names the user's line (NumPy's run at once would name numloom's)."""
+    v, _ = _compacted(numpy.array([numpy.nan, numpy.nan, 1.0]))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = nl.nanmean(v[:2])
+    assert numpy.isnan(float(got))
+    assert [w.filename for w in caught] == [__file__]

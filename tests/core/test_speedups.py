@@ -363,3 +363,19 @@ def test_slices_of_a_whole_array_are_the_array_when_they_take_everything():
     a = nl.zeros((3, 4))
     assert a[:, :]._identity and a[0:3]._identity and not a[1:]._identity
     assert not a.reshape(12)[:]._identity  # (another shape than the storage's)
+
+
+def test_a_view_of_an_array_read_on_the_host_is_read_from_its_host_view():
+    """A basic slice of an array whose host view is current gets NumPy's slice of it as its
+    own (a loop's eager calls on ``pn[1:-1, 2:]`` read it at once); writes in place and new
+    versions of the array keep its values right."""
+    a = nl.arange(12.0).reshape(3, 4) * 1
+    a.tolist()
+    v = a[1:, 2:]
+    if array._speedups is not None:
+        assert v._host is not None and v._host[0]() is a._storage.version
+    assert v.tolist() == [[6.0, 7.0], [10.0, 11.0]]
+    a[1, 2] = 100.0
+    assert v[0, 0] == 100.0 and v.tolist() == [[100.0, 7.0], [10.0, 11.0]]
+    a[...] = a * 2
+    assert v.tolist() == [[200.0, 14.0], [20.0, 22.0]]
