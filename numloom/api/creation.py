@@ -112,7 +112,10 @@ def _small_now(make, shape, dtype):
         n = math.prod(shape)
     else:
         return None
-    dt = _SMALL_DTYPES.get(dtype)
+    try:
+        dt = _SMALL_DTYPES.get(dtype)
+    except TypeError:  # (a structured dtype's list of fields: the whole way, NumPy's own)
+        return None
     if dt is None or not 0 < n * dt.itemsize <= EAGER_BYTES or TRACING or get_device() != "cpu":
         return None
     return adopt_host(make(shape, dt))

@@ -833,3 +833,11 @@ def test_small_cpu_arrays_are_made_at_once_and_large_ones_fuse():
                                            numpy.zeros(1 << 16)]):  # fmt: skip
         numpy.testing.assert_array_equal(got.get(), want)
         assert got.dtype == want.dtype
+
+
+def test_small_arrays_of_structured_dtypes_given_as_lists_are_numpys():
+    """``np.zeros(shape, [('U', float), ('V', float)])`` (rougier's Gray-Scott): a list of
+    fields is NumPy's structured dtype, made by NumPy (it raised TypeError: unhashable)."""
+    z = numloom.zeros((3, 3), [("U", numpy.double), ("V", numpy.double)])
+    assert type(z) is numpy.ndarray and z.dtype.names == ("U", "V")
+    assert numloom.ones(2, [("a", int)])["a"].tolist() == [1, 1]
