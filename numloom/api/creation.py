@@ -15,6 +15,7 @@ import numpy as _np
 
 from ..core import config
 from ..core.array import (
+    _ADOPT,
     _check_dtype,
     _device_name,
     adopt_host,
@@ -223,7 +224,11 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=N
             if type(x) not in _SCALAR_ITEMS:
                 break
         else:
-            host = _np.array(obj)
+            host = _np.array(obj)  # (new and C-contiguous: most of _fresh's answer)
+            if (0 < host.size <= config.EAGER_ELEMENTS and _ADOPT[0] is not None
+                    and host.dtype.kind in _KINDS and not TRACING
+                    and get_device() == "cpu"):  # fmt: skip
+                return _ADOPT[0](host)  # (marked, its host view ready: eager.adopted in C)
             if _fresh(host):
                 return _adopted(host)
             return asarray(host)

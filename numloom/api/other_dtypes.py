@@ -155,7 +155,8 @@ def _handed_over(numpy_fn, args: tuple, kwargs: dict):
                     f"implement __array_function__: {list(types)}")  # fmt: skip
 
 
-_PLAIN = frozenset({int, float, complex, bool, str, type(None)})
+_PLAIN = frozenset([int, float, complex, bool, str, type(None)] + [
+    _np.dtype(c).type for c in "?bhilqBHILQefdFD"])  # (NumPy's scalars: no other library's)
 
 
 all = _passing(_api.all, _np.all)
