@@ -15,14 +15,13 @@ from __future__ import annotations
 import functools
 import operator
 import sys
-import warnings
 
 import numpy as _np
 from numpy.lib.array_utils import normalize_axis_index
 
 from ..core.array import OtherDtype, asarray
 from ..core.array_views import numpy_view, reshape_array
-from ..core.dag import warn_at_user
+from ..core.dag import recorded_warnings, warn_at_user
 from . import elementwise as _ew
 from . import nanfunctions as _nan
 from . import reductions as _r
@@ -227,8 +226,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     a, b = moveaxis(a, axisa, -1), moveaxis(b, axisb, -1)
     if a.shape[-1] != 3 or b.shape[-1] != 3:
         # (what the installed NumPy does with 2-vectors and other lengths: warn, or raise)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        with recorded_warnings() as caught:
             _np.cross(_np.zeros(a.shape[-1]), _np.zeros(b.shape[-1]))
         for w in caught:
             warn_at_user(str(w.message), w.category)

@@ -197,11 +197,23 @@ def functions_now(np_fn, args: tuple, kwargs: dict):
     made = _run(lambda: np_fn(*host_args, **host_kwargs), np_fn.__name__)
     if _views_an_operand(made, host_args):
         return None
-    if isinstance(made, _np.ndarray) and made.ndim == 0:
-        a = adopt_host(_np.array(made))  # (NumPy's function gave a 0-d array: an array)
+    return _result_now(made)
+
+
+def _result_now(made):
+    """What NumPy's function gave, as numloom gives it: NumPy's new arrays as marked numloom
+    arrays (a 0-d one stays an array: ``tensordot`` of vectors), anything else as it is (a
+    scalar, a named tuple's items, a pandas Series, a masked array)."""
+    if isinstance(made, tuple):
+        items = [_result_now(m) for m in made]
+        return type(made)(*items) if hasattr(made, "_fields") else type(made)(items)
+    if type(made) is not _np.ndarray or made.dtype.kind not in _KINDS:
+        return made
+    if made.ndim == 0:
+        a = adopt_host(_np.array(made))
         a._storage.eager = True
         return a
-    return made_now(made)
+    return adopted(made)
 
 
 def _runs_now(values, depth: int):
@@ -228,7 +240,14 @@ def _runs_now(values, depth: int):
                 return False
             marked = marked or inner
         elif isinstance(x, (ndarray, _np.ndarray)) or (callable(x) and not isinstance(x, type)):
-            return False  # (a subclass, a function: the traced path's, or NumPy's own)
+            return False  # (a subclass, NumPy's own; a function: the traced path's)
+        elif hasattr(t, "__array__") and not isinstance(x, type):
+            # another library's small data (a pandas Series in a groupby's function): NumPy's
+            # function as NumPy calls it (a Series' own methods)
+            size = getattr(x, "size", None)
+            if type(size) is not int or not 0 < size <= EAGER_ELEMENTS:
+                return False
+            marked = True
     return marked
 
 

@@ -17,7 +17,6 @@ then runs again over writable copies, and what changed is written back.
 from __future__ import annotations
 
 import threading
-import warnings
 
 import numpy as _np
 
@@ -195,11 +194,10 @@ def at_user(fn, args: tuple, kwargs: dict):
     the process's filters, which other threads share)."""
     if threading.current_thread() is not threading.main_thread():
         return fn(*args, **kwargs)
-    from ..core.dag import warn_at_user
+    from ..core.dag import recorded_warnings, warn_at_user
 
     out = error = None
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with recorded_warnings() as caught:
         try:
             out = fn(*args, **kwargs)
         except BaseException as e:  # noqa: BLE001 (raised again below, after the warnings)

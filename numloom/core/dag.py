@@ -283,6 +283,27 @@ def quiet_warnings():
             pass
 
 
+@contextlib.contextmanager
+def recorded_warnings():
+    """The warnings given inside, recorded (a list of ``warnings.WarningMessage``) and not shown,
+    without ``warnings.catch_warnings`` (see ``quiet_warnings``: a library's warning shown once
+    per place stays shown once). Main thread only: the filters and the display hook are the
+    process's."""
+    caught: list = []
+    entry = ("always", None, Warning, None, 0)
+    show = warnings._showwarnmsg
+    warnings.filters.insert(0, entry)
+    warnings._showwarnmsg = caught.append
+    try:
+        yield caught
+    finally:
+        warnings._showwarnmsg = show
+        try:
+            warnings.filters.remove(entry)
+        except ValueError:  # (the filters were replaced inside: nothing of ours is left)
+            pass
+
+
 def warn_at_user(message, category=UserWarning) -> None:
     """``warnings.warn`` pointing at the first line outside numloom (the user's call), as
     NumPy's own warnings point at the user's line, however deep in numloom it is raised."""

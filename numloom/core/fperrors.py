@@ -39,6 +39,7 @@ import warnings
 import numpy as _np
 from numpy._core._ufunc_config import _extobj_contextvar
 
+from .dag import recorded_warnings as _recorded
 from .dag import warn_at_user
 
 # Elementwise operations whose NumPy loops can set the divide, overflow or invalid flag.
@@ -250,8 +251,7 @@ def compute(n, srcs: list, compute_node, value_of=None):
             selected = _np.broadcast_to(selected, n.shape)
             checked = [_np.broadcast_to(s, n.shape)[selected] for s in srcs]
     failed = None
-    with _np.errstate(**state), warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with _np.errstate(**state), _recorded() as caught:
         try:
             made = compute_node(n, checked)
             if checked is srcs:

@@ -55,6 +55,13 @@ PANDAS = {} if pd is None else {
     "np.maximum(series, array)": lambda xp: xp.maximum(pd.Series(xp.arange(5.0)), 4 - xp.arange(5.0)),
     "array @ df": lambda xp: xp.ones(5) @ _frame(xp),
     "np.array(df)": lambda xp: xp.array(_frame(xp)),
+    # (a group's function gets Series: NumPy's function of them gives a float, not a 0-d
+    # array, which made the result a column of objects)
+    "groupby.apply(np.average)": lambda xp: pd.DataFrame(
+        {"k": list("aabbb"), "d": numpy.arange(5.0), "w": numpy.linspace(0.1, 1, 5)}
+    ).groupby("k")[["d", "w"]].apply(lambda g: xp.average(g["d"], weights=g["w"])),
+    "groupby.agg(np.median)": lambda xp: _frame(xp).groupby(xp.arange(5) % 2)["a"].agg(
+        lambda s: xp.median(s)),
     "df.sample(Generator)": lambda xp: _frame(xp).sample(2, random_state=xp.random.default_rng(0)),
     # (the legacy RandomState draws from Philox on a GPU: numloom.random's documentation)
     "df.sample(RandomState)": lambda xp: _frame(xp).sample(2, random_state=xp.random.RandomState(0))

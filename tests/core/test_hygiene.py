@@ -115,3 +115,24 @@ def test_a_librarys_warning_shown_once_stays_shown_once():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env=env)  # fmt: skip
     assert out.stderr.count("FutureWarning") == 1, out.stderr
+
+
+def test_a_librarys_warning_shown_once_per_place_stays_shown_once():
+    """A library's warning under Python's default filter shows once per place (SciPy's
+    FutureWarning of ``sparse.diags``); numloom running NumPy in between (a sort, its warnings
+    recorded for the user's line) must not make Python forget it was shown."""
+    import warnings
+
+    shown = []
+
+    def library():
+        warnings.warn("a library's warning", FutureWarning, stacklevel=1)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.showwarning = lambda message, *rest, **kw: shown.append(message)
+        for _ in range(3):
+            library()
+            nl.sort(nl.arange(5.0)[::-1] * 1)  # (NumPy's sort, its warnings recorded)
+            nl.cross(nl.ones(2), nl.ones(3))  # (NumPy's own call for 2-vectors)
+    assert [type(w) for w in shown].count(FutureWarning) == 1
