@@ -591,7 +591,9 @@ def adopt_host(data: _np.ndarray) -> ndarray:
     NumPy array that nothing else holds (a result NumPy just made)."""
     if (_ADOPT[0] is not None and type(data) is _np.ndarray and data.ndim
             and data.flags.c_contiguous and data.dtype.kind in _SUPPORTED_KINDS):  # fmt: skip
-        return _ADOPT[0](data, False)  # (the same, in C)
+        a = _ADOPT[0](data, False)  # (the same, in C)
+        a._host = None  # (its first read makes the host view, and marks it: host.py)
+        return a
     n = buffer_node(data)
     a = ndarray.__new__(ndarray)  # (the whole storage: its identity; compactions make many)
     a._storage = Storage(n, "cpu")

@@ -453,3 +453,13 @@ def test_a_nan_function_over_nans_warns_at_the_users_line():
         got = nl.nanmean(v[:2])
     assert numpy.isnan(float(got))
     assert [w.filename for w in caught] == [__file__]
+
+
+def test_reading_a_small_arrays_value_marks_it_however_it_was_made():
+    """Python reading a small computed array's value marks it (the loop that reads values
+    wants its next calls at once): arrays made at once by NumPy (a small ``zeros``), by a
+    small plan run through NumPy and by a compiled plan alike."""
+    for made in (nl.zeros(5), nl.arange(10.0), nl.arange(10.0) * 2 + 1, nl.ones((3, 3)) * 2):
+        made.tolist()
+        assert made._storage.eager
+        assert type(nl.exp(made)) is nl.ndarray and nl.exp(made)._storage.eager
