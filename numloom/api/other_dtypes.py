@@ -19,7 +19,7 @@ from ..core.array import OtherDtype
 from . import eager
 from . import numpy_api as _api
 from .fallback import call_numpy_quietly
-from .ufuncs import _KNOWN
+from .ufuncs import _KNOWN, _exported
 
 
 def _passing(fn, numpy_fn):
@@ -109,11 +109,6 @@ def _has_method(x, method: str) -> bool:
             and hasattr(t, method))  # fmt: skip
 
 
-def _exported(values) -> tuple:
-    """``values`` with numloom arrays as NumPy's (``numpy.asarray``: on the CPU their memory)."""
-    from ..core.array import ndarray
-
-    return tuple(_np.asarray(v) if isinstance(v, ndarray) else v for v in values)
 
 
 def _foreign_in(values) -> bool:

@@ -738,7 +738,7 @@ def _handed_over(uf: ufunc, args: tuple, given: dict):
 NOT_OVERRIDDEN = _NOT_GIVEN
 
 
-def _exported(values: tuple) -> tuple:
+def _exported(values) -> tuple:
     """``values`` with numloom arrays as NumPy's (``numpy.asarray``: on the CPU their memory)."""
     return tuple(_np.asarray(v) if isinstance(v, ndarray) else v for v in values)
 
