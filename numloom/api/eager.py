@@ -154,8 +154,6 @@ FUNCTIONS = frozenset([
 ])  # fmt: skip
 
 
-# Calls of these that NumPy warns about other than by its error state (its warning would
-# point at numloom's line, not the user's): traced instead
 def _nan_in(args, kwargs) -> bool:
     """Whether a nan-function's array holds a NaN (an all-NaN slice is warned about)."""
     x = args[0] if args else kwargs.get("a")
@@ -167,6 +165,8 @@ def _ddof(args, kwargs) -> bool:
     return kwargs.get("ddof", 0) != 0 or len(args) > 4
 
 
+# Calls of these that NumPy warns about other than by its error state (its warning would
+# point at numloom's line, not the user's): traced instead
 _WARNS = {
     _np.std: _ddof,
     _np.var: _ddof,
