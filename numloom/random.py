@@ -69,7 +69,8 @@ class _Drawing:
             return attr
 
         def draw(*args, **kwargs):
-            if _host_values(args, kwargs):  # (``np.random.random()`` in a loop: NumPy's, now)
+            if _host_values(args, kwargs) or not writes.arrays_in((args, kwargs)):
+                # (``np.random.random()`` in a loop, a list shuffled in place: NumPy's, now)
                 made = attr(*args, **kwargs)
                 if type(made) is not _np.ndarray:
                     return made  # NumPy's scalar

@@ -317,14 +317,19 @@ def dispatch_array_function(func, args, kwargs):
     """``numpy.f(numloom_array, ...)``: numloom's f when there is one, else NumPy on the host."""
     numloom = sys.modules[__name__.split(".")[0]]  # the public namespace (the package)
     module = func.__module__ or ""
-    target = numloom
+    target, numpy_target = numloom, _np
     for part in module.split(".")[1:]:
         if part in ("linalg", "fft", "random"):
-            target = getattr(numloom, part)
-    ours = target.__dict__.get(func.__name__)
-    if ours is not None and callable(ours) and ours is not func:
-        return ours(*args, **kwargs)
-    name = func.__name__ if target is numloom else f"{target.__name__[8:]}.{func.__name__}"
+            target, numpy_target = getattr(numloom, part), getattr(_np, part)
+    # numloom's function of that name, where NumPy's of that name is this one (not a namesake
+    # with another meaning: ``numpy.emath.sqrt`` of negative numbers is complex)
+    if getattr(numpy_target, func.__name__, None) is func:
+        ours = target.__dict__.get(func.__name__)
+        if ours is not None and callable(ours) and ours is not func:
+            return ours(*args, **kwargs)
+        name = func.__name__ if target is numloom else f"{target.__name__[8:]}.{func.__name__}"
+    else:
+        name = f"{module.removeprefix('numpy.')}.{func.__name__}"
     return call_numpy(name, _unwrapped(func), *args, **kwargs)
 
 

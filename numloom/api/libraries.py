@@ -8,7 +8,8 @@ something else, or take nothing but NumPy's own type in compiled code:
   positions 0 and 1), and a numloom array handed to ``groupby`` as a function;
 - matplotlib's ``LightSource`` makes its results with ``.view(type(elevation))``;
 - SciPy's ``SuperLU.solve`` (``splu``, ``spilu``, ``factorized``) takes NumPy's arrays only;
-- OpenCV's functions (``cv2.GaussianBlur``, ``cv2.imwrite``) take NumPy's arrays only.
+- OpenCV's functions (``cv2.GaussianBlur``, ``cv2.imwrite``) take NumPy's arrays only;
+- ``json`` writes NumPy's float64 scalar (a float), and numloom's 0-d stand-in for it not.
 
 For these, the library's entry points are wrapped when the library is imported (or at once,
 if it is already): numloom arrays among their arguments reach them as NumPy arrays, as a NumPy
@@ -131,12 +132,31 @@ def _opencv(cv2) -> None:
                 setattr(module, name, numpy_arguments(fn))
 
 
+def _json(json) -> None:
+    """``json.dumps`` of a float64 0-d array (``np.mean(x)``, which NumPy gives as its float64,
+    a subclass of Python's float that json writes): the float, as NumPy's is written. Other
+    dtypes stay unwritable, as NumPy's float32 and int64 scalars are."""
+    default = json.JSONEncoder.default
+    if getattr(default, "_numloom_arguments", False):
+        return
+
+    @functools.wraps(default)
+    def numloom_default(self, o):
+        if isinstance(o, ndarray) and o.ndim == 0 and o.dtype == _np.float64:
+            return float(o)
+        return default(self, o)
+
+    numloom_default._numloom_arguments = True
+    json.JSONEncoder.default = numloom_default
+
+
 # module -> what makes its entry points take numloom arrays, run once it is imported
 HOOKS = {
     "pandas": _pandas,
     "matplotlib.colors": _matplotlib_colors,
     "scipy.sparse.linalg": _scipy_sparse_linalg,
     "cv2": _opencv,
+    "json": _json,
 }
 _DONE: set = set()
 

@@ -736,6 +736,7 @@ def _handed_over(uf: ufunc, args: tuple, given: dict):
 
 
 NOT_OVERRIDDEN = _NOT_GIVEN
+_TEXT = (str, bytes)
 
 
 def _exported(values) -> tuple:
@@ -759,6 +760,10 @@ def operator_override(uf: ufunc, a, b):
     ``NotImplemented`` where the other operand's ``__array_ufunc__`` is None (Python then calls
     its reflected method); otherwise the ufunc call goes to the ``__array_ufunc__`` that takes
     it (``_handed_over``: NumPy's errors where none does). ``NOT_OVERRIDDEN``: numloom's own."""
+    if uf._np is _np.multiply and (type(a) in _TEXT or type(b) in _TEXT):
+        other = b if type(a) in _TEXT else a
+        if isinstance(other, ndarray) and other.ndim == 0 and other.dtype.kind in "iub":
+            return NotImplemented  # ("ab" * np.sum(n): Python's repetition, as of NumPy's int)
     if type(b) is not _np.ndarray and isinstance(b, _np.ndarray):
         # A NumPy ndarray subclass (np.matrix, a masked array) takes the operator as NumPy's
         # arrays let it, being their subclass (Python calls its reflected method first):

@@ -3,6 +3,7 @@ NumPy's own ndarray subclasses (masked arrays, ``np.matrix``) and NumPy's random
 
 from __future__ import annotations
 
+import json
 import pickle
 
 import numpy
@@ -201,3 +202,31 @@ def test_opencv_takes_numloom_images_and_draws_into_them():
     else:  # (a GPU array's host copy is read-only: the drawing would be lost, cv2 raises)
         with pytest.raises(cv2.error):
             cv2.rectangle(canvas, (1, 1), (4, 4), (255, 0, 0), -1)
+
+
+PYTHON_USES = {
+    # (json writes NumPy's float64, a float; its float32 and int64 it refuses)
+    "json of a mean": lambda xp: json.dumps({"m": xp.mean(xp.arange(5.0) * 1.5)}),
+    "json of an int64 sum": lambda xp: json.dumps(xp.sum(xp.arange(5) * 2)),
+    "str * a sum": lambda xp: "ab" * xp.sum(xp.arange(3)),
+    "emath.sqrt of negatives": lambda xp: xp.emath.sqrt(-(xp.arange(3.0) * 1)).tolist(),
+    "lib.scimath.log": lambda xp: xp.lib.scimath.log(-(xp.arange(1.0, 3.0) * 1)).tolist(),
+    "random.shuffle of a list": lambda xp: (lambda v: (xp.random.seed(0), xp.random.shuffle(v),
+                                                       v)[2])(list(range(6))),
+    "Generator.shuffle of a list": lambda xp: (lambda v: (xp.random.default_rng(1).shuffle(v),
+                                                          v)[1])(list(range(6))),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", PYTHON_USES)
+def test_python_and_numpys_namesakes_take_numloom_values_as_numpys(case):
+    """What the standard library does with NumPy's values (json, a string's repetition), what
+    NumPy's namesake functions mean (``emath.sqrt`` is complex for negatives, not NaN), and a
+    list shuffled in place (its shuffle was run on a copy)."""
+    def outcome(xp):
+        try:
+            return PYTHON_USES[case](xp)
+        except TypeError as error:
+            return type(error)
+
+    assert outcome(nl) == outcome(numpy)
