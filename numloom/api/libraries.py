@@ -9,7 +9,9 @@ something else, or take nothing but NumPy's own type in compiled code:
 - matplotlib's ``LightSource`` makes its results with ``.view(type(elevation))``;
 - SciPy's ``SuperLU.solve`` (``splu``, ``spilu``, ``factorized``) takes NumPy's arrays only;
 - OpenCV's functions (``cv2.GaussianBlur``, ``cv2.imwrite``) take NumPy's arrays only;
-- ``json`` writes NumPy's float64 scalar (a float), and numloom's 0-d stand-in for it not.
+- ``json`` writes NumPy's float64 scalar (a float), and numloom's 0-d stand-in for it not;
+  pandas' constructors and Python's ``statistics`` infer from a list of NumPy's scalars what
+  they cannot from numloom's 0-d results (a float column; a result of the items' type).
 
 For these, the library's entry points are wrapped when the library is imported (or at once,
 if it is already): numloom arrays among their arguments reach them as NumPy arrays, as a NumPy
@@ -62,6 +64,57 @@ def numpy_arguments(fn, copy: bool = False):
     return run
 
 
+def _scalars(items):
+    """A list (or tuple) with numloom's 0-d arrays as NumPy's scalars (what NumPy's reductions
+    give: ``[np.mean(a), np.std(a)]``), as pandas infers a float column from NumPy's; nested
+    once (a list of rows, of dicts). Long lists are judged by their first item."""
+    t = type(items)
+    if t is dict:
+        made = {k: _scalar_item(v) for k, v in items.items()}
+        return made if any(made[k] is not items[k] for k in items) else items
+    if t is not list and t is not tuple or not items:
+        return items
+    if len(items) > 10_000 and not _holds_scalars(items[0]):
+        return items
+    made = [_scalar_item(v) for v in items]
+    return t(made) if any(a is not b for a, b in zip(made, items)) else items
+
+
+def _holds_scalars(v) -> bool:
+    if isinstance(v, ndarray):
+        return v.ndim == 0
+    if type(v) is dict:
+        return any(isinstance(x, ndarray) and x.ndim == 0 for x in v.values())
+    return type(v) in (list, tuple) and bool(v) and isinstance(v[0], ndarray) and v[0].ndim == 0
+
+
+def _scalar_item(v):
+    if isinstance(v, ndarray):
+        return v[()] if v.ndim == 0 else v
+    t = type(v)
+    if t is dict or t is list or t is tuple:
+        return _scalars(v) if t is not dict else {k: _scalar_item(x) for k, x in v.items()}
+    return v
+
+
+def _with_scalars(init):
+    """pandas' ``DataFrame(data)`` and ``Series(data)``: numloom's 0-d results in the data
+    (lists, dicts, lists of dicts) as NumPy's scalars."""
+    if getattr(init, "_numloom_arguments", False):
+        return init
+
+    @functools.wraps(init)
+    def run(self, data=None, *args, **kwargs):
+        t = type(data)
+        if t is list or t is tuple or t is dict:
+            data = _scalars(data) if t is not dict else {k: _scalars(v) if type(v) in (
+                list, tuple) else _scalar_item(v) for k, v in data.items()}  # fmt: skip
+        return init(self, data, *args, **kwargs)
+
+    run._numloom_arguments = True
+    return run
+
+
 def _wrap(cls, names, copy: bool = False) -> None:
     for name in names:
         fn = cls.__dict__.get(name)
@@ -78,6 +131,8 @@ def _pandas(pandas) -> None:
         _wrap(cls, ("__getitem__", "__setitem__", "groupby", "set_index", "where", "mask"),
               copy=True)  # fmt: skip
     _wrap(indexing._LocationIndexer, ("__getitem__", "__setitem__"), copy=True)
+    for cls in (pandas.DataFrame, pandas.Series):
+        cls.__init__ = _with_scalars(cls.__init__)
     _wrap(pandas.Index, ("__getitem__",), copy=True)
 
 
@@ -150,6 +205,29 @@ def _json(json) -> None:
     json.JSONEncoder.default = numloom_default
 
 
+def _statistics(statistics) -> None:
+    """Python's ``statistics`` of a list of numloom's 0-d results (``statistics.mean([np.mean(a),
+    ...])``): NumPy's scalars, whose type it converts its result to (numloom's 0-d array it
+    cannot be made from a Fraction)."""
+    for name in ("mean", "fmean", "geometric_mean", "harmonic_mean", "median", "median_low",
+                 "median_high", "median_grouped", "mode", "multimode", "quantiles", "pstdev",
+                 "pvariance", "stdev", "variance"):  # fmt: skip
+        fn = getattr(statistics, name, None)
+        if fn is not None and not getattr(fn, "_numloom_arguments", False):
+            setattr(statistics, name, _first_as_scalars(fn))
+
+
+def _first_as_scalars(fn):
+    @functools.wraps(fn)
+    def run(data, *args, **kwargs):
+        if type(data) is list or type(data) is tuple:
+            data = _scalars(data)
+        return fn(data, *args, **kwargs)
+
+    run._numloom_arguments = True
+    return run
+
+
 # module -> what makes its entry points take numloom arrays, run once it is imported
 HOOKS = {
     "pandas": _pandas,
@@ -157,6 +235,7 @@ HOOKS = {
     "scipy.sparse.linalg": _scipy_sparse_linalg,
     "cv2": _opencv,
     "json": _json,
+    "statistics": _statistics,
 }
 _DONE: set = set()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import statistics
 
 import numpy
 import pytest
@@ -63,6 +64,15 @@ PANDAS = {} if pd is None else {
     ).groupby("k")[["d", "w"]].apply(lambda g: xp.average(g["d"], weights=g["w"])),
     "groupby.agg(np.median)": lambda xp: _frame(xp).groupby(xp.arange(5) % 2)["a"].agg(
         lambda s: xp.median(s)),
+    # (reductions' results collected in lists and dicts: NumPy's are float64 scalars, so the
+    # columns are of floats, not of objects)
+    "Series of reductions": lambda xp: pd.Series([xp.mean(xp.arange(5.0) * 2),
+                                                  xp.max(xp.arange(5.0) * 2)]),
+    "DataFrame of row dicts": lambda xp: pd.DataFrame(
+        [{"k": k, "mean": (xp.arange(4.0) * k).mean(), "sum": xp.sum(xp.arange(4) * k)}
+         for k in range(3)]),
+    "DataFrame of a dict of lists": lambda xp: pd.DataFrame(
+        {"m": [xp.std(xp.arange(6.0) * k) for k in range(3)]}),
     "df.sample(Generator)": lambda xp: _frame(xp).sample(2, random_state=xp.random.default_rng(0)),
     # (the legacy RandomState draws from Philox on a GPU: numloom.random's documentation)
     "df.sample(RandomState)": lambda xp: _frame(xp).sample(2, random_state=xp.random.RandomState(0))
@@ -213,6 +223,8 @@ PYTHON_USES = {
     "lib.scimath.log": lambda xp: xp.lib.scimath.log(-(xp.arange(1.0, 3.0) * 1)).tolist(),
     "random.shuffle of a list": lambda xp: (lambda v: (xp.random.seed(0), xp.random.shuffle(v),
                                                        v)[2])(list(range(6))),
+    "statistics of reductions": lambda xp: statistics.mean([xp.mean(xp.arange(5.0) * 1.5),
+                                                            xp.max(xp.arange(5.0) * 1.5)]),
     "Generator.shuffle of a list": lambda xp: (lambda v: (xp.random.default_rng(1).shuffle(v),
                                                           v)[1])(list(range(6))),
 }  # fmt: skip
