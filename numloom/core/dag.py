@@ -43,6 +43,7 @@ import enum
 import functools
 import itertools
 import sys
+import threading
 import warnings
 import weakref
 from typing import NamedTuple
@@ -283,21 +284,39 @@ def quiet_warnings():
             pass
 
 
+_RECORDING = threading.local()  # this thread's list of warnings recorded, while it records
+
+
+_SHOW: list = [None]  # the display ``_show_or_record`` stands in front of
+
+
+def _show_or_record(msg) -> None:
+    """Python's warning display (``warnings._showwarnmsg``), which a thread recording
+    (``recorded_warnings``) takes for itself: installed in front of it once, so threads never
+    undo each other's replacement of it, as swapping it in and out would."""
+    caught = getattr(_RECORDING, "caught", None)
+    if caught is not None:
+        caught.append(msg)
+    else:
+        _SHOW[0](msg)
+
+
 @contextlib.contextmanager
 def recorded_warnings():
     """The warnings given inside, recorded (a list of ``warnings.WarningMessage``) and not shown,
     without ``warnings.catch_warnings`` (see ``quiet_warnings``: a library's warning shown once
-    per place stays shown once). Main thread only: the filters and the display hook are the
-    process's."""
+    per place stays shown once). Per thread: another thread's warnings meanwhile are shown."""
+    if warnings._showwarnmsg is not _show_or_record:
+        _SHOW[0], warnings._showwarnmsg = warnings._showwarnmsg, _show_or_record
     caught: list = []
+    outer = getattr(_RECORDING, "caught", None)
     entry = ("always", None, Warning, None, 0)
-    show = warnings._showwarnmsg
     warnings.filters.insert(0, entry)
-    warnings._showwarnmsg = caught.append
+    _RECORDING.caught = caught
     try:
         yield caught
     finally:
-        warnings._showwarnmsg = show
+        _RECORDING.caught = outer
         try:
             warnings.filters.remove(entry)
         except ValueError:  # (the filters were replaced inside: nothing of ours is left)

@@ -136,3 +136,36 @@ def test_a_librarys_warning_shown_once_per_place_stays_shown_once():
             nl.sort(nl.arange(5.0)[::-1] * 1)  # (NumPy's sort, its warnings recorded)
             nl.cross(nl.ones(2), nl.ones(3))  # (NumPy's own call for 2-vectors)
     assert [type(w) for w in shown].count(FutureWarning) == 1
+
+
+def test_threads_recording_numpys_warnings_leave_python_showing_warnings():
+    """numloom records the warnings of NumPy calls it runs, per thread: threads doing so at
+    once leave Python's display of warnings as it was (swapping it in and out, two threads
+    could leave one's recorder installed, and every later warning swallowed)."""
+    import threading
+    import time
+    import warnings
+
+    from numloom.core.dag import recorded_warnings
+
+    errors = []
+
+    def work():
+        for _ in range(200):
+            with recorded_warnings() as caught:
+                time.sleep(0)  # (another thread records meanwhile)
+                warnings.warn("inside", RuntimeWarning, stacklevel=1)
+            if [str(w.message) for w in caught] != ["inside"]:
+                errors.append([str(w.message) for w in caught])
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    shown = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = lambda message, *rest, **kw: shown.append(str(message))
+        warnings.warn("after", RuntimeWarning, stacklevel=1)
+    assert shown == ["after"] and not errors
