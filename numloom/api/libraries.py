@@ -92,9 +92,7 @@ def _scalar_item(v):
     if isinstance(v, ndarray):
         return v[()] if v.ndim == 0 else v
     t = type(v)
-    if t is dict or t is list or t is tuple:
-        return _scalars(v) if t is not dict else {k: _scalar_item(x) for k, x in v.items()}
-    return v
+    return _scalars(v) if t is dict or t is list or t is tuple else v
 
 
 def _with_scalars(init):
@@ -107,8 +105,7 @@ def _with_scalars(init):
     def run(self, data=None, *args, **kwargs):
         t = type(data)
         if t is list or t is tuple or t is dict:
-            data = _scalars(data) if t is not dict else {k: _scalars(v) if type(v) in (
-                list, tuple) else _scalar_item(v) for k, v in data.items()}  # fmt: skip
+            data = _scalars(data)
         return init(self, data, *args, **kwargs)
 
     run._numloom_arguments = True
