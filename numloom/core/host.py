@@ -303,7 +303,7 @@ class HostAccess:
         try:
             if writable and self._storage.device != "cpu" and not self._readonly:
                 return self.get()
-            return self.__array__(copy=True if _copying_caller(1) else None)
+            return self._array(None, True if _copying_caller(1) else None)
         except Exception as error:
             _FAILED_EXPORTS[threading.get_ident()] = (self._storage, error)
             raise
@@ -326,8 +326,10 @@ class HostAccess:
             failed = _FAILED_EXPORTS.pop(threading.get_ident(), None)
             if failed is not None and failed[0] is self._storage:
                 raise failed[1]
-        if copy is None and _copying_caller(1):
-            copy = True
+        return self._array(dtype, True if copy is None and _copying_caller(1) else copy)
+
+    def _array(self, dtype, copy):
+        """``__array__`` once the caller is known (``_COPYING``: ``copy`` True)."""
         if copy or self._storage.device != "cpu":
             if copy is False:
                 raise ValueError("Unable to avoid copy while creating an array as requested.\n"

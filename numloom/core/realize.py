@@ -68,8 +68,9 @@ class Buffer:
                            strides=tuple(s * item for s in view.strides))  # fmt: skip
         if self.exports is None:
             self.exports = []
-        elif len(self.exports) >= 64:
-            self.exports = [ref for ref in self.exports if ref() is not None]
+        elif len(self.exports) >= 8:  # (a loop's exports die at once: forget them)
+            self.exports = [ref for ref in self.exports
+                            if type(ref) is not weakref.ref or ref() is not None]  # fmt: skip
         self.exports.append(weakref.ref(anchor))
         return host
 
@@ -143,7 +144,7 @@ def owns_buffer(storage: Storage, version: Node) -> bool:
     buffer = version.arg
     if sys.getrefcount(buffer) > 3:
         return False
-    return not buffer.exports or all(type(ref) is weakref.ref for ref in buffer.exports)
+    return not foreign(buffer)
 
 
 def keep_exports(storage: Storage, old: Node) -> None:
@@ -172,8 +173,9 @@ def keep_exports(storage: Storage, old: Node) -> None:
 
 def foreign(buffer: Buffer) -> bool:
     """Whether ``buffer`` is another program's memory (``from_dlpack``), which numloom never
-    writes in place."""
-    return bool(buffer.exports) and any(type(ref) is not weakref.ref for ref in buffer.exports)
+    writes in place: its exports start with a reference that never dies (api/interop.py)."""
+    exports = buffer.exports
+    return bool(exports) and type(exports[0]) is not weakref.ref
 
 
 def _exported(buffer: Buffer) -> bool:
