@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import sys
 
 _current: str | None = None
 
@@ -117,10 +118,24 @@ def get_device() -> str:
 
 
 def _cuda_default_usable() -> bool:
+    if _no_nvidia_driver():
+        return False  # (loading the CUDA backend only to learn so costs ~150 ms at startup)
     try:
         return cuda_problem() is None
     except Exception:
         return False
+
+
+def _no_nvidia_driver() -> bool:
+    """Whether this machine plainly has no NVIDIA driver: Linux without the driver's files
+    and device nodes (a container given GPUs has them; WSL has /dev/dxg), or macOS. Elsewhere
+    the CUDA backend is asked."""
+    if sys.platform == "darwin":
+        return True
+    if not sys.platform.startswith("linux"):
+        return False
+    return not any(os.path.exists(p) for p in ("/proc/driver/nvidia", "/dev/nvidiactl",
+                                                "/dev/nvidia0", "/dev/dxg"))  # fmt: skip
 
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import numpy
+import pytest
 
 import numloom as nl
 
@@ -169,3 +170,19 @@ def test_threads_recording_numpys_warnings_leave_python_showing_warnings():
         warnings.showwarning = lambda message, *rest, **kw: shown.append(str(message))
         warnings.warn("after", RuntimeWarning, stacklevel=1)
     assert shown == ["after"] and not errors
+
+
+def test_a_machine_without_an_nvidia_driver_does_not_load_the_cuda_backend():
+    """Choosing the default device on a machine with no NVIDIA driver (no driver files or
+    device nodes) takes no CUDA import: loading the backend only to learn that cost ~150 ms
+    of every program's start."""
+    from numloom.core import device
+
+    if not device._no_nvidia_driver():
+        pytest.skip("this machine has an NVIDIA driver: the backend is asked")
+    env = {k: v for k, v in os.environ.items() if k != "NUMLOOM_DEVICE"}
+    code = ("import sys, numloom as np; x = np.arange(10.0) * 2; print(float(x.sum()), "
+            "np.get_device(), 'cuda.core' in sys.modules)")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120, check=True).stdout.split()  # fmt: skip
+    assert out == ["90.0", "cpu", "False"]
