@@ -30,13 +30,12 @@ from ..core.array import (
 from ..core.dag import Op, View, node
 from ..core.device import get_device
 from ..core.realize import TRACING
-from .ufuncs import scalar_node, ufunc
+from .ufuncs import _PY_SCALARS, scalar_node, ufunc
 
 _NO_VALUE = _np._NoValue
 
 
 _MAX_DIM = _np.iinfo(_np.intp).max
-_PY_SCALARS = frozenset({int, float, complex, bool})
 _BIG = 2**62  # (a range of Python ints within this is NumPy's int64 range)
 
 

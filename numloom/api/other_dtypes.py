@@ -26,17 +26,33 @@ def _passing(fn, numpy_fn):
     """``fn``, which runs ``numpy_fn`` where it meets data of another dtype, and hands the call
     to an argument of another library that implements ``__array_function__`` (NEP 18), as
     NumPy's function would: ``np.mean(dask_array)`` is Dask's lazy mean."""
+    return _wrapped(fn, numpy_fn, True)
 
-    method = _METHODS.get(numpy_fn.__name__)
+
+def guarded(fn, numpy_fn):
+    """``fn``, which runs ``numpy_fn`` where it meets data numloom arrays do not hold (strings,
+    objects, ...) or a NumPy ndarray subclass (a masked array, ``np.matrix``)."""
     now = numpy_fn in eager.FUNCTIONS
+    if getattr(fn, "_numpy_guard", False) and (not now or getattr(fn, "_now", False)):
+        return fn
+    return _wrapped(fn, numpy_fn, False)
+
+
+def _wrapped(fn, numpy_fn, dispatching: bool):
+    """``fn`` in front of NumPy's ``numpy_fn``: small computed arrays a loop works on run
+    NumPy's at once (``eager.FUNCTIONS``); with ``dispatching``, other libraries' arrays take
+    the call (NEP 18) and their objects' methods answer as NumPy's function calls them; data
+    of other dtypes and NumPy's subclasses run NumPy's."""
+    now = numpy_fn in eager.FUNCTIONS
+    method = _METHODS.get(numpy_fn.__name__) if dispatching else None
 
     @functools.wraps(fn)
-    def passing(*args, **kwargs):
+    def run(*args, **kwargs):
         if now:  # (small computed arrays a loop works on: NumPy's call, at once)
             made = eager.functions_now(numpy_fn, args, kwargs)
             if made is not None:
                 return made
-        if _foreign_in(args) or (kwargs and _foreign_in(kwargs.values())):
+        if dispatching and (_foreign_in(args) or (kwargs and _foreign_in(kwargs.values()))):
             handled = _handed_over(numpy_fn, args, kwargs)
             if handled is not _NOT_HANDED:
                 return handled
@@ -50,30 +66,7 @@ def _passing(fn, numpy_fn):
         except OtherDtype:
             return call_numpy_quietly(numpy_fn, args, kwargs)
 
-    passing._numpy_guard = True
-    passing._now = now
-    return passing
-
-
-def guarded(fn, numpy_fn):
-    """``fn``, which runs ``numpy_fn`` where it meets data numloom arrays do not hold (strings,
-    objects, ...) or a NumPy ndarray subclass (a masked array, ``np.matrix``)."""
-    now = numpy_fn in eager.FUNCTIONS
-    if getattr(fn, "_numpy_guard", False) and (not now or getattr(fn, "_now", False)):
-        return fn
-
-    @functools.wraps(fn)
-    def run(*args, **kwargs):
-        if now:
-            made = eager.functions_now(numpy_fn, args, kwargs)
-            if made is not None:
-                return made
-        try:
-            return fn(*args, **kwargs)
-        except OtherDtype:
-            return call_numpy_quietly(numpy_fn, args, kwargs)
-
-    run._numpy_guard = run._now = True
+    run._numpy_guard, run._now = True, now
     return run
 
 
@@ -107,8 +100,6 @@ def _has_method(x, method: str) -> bool:
     t = type(x)
     return (t not in _PLAIN and t is not list and t is not tuple and not isinstance(x, _KNOWN)
             and hasattr(t, method))  # fmt: skip
-
-
 
 
 def _foreign_in(values) -> bool:
