@@ -22,7 +22,7 @@ import numpy as _np
 from numpy._core._ufunc_config import _extobj_contextvar
 
 from ..core import config, fperrors, realize
-from ..core.array import _Scalar, adopt_host, ndarray
+from ..core.array import _Scalar, adopt_host, asarray, ndarray
 from ..core.dag import warn_at_user
 from ..core.device import get_device
 from .writes import at_user, owned_version
@@ -184,11 +184,12 @@ def functions_now(np_fn, args: tuple, kwargs: dict):
     arrays would be: its result as NumPy gives it (a 0-d result NumPy's scalar, arrays marked);
     None where the call is traced instead (no marked array, an operand pending, large, empty
     or on a GPU, an ``out=``, or a result that is a view of an argument)."""
-    if realize.TRACING or "out" in kwargs or get_device() != "cpu":
-        return None  # (on a GPU, NumPy's data alone is the device's to work on)
-    values = list(args) + list(kwargs.values()) if kwargs else args
-    if _runs_now(values, 0) is not True:
+    if realize.TRACING or "out" in kwargs:
         return None
+    values = list(args) + list(kwargs.values()) if kwargs else args
+    on_cpu = get_device() == "cpu"
+    if (_runs_now(values, 0) if on_cpu else _foreign_alone(values, 0)) is not True:
+        return None  # (on a GPU, arrays are the device's to work on)
     warns = _WARNS.get(np_fn)
     if warns is not None and warns(args, kwargs):
         return None
@@ -197,7 +198,7 @@ def functions_now(np_fn, args: tuple, kwargs: dict):
     made = _run(lambda: np_fn(*host_args, **host_kwargs), np_fn.__name__)
     if _views_an_operand(made, host_args):
         return None
-    return _result_now(made)
+    return _result_now(made) if on_cpu else _on_device(made)
 
 
 def _result_now(made):
@@ -249,6 +250,37 @@ def _runs_now(values, depth: int):
                 return False
             marked = True
     return marked
+
+
+def _foreign_alone(values, depth: int):
+    """On a GPU: whether a call's array data is another library's small data alone (a pandas
+    Series in a groupby's function), which NumPy's function runs on the host as NumPy would:
+    its values are NumPy's, bit for bit, and a few elements are not worth a device."""
+    foreign = None
+    for x in values:
+        t = type(x)
+        if t is list or t is tuple:
+            if depth or _foreign_alone(x, 1) is False:
+                return False
+        elif isinstance(x, (ndarray, _np.ndarray)) or (callable(x) and not isinstance(x, type)):
+            return False
+        elif hasattr(t, "__array__") and not isinstance(x, type):
+            size = getattr(x, "size", None)
+            if type(size) is not int or not 0 < size <= EAGER_ELEMENTS:
+                return False
+            foreign = True
+    return foreign
+
+
+def _on_device(made):
+    """What NumPy's function gave for another library's data, on a GPU: new arrays as the
+    device's arrays, anything else (a scalar, a Series) as it is."""
+    if isinstance(made, tuple):
+        items = [_on_device(m) for m in made]
+        return type(made)(*items) if hasattr(made, "_fields") else type(made)(items)
+    if type(made) is not _np.ndarray or made.dtype.kind not in _KINDS:
+        return made
+    return asarray(made)
 
 
 def _now_value(x):

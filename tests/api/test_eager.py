@@ -463,3 +463,18 @@ def test_reading_a_small_arrays_value_marks_it_however_it_was_made():
         made.tolist()
         assert made._storage.eager
         assert type(nl.exp(made)) is nl.ndarray and nl.exp(made)._storage.eager
+
+
+def test_another_librarys_small_data_runs_numpys_function_on_a_gpu_too(monkeypatch):
+    """On a GPU, a group's ``np.average`` of pandas Series runs NumPy's function on the host:
+    its value is NumPy's, bit for bit (the device's sum order gave another last bit), and a
+    NumPy array or a numloom array among the arguments keeps the device's path."""
+    pd = pytest.importorskip("pandas")
+    monkeypatch.setattr(eager, "get_device", lambda: "cuda:0")
+    d, w = pd.Series(numpy.arange(17.0) / 7), pd.Series(numpy.linspace(0.1, 1, 17))
+    got = eager.functions_now(numpy.average, (d,), {"weights": w})
+    want = numpy.average(d, weights=w)
+    assert type(got) is type(want) and got == want
+    assert type(eager.functions_now(numpy.sort, (d,), {})) is nl.ndarray
+    assert eager.functions_now(numpy.average, (d,), {"weights": numpy.ones(17)}) is None
+    assert eager.functions_now(numpy.average, (nl.ones(17),), {}) is None

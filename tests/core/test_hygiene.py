@@ -135,7 +135,10 @@ def test_a_librarys_warning_shown_once_per_place_stays_shown_once():
         for _ in range(3):
             library()
             nl.sort(nl.arange(5.0)[::-1] * 1)  # (NumPy's sort, its warnings recorded)
-            nl.cross(nl.ones(2), nl.ones(3))  # (NumPy's own call for 2-vectors)
+            try:  # (NumPy's own call for 2-vectors: it warns, or from NumPy 2.5 raises)
+                nl.cross(nl.ones(2), nl.ones(3))
+            except ValueError:
+                pass
     assert [type(w) for w in shown].count(FutureWarning) == 1
 
 
