@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
+import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from ..compile import pipeline
@@ -102,16 +105,8 @@ class _Target(pipeline.Target):
         return _source(ir)
 
     def precompile(self, sources: dict, device: str) -> None:
-        """NVRTC compiles the new kernels on threads (it needs no context); they load in
-        this thread, where the device's context is current."""
-        if not _usable():
-            return
-        from ..compile.compiler import compile_all, compile_cuda
-
-        state = _get(device)
-        new = [(src, symbol) for symbol, src in sources.items() if symbol not in state.functions]
-        if len(new) > 1:
-            compile_all(lambda src, symbol: compile_cuda(src, state.arch, name_hint=symbol), new)
+        """Nothing here: a kernel's functions compile one NVRTC program each, those its
+        launches need (``_prefetch``, once the program knows its sizes)."""
 
     def load(self, source: str, symbol: str, device: str):
         # no functions where CUDA is not usable: the plan is only shown
@@ -135,10 +130,12 @@ class _Target(pipeline.Target):
             waits[j].append(i)
         segments = _segments(steps)
         frees = _frees(steps, segments, {pos[id(r)] for r in roots})
-        return Program(replace(plan, kernels=tuple(_explain_splits(kernels, steps))),
+        made = Program(replace(plan, kernels=tuple(_explain_splits(kernels, steps))),
                        tuple(steps), segments, tuple(map(tuple, waits)), frees=frees,
                        roots=tuple(pos[id(r)] for r in roots),
                        reuse=_reuse(steps, segments, waits, frees, order))  # fmt: skip
+        _prefetch(made, order, device)
+        return made
 
 
 TARGET = _Target()
@@ -210,38 +207,114 @@ def _source(ir) -> tuple:
     return pipeline.symbol_of(render_cuda(ir))
 
 
-def _load(source: str, symbol: str, device: str) -> dict:
-    """Compile (through the cache) and load a kernel source: its functions by role, loaded
-    once per device (programs of the same code over other sizes launch the same functions, so
-    their graphs are one)."""
+def _load(source: str, symbol: str, device: str) -> Functions:
+    """A kernel source's functions by role, made once per device (programs of the same code
+    over other sizes launch the same functions, so their graphs are one); each compiles
+    (through the cache) and loads when first needed."""
+    state = _get(device)
+    functions = state.functions.get(symbol)
+    if functions is None:
+        functions = state.functions.setdefault(symbol, Functions(source, symbol, state.arch))
+    return functions
+
+
+class Functions(Mapping):
+    """The ``__global__`` functions of one rendered kernel by role (``KERNEL``,
+    ``KERNEL_vec``, ``KERNEL32_thread``, ...), each its own NVRTC program: a kernel's variants
+    (16-byte loads, 32-bit indices, a thread or a block per row) are compiled only for the
+    sizes that launch them, and those a new program needs compile at once on threads
+    (``_prefetch``). NVRTC's cost is mostly per function and per program, so a variant no
+    launch takes costs nothing and a plan's first call waits for its slowest function only."""
+
+    def __init__(self, source: str, symbol: str, arch: str):
+        self.symbol, self.arch = symbol, arch
+        self.sources = {name.replace(symbol, "KERNEL"): (part, name)
+                        for name, part in split_functions(source)}  # fmt: skip
+        self.loaded: dict = {}
+        self.lock = threading.Lock()
+
+    def __getitem__(self, role: str):
+        kernel = self.loaded.get(role)
+        if kernel is None:
+            part, name = self.sources[role]  # (KeyError: no such function)
+            with self.lock:
+                kernel = self.loaded.get(role)
+                if kernel is None:
+                    kernel = self.loaded[role] = _load_function(part, name, self.arch)
+        return kernel
+
+    def __contains__(self, role) -> bool:
+        return role in self.sources
+
+    def __iter__(self):
+        return iter(self.sources)
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+    def missing(self, roles) -> list:
+        """``(source, function name)`` of the roles not yet loaded."""
+        return [self.sources[r] for r in dict.fromkeys(roles)
+                if r in self.sources and r not in self.loaded]  # fmt: skip
+
+
+def split_functions(source: str) -> list:
+    """``[(function name, source)]``: per ``__global__`` function of a rendered kernel, what
+    precedes the first (the header, shared device functions) and that function's text."""
+    starts = [m.start() for m in _GLOBAL.finditer(source)]
+    if not starts:
+        return []
+    prelude = source[: starts[0]]
+    ends = starts[1:] + [len(source)]
+    return [(_GLOBAL.match(source, a)[1], prelude + source[a:b]) for a, b in zip(starts, ends)]
+
+
+_GLOBAL = re.compile(r'extern "C" __global__ void __launch_bounds__\(\d+\) (\w+)\(')
+
+
+def _load_function(source: str, name: str, arch: str):
+    """Compile (through the cache) and load one function's program."""
     from cuda.core import ObjectCode
 
     from ..compile.compiler import compile_cuda, cuda_code_kind
 
-    state = _get(device)
-    functions = state.functions.get(symbol)
-    if functions is not None:
-        return functions
-    code = compile_cuda(source, state.arch, name_hint=symbol)
+    code = compile_cuda(source, arch, name_hint=name)
     if cuda_code_kind(code) == "cubin":
         module = ObjectCode.from_cubin(code)
     else:
         module = ObjectCode.from_ptx(code)
-    functions = state.functions[symbol] = {
-        name.replace(symbol, "KERNEL"): module.get_kernel(name) for name in _function_names(source)
-    }
-    return functions
+    return module.get_kernel(name)
+
+
+def _prefetch(program: Program, order: list, device: str) -> None:
+    """Work out each GPU step's launches for this program's sizes (its ``Recipe``, as the
+    first run would) and compile the functions they need that no earlier program loaded, at
+    once on threads (NVRTC needs no context and releases the GIL); they load when launched."""
+    if not _usable():
+        return
+    from ..compile.compiler import compile_all, compile_cuda
+    from ..compile.render_cuda import NARROW
+    from .cuda_launch import _narrow_name, _recipe
+
+    state = _get(device)
+    needed = []
+    for i, step in enumerate(program.steps):
+        functions = step.functions
+        if not isinstance(functions, Functions) or not _on_gpu(step) or step.in_graph:
+            continue
+        recipe = program.recipes[i] = _recipe(step, order, state.sms)
+        roles = [name for name, _, _ in recipe.launches + recipe.aligned]
+        if recipe.narrow:
+            roles = [_narrow_name(role, NARROW) for role in roles]
+        needed += functions.missing(roles)
+    needed = list(dict.fromkeys(needed))
+    if len(needed) > 1:
+        compile_all(lambda src, name: compile_cuda(src, state.arch, name_hint=name), needed)
 
 
 @functools.cache
 def _usable() -> bool:
     return problem() is None
-
-
-def _function_names(source: str) -> list:
-    import re
-
-    return re.findall(r"__launch_bounds__\(\d+\) (\w+)\(", source)
 
 
 def program_for(order: list, roots: list, device: str = "cuda:0") -> Program:

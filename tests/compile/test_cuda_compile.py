@@ -146,3 +146,34 @@ def test_writes_at_repeated_positions_compile_for_cuda():
     assert any("_write" in s and "claim" not in s for s in sources)
     assert check_cuda_sources(list(dict.fromkeys(sources)), "sm_90") == [None] * len(
         set(sources))
+
+
+@needs_nvrtc
+@pytest.mark.last
+def test_each_function_of_a_generated_kernel_compiles_as_its_own_program():
+    """A GPU compiles each ``__global__`` function of a kernel (its variants: 16-byte loads,
+    32-bit indices, a thread or a block per row) as its own NVRTC program, those its launches
+    need (``cuda_programs.Functions``): every function of a stride of the generated kernels
+    compiles alone, with only the header and shared device functions before it."""
+    from numloom.backends.cuda_programs import Functions, split_functions
+
+    x = nl.arange(1000.0).reshape(10, 100)
+    nl.evaluate(nl.exp(x) / nl.exp(x).sum(axis=1, keepdims=True), x.argmax(), x.sum())
+    kernels = list(lower.generated.values())[::13]
+    sources = [render(replace(k, name=f"s{i}_{k.name}"), CUDA) for i, k in enumerate(kernels)]
+    parts = []
+    for source in sources:
+        split = split_functions(source)
+        assert len(split) == source.count("__global__") >= 1
+        for name, part in split:
+            assert part.count("__global__") == 1 and f" {name}(" in part
+        parts += [part for _, part in split]
+    logs = check_cuda_sources(parts, "sm_90", ptx=True)
+    failures = [f"{log[:2000]}\n{src}" for src, log in zip(parts, logs) if log is not None]
+    assert not failures, f"{len(failures)} of {len(parts)} failed:\n" + "\n".join(failures[:2])
+    # (by role, as the launcher names them; nothing compiles until one is taken)
+    source = render(replace(kernels[0], name="KERNEL"), CUDA).replace("KERNEL", "nl_f00d")
+    functions = Functions(source, "nl_f00d", "sm_90")
+    roles = list(functions)
+    assert roles and all(r.startswith("KERNEL") for r in roles) and "KERNEL" in functions
+    assert functions.missing(roles + ["KERNEL_none"]) == [functions.sources[r] for r in roles]

@@ -1,0 +1,101 @@
+"""First calls: how long a workload's first call takes in a process that has not run it
+(trace, plan, compile, load, launch, wait), with an empty or a warm compile cache, beside
+``jax.jit``'s first call of the same function.
+
+    python benchmarks/first_call.py [--device cuda] [--sizes large] [--only a,b] [--jax]
+                                    [--profile NAME]
+
+Every workload runs its first call in this process, one after another, as in ``python -m
+numloom bench``'s "first call" column; set ``NUMLOOM_CACHE_DIR`` to an empty folder for a cold
+cache. Results are checked against NumPy's. ``--profile NAME`` prints where NAME's first call
+spent its time (cProfile, cumulative).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+import workloads  # noqa: E402
+
+import numloom as nl  # noqa: E402
+from numloom.tools import bench  # noqa: E402
+
+
+def _first(case, device: str, profile: bool) -> tuple:
+    """(first call ms, second call ms, kernels compiled) of ``case`` on numloom."""
+    inputs = case.make(np.random.default_rng(0))
+    args = tuple(nl.asarray(a.copy(), device=device) for a in inputs)
+    nl.sync()
+    before = nl.stats()["kernels_compiled"]
+    profiler = cProfile.Profile() if profile else None
+    start = time.perf_counter()
+    if profiler:
+        profiler.enable()
+    out = case.run(nl, *args)
+    nl.sync()
+    if profiler:
+        profiler.disable()
+    first = (time.perf_counter() - start) * 1e3
+    compiled = nl.stats()["kernels_compiled"] - before
+    got = tuple(np.array(np.asarray(x)) for x in bench._as_tuple(out))  # (a later call may
+    del out  # write into its inputs: Jacobi's grid)
+    start = time.perf_counter()
+    case.run(nl, *args)
+    nl.sync()
+    second = (time.perf_counter() - start) * 1e3
+    problems = bench.compare(case, bench._as_tuple(case.run(np, *inputs)), got)
+    if problems:
+        raise AssertionError(f"{case.name} {case.size}: {problems}")
+    if profiler:
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
+    return first, second, compiled
+
+
+def _jax_first(case) -> float | None:
+    """jax.jit's first call of the same workload (trace, compile, run, wait), ms."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    inputs = tuple(jnp.asarray(a) for a in case.make(np.random.default_rng(0)))
+    jax.block_until_ready(inputs)
+    fn = jax.jit(lambda *a: case.run(jnp, *a))
+    start = time.perf_counter()
+    jax.block_until_ready(fn(*inputs))
+    return (time.perf_counter() - start) * 1e3
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default=nl.get_device())
+    parser.add_argument("--sizes", default="large")
+    parser.add_argument("--only", default=None)
+    parser.add_argument("--jax", action="store_true")
+    parser.add_argument("--profile", default=None)
+    args = parser.parse_args()
+    nl.set_device(args.device)
+    only = args.only.split(",") if args.only else None
+    cases = bench.build_cases(workloads, args.sizes, only)
+    nl.sync()
+    print(f"device {args.device}, compile cache {os.environ.get('NUMLOOM_CACHE_DIR', '(default)')}")
+    print("\n| workload | size | first call ms | kernels compiled | second call ms | jax.jit first ms |")
+    print("|---|---|---:|---:|---:|---:|")
+    for case in cases:
+        first, second, compiled = _first(case, args.device, args.profile == case.name)
+        jax_ms = _jax_first(case) if args.jax else None
+        jax_text = "-" if jax_ms is None else f"{jax_ms:.0f}"
+        print(f"| {case.name} | {case.size} | {first:.0f} | {compiled} | {second:.2f} | "
+              f"{jax_text} |", flush=True)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
