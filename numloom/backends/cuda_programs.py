@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from ..compile import pipeline
 from ..compile.schedule import Plan
-from ..core.dag import toposort
+from ..core.dag import Op, toposort
 from .cuda_device import _get, problem
 
 
@@ -286,6 +286,14 @@ def _load_function(source: str, name: str, arch: str):
     return module.get_kernel(name)
 
 
+def _aligned(n) -> bool:
+    """Whether a step's input is 16-byte aligned: a computed buffer's pointer; what the
+    program computes comes from the pool."""
+    if n.op is not Op.BUFFER:
+        return True
+    return getattr(n.arg.data, "ptr", 0) % 16 == 0
+
+
 def _prefetch(program: Program, order: list, device: str) -> None:
     """Work out each GPU step's launches for this program's sizes (its ``Recipe``, as the
     first run would) and compile the functions they need that no earlier program loaded, at
@@ -303,7 +311,11 @@ def _prefetch(program: Program, order: list, device: str) -> None:
         if not isinstance(functions, Functions) or not _on_gpu(step) or step.in_graph:
             continue
         recipe = program.recipes[i] = _recipe(step, order, state.sms)
-        roles = [name for name, _, _ in recipe.launches + recipe.aligned]
+        # 16-byte loads where the step's buffers are aligned, as the launch will find them
+        # (what earlier steps make comes from the pool, aligned; an input may be another
+        # program's memory): the other variant compiles if a later launch takes it
+        aligned = recipe.aligned and all(_aligned(order[p]) for p in step.inputs)
+        roles = [name for name, _, _ in (recipe.aligned if aligned else recipe.launches)]
         if recipe.narrow:
             roles = [_narrow_name(role, NARROW) for role in roles]
         needed += functions.missing(roles)

@@ -1,11 +1,14 @@
 """NVTX ranges around numloom's phases: tracing (from one evaluation to the next), planning,
-compiling, evaluating, and each launch of a CUDA graph. Where the ``nvtx`` package is installed, Nsight Systems shows them on its timeline
-beside the kernels they launch (domain ``numloom``); without it nothing is recorded and a phase
-costs one shared, empty context."""
+compiling, evaluating, and each launch of a CUDA graph. Where the ``nvtx`` package is installed
+and a profiler records them (Nsight Systems and Nsight Compute name their library in
+``NVTX_INJECTION64_PATH``), Nsight shows them on its timeline beside the kernels they launch
+(domain ``numloom``); otherwise nothing is recorded, nvtx is not imported (about 15 ms of a
+program's first evaluation), and a phase costs one shared, empty context."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 
 _NULL = contextlib.nullcontext()
 _nvtx: object = False  # the nvtx module, None where it is not installed (False: not looked)
@@ -14,10 +17,12 @@ _nvtx: object = False  # the nvtx module, None where it is not installed (False:
 def _module():
     global _nvtx
     if _nvtx is False:
-        try:
-            import nvtx
-        except ImportError:
-            nvtx = None
+        nvtx = None
+        if os.environ.get("NVTX_INJECTION64_PATH"):  # (a profiler records the ranges)
+            try:
+                import nvtx
+            except ImportError:
+                pass
         _nvtx = nvtx
     return _nvtx
 

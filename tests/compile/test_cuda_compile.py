@@ -177,3 +177,16 @@ def test_each_function_of_a_generated_kernel_compiles_as_its_own_program():
     roles = list(functions)
     assert roles and all(r.startswith("KERNEL") for r in roles) and "KERNEL" in functions
     assert functions.missing(roles + ["KERNEL_none"]) == [functions.sources[r] for r in roles]
+
+
+def test_a_map_of_many_operations_per_element_has_no_16_byte_variant():
+    """A memory-bound flat map gets a 16-byte-load twin (``_vec``); a map whose time is its
+    arithmetic (an escape loop of many steps) does not: four lanes of its body would quadruple
+    what NVRTC compiles for no faster kernel."""
+    x = nl.asarray(numpy.linspace(-2.0, 1.0, 64, dtype=numpy.float32))
+    z = x * 1
+    for _ in range(100):
+        z = z * z + x
+    small = nl.explain(x * 2.0 + 1.0, target="cuda").kernels[0].source
+    large = nl.explain(z, target="cuda").kernels[0].source
+    assert "_vec(" in small and "__global__" in large and "_vec(" not in large

@@ -495,3 +495,22 @@ def test_a_round_trip_warning_is_one_line_naming_the_function_and_its_cost():
     assert "\n" not in text and len(text) < 160
     assert text.startswith("numloom.roots runs through NumPy on the host: 3.2 MB copied "
                            "device -> host -> device")  # fmt: skip
+
+
+def test_nvtx_is_imported_only_where_a_profiler_records_its_ranges(tmp_path):
+    """Without Nsight (no ``NVTX_INJECTION64_PATH``), a program's first evaluation does not
+    import ``nvtx`` (about 15 ms of a first call on a GPU host); with it, it does."""
+    import subprocess
+
+    (tmp_path / "nvtx.py").write_text("def annotate(*a, **k):\n    import contextlib\n"
+                                      "    return contextlib.nullcontext()\n"
+                                      "start_range = lambda **k: 1\nend_range = lambda h: None\n")  # fmt: skip
+    script = ("import sys, numloom as nl\nx = nl.arange(5.0) * 2\nnl.evaluate(x)\n"
+              "print('nvtx' in sys.modules)")  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "NVTX_INJECTION64_PATH"}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")])
+    for injected, imported in (("", "False"), ("/opt/nsight/libinjection.so", "True")):
+        run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                             env={**env, "NVTX_INJECTION64_PATH": injected})  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.strip() == imported
