@@ -13,6 +13,7 @@ from functools import partial
 
 import numpy as np
 
+from ..compile.compiler import compile_all, compile_cuda
 from ..compile.lower import const_value
 from ..compile.render_cuda import NARROW, has_narrow
 from ..core import config, fperrors
@@ -25,7 +26,7 @@ from .cpu import positions
 from .cuda_device import SHORT_REDUCTION, THREADS, _check, _Device, _get, fixed_functions
 from .cuda_graph import Launch, run_eagerly, run_segment
 from .cuda_memory import DeviceArray, _zero, to_device, to_host
-from .cuda_programs import Program, Recipe, Step, _on_gpu, _program, _tokens
+from .cuda_programs import Functions, Program, Recipe, Step, _on_gpu, _program, _tokens
 
 
 def run(roots: list, device: str = "cuda:0") -> dict:
@@ -44,6 +45,8 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
     values = {i: order[i].arg.data for i in buffers}
     if leaves:
         values.update(leaves)
+    if not program.prepared:
+        _prepare(program, order, values, device)
     for index, segment in enumerate(program.segments):
         start = time.perf_counter() if config.DEBUG >= 1 else 0.0
         first = program.steps[segment[0]]
@@ -72,6 +75,34 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
         else:
             results[id(r)] = buffer_of(Buffer(values[p], device), r.shape, r.dtype)
     return results
+
+
+def _prepare(program: Program, order: list, values: dict, device: str) -> None:
+    """At a program's first run: work out each GPU step's launches for its sizes (its
+    ``Recipe``) and compile the functions they take that no earlier program loaded, at once
+    on threads (NVRTC needs no context and releases the GIL); they load when launched. A map
+    takes its 16-byte-load variant where its input buffers are aligned (what the program
+    computes comes from the pool, aligned), as the launch will find them; a later launch that
+    takes the other variant compiles it then."""
+    program.prepared = True
+    state = _get(device)
+    needed = []
+    for i, step in enumerate(program.steps):
+        functions = step.functions
+        if not isinstance(functions, Functions) or not _on_gpu(step) or step.in_graph:
+            continue
+        recipe = program.recipes.get(i)
+        if recipe is None:
+            recipe = program.recipes[i] = _recipe(step, order, state.sms)
+        aligned = recipe.aligned and all(getattr(values.get(p), "ptr", 0) % 16 == 0
+                                         for p in step.inputs)  # fmt: skip
+        roles = [name for name, _, _ in (recipe.aligned if aligned else recipe.launches)]
+        if recipe.narrow:
+            roles = [_narrow_name(role, NARROW) for role in roles]
+        needed += functions.missing(roles)
+    needed = list(dict.fromkeys(needed))
+    if len(needed) > 1:
+        compile_all(lambda src, name: compile_cuda(src, state.arch, name_hint=name), needed)
 
 
 def _debug_segment(program: Program, segment: tuple, device: str, start: float) -> None:

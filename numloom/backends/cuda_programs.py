@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from ..compile import pipeline
 from ..compile.schedule import Plan
-from ..core.dag import Op, toposort
+from ..core.dag import toposort
 from .cuda_device import _get, problem
 
 
@@ -56,6 +56,7 @@ class Program:
     roots: tuple = ()  # positions of the roots in the DAG order
     buffers: tuple | None = None  # positions of the DAG's BUFFER nodes (found on first use)
     reuse: dict = field(default_factory=dict)  # step -> per output, the block it takes over
+    prepared: bool = False  # its first run worked out its launches and compiled their functions
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ class _Target(pipeline.Target):
 
     def precompile(self, sources: dict, device: str) -> None:
         """Nothing here: a kernel's functions compile one NVRTC program each, those its
-        launches need (``_prefetch``, once the program knows its sizes)."""
+        launches need (``cuda_launch._prepare``, at the program's first run)."""
 
     def load(self, source: str, symbol: str, device: str):
         # no functions where CUDA is not usable: the plan is only shown
@@ -130,12 +131,10 @@ class _Target(pipeline.Target):
             waits[j].append(i)
         segments = _segments(steps)
         frees = _frees(steps, segments, {pos[id(r)] for r in roots})
-        made = Program(replace(plan, kernels=tuple(_explain_splits(kernels, steps))),
+        return Program(replace(plan, kernels=tuple(_explain_splits(kernels, steps))),
                        tuple(steps), segments, tuple(map(tuple, waits)), frees=frees,
                        roots=tuple(pos[id(r)] for r in roots),
                        reuse=_reuse(steps, segments, waits, frees, order))  # fmt: skip
-        _prefetch(made, order, device)
-        return made
 
 
 TARGET = _Target()
@@ -223,7 +222,7 @@ class Functions(Mapping):
     ``KERNEL_vec``, ``KERNEL32_thread``, ...), each its own NVRTC program: a kernel's variants
     (16-byte loads, 32-bit indices, a thread or a block per row) are compiled only for the
     sizes that launch them, and those a new program needs compile at once on threads
-    (``_prefetch``). NVRTC's cost is mostly per function and per program, so a variant no
+    (``cuda_launch._prepare``). NVRTC's cost is mostly per function and per program, so a variant no
     launch takes costs nothing and a plan's first call waits for its slowest function only."""
 
     def __init__(self, source: str, symbol: str, arch: str):
@@ -286,42 +285,6 @@ def _load_function(source: str, name: str, arch: str):
     return module.get_kernel(name)
 
 
-def _aligned(n) -> bool:
-    """Whether a step's input is 16-byte aligned: a computed buffer's pointer; what the
-    program computes comes from the pool."""
-    if n.op is not Op.BUFFER:
-        return True
-    return getattr(n.arg.data, "ptr", 0) % 16 == 0
-
-
-def _prefetch(program: Program, order: list, device: str) -> None:
-    """Work out each GPU step's launches for this program's sizes (its ``Recipe``, as the
-    first run would) and compile the functions they need that no earlier program loaded, at
-    once on threads (NVRTC needs no context and releases the GIL); they load when launched."""
-    if not _usable():
-        return
-    from ..compile.compiler import compile_all, compile_cuda
-    from ..compile.render_cuda import NARROW
-    from .cuda_launch import _narrow_name, _recipe
-
-    state = _get(device)
-    needed = []
-    for i, step in enumerate(program.steps):
-        functions = step.functions
-        if not isinstance(functions, Functions) or not _on_gpu(step) or step.in_graph:
-            continue
-        recipe = program.recipes[i] = _recipe(step, order, state.sms)
-        # 16-byte loads where the step's buffers are aligned, as the launch will find them
-        # (what earlier steps make comes from the pool, aligned; an input may be another
-        # program's memory): the other variant compiles if a later launch takes it
-        aligned = recipe.aligned and all(_aligned(order[p]) for p in step.inputs)
-        roles = [name for name, _, _ in (recipe.aligned if aligned else recipe.launches)]
-        if recipe.narrow:
-            roles = [_narrow_name(role, NARROW) for role in roles]
-        needed += functions.missing(roles)
-    needed = list(dict.fromkeys(needed))
-    if len(needed) > 1:
-        compile_all(lambda src, name: compile_cuda(src, state.arch, name_hint=name), needed)
 
 
 @functools.cache
