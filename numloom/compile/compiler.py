@@ -547,7 +547,7 @@ def _build_cuda(source: str, target: str, options: list[str], name: str) -> byte
     # cuda.core checks PTX against the installed driver, which a GPU-less machine lacks.
     how = "cuda.core" if target == "cubin" and _has_cuda_core() else "cuda.bindings"
     build = _nvrtc_core if how == "cuda.core" else _nvrtc_bindings
-    code, log = build(source, target, options, name)
+    code, log = build(source, target, options + pch_options(), name)
     if code is None:
         major, minor = nvrtc_version()
         raise CompileError(
@@ -564,6 +564,38 @@ def _build_cuda(source: str, target: str, options: list[str], name: str) -> byte
     return code
 
 
+def pch_options() -> list[str]:
+    """NVRTC's automatic precompiled header (NVRTC 12.8 and later): the first program of a
+    process parses numloom's header (and CUDA's ``cuda_fp16.h``) once into a folder of the
+    process's own, removed at exit, and later programs load it (20-40% of each compile on a
+    GPU host). Not part of a kernel's cache key: the code is the same."""
+    if config.env_raw("NUMLOOM_NVRTC_PCH") in (b"0", "0") or not _nvrtc_has_pch():
+        return []
+    folder = _PCH.get(os.getpid())  # (a forked process makes its own)
+    if folder is None or not os.path.isdir(folder):
+        import atexit
+
+        folder = _PCH[os.getpid()] = tempfile.mkdtemp(prefix="numloom-nvrtc-pch-")
+        atexit.register(_remove_pch, folder, os.getpid())
+    return ["--pch", f"--pch-dir={folder}"]
+
+
+_PCH: dict = {}  # process id -> its PCH folder
+
+
+def _remove_pch(folder: str, pid: int) -> None:
+    if os.getpid() == pid:  # (not a forked child's exit)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@functools.cache
+def _nvrtc_has_pch() -> bool:
+    try:
+        return nvrtc_version() >= (12, 8)
+    except Exception:  # noqa: BLE001 (no NVRTC: the compile says so)
+        return False
+
+
 @functools.cache
 def _has_cuda_core() -> bool:
     try:
@@ -577,6 +609,8 @@ def _nvrtc_core(source: str, target: str, options: list[str], name: str):
     """(code, None) or (None, log) through cuda.core's Program."""
     from cuda.core import Program, ProgramOptions
 
+    pch_dir = next((o.removeprefix("--pch-dir=") for o in options
+                    if o.startswith("--pch-dir=")), None)  # fmt: skip
     opts = ProgramOptions(
         name=name,
         arch=options[0].removeprefix("-arch="),
@@ -586,6 +620,7 @@ def _nvrtc_core(source: str, target: str, options: list[str], name: str):
         prec_sqrt=True,
         device_as_default_execution_space=True,
         include_path=_cuda_include_dirs() or None,
+        **({"pch": True, "pch_dir": pch_dir} if pch_dir else {}),
     )
     program = Program(source, "c++", options=opts)
     try:

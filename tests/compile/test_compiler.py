@@ -504,3 +504,32 @@ def test_nvrtc_compiles_on_several_threads_at_once():
     assert counters(before) == (6, 0) and len(codes) == 6
     compiler._cuda_codes.clear()
     assert compiler.compile_cuda(sources[2][0], "sm_90", name_hint="k2") == codes["k2"]
+
+
+@needs_nvrtc
+def test_nvrtc_precompiles_the_header_in_a_folder_of_the_process_removed_at_exit(tmp_path):
+    """NVRTC 12.8+ parses numloom's header once per process (automatic PCH) into a folder of
+    the process's own, not the user's working directory, and the folder goes at exit; the
+    kernels' cache keys do not depend on it (a second process finds them in the cache)."""
+    script = textwrap.dedent("""
+        import os
+        from numloom.compile import compiler
+        source = '#include "numloom.h"\\nextern "C" __global__ void k(float *x) { x[0] = 1; }\\n'
+        code = compiler.compile_cuda(source, "sm_90", name_hint="k")
+        options = compiler.pch_options()
+        folder = options[1].partition("=")[2] if options else ""
+        print(bool(code), folder, sorted(os.listdir(folder)) if folder else [])
+        import numloom
+        print(numloom.stats()["kernels_compiled"], numloom.stats()["compile_cache_hits"])
+    """)
+    env = {**os.environ, "NUMLOOM_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                           cwd=tmp_path, env=env) for _ in range(2)]  # fmt: skip
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+    first, second = (run.stdout.split("\n") for run in runs)
+    made, folder, listed = first[0].split(" ", 2)
+    assert made == "True" and first[1] == "1 0" and second[1] == "0 1"  # (the cache's key)
+    if compiler.nvrtc_version() >= (12, 8):
+        assert folder and ".pch" in listed and not os.path.exists(folder)
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".pch")]
