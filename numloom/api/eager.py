@@ -188,8 +188,8 @@ def functions_now(np_fn, args: tuple, kwargs: dict):
         return None
     values = list(args) + list(kwargs.values()) if kwargs else args
     on_cpu = get_device() == "cpu"
-    if (_runs_now(values, 0) if on_cpu else _foreign_alone(values, 0)) is not True:
-        return None  # (on a GPU, arrays are the device's to work on)
+    if _runs_now(values, 0, on_cpu) is not True:
+        return None
     warns = _WARNS.get(np_fn)
     if warns is not None and warns(args, kwargs):
         return None
@@ -198,18 +198,21 @@ def functions_now(np_fn, args: tuple, kwargs: dict):
     made = _run(lambda: np_fn(*host_args, **host_kwargs), np_fn.__name__)
     if _views_an_operand(made, host_args):
         return None
-    return _result_now(made) if on_cpu else _on_device(made)
+    return _result_now(made, on_cpu)
 
 
-def _result_now(made):
+def _result_now(made, on_cpu: bool = True):
     """What NumPy's function gave, as numloom gives it: NumPy's new arrays as marked numloom
-    arrays (a 0-d one stays an array: ``tensordot`` of vectors), anything else as it is (a
-    scalar, a named tuple's items, a pandas Series, a masked array)."""
+    arrays (a 0-d one stays an array: ``tensordot`` of vectors; on a GPU, the device's
+    arrays), anything else as it is (a scalar, a named tuple's items, a pandas Series, a
+    masked array)."""
     if isinstance(made, tuple):
-        items = [_result_now(m) for m in made]
+        items = [_result_now(m, on_cpu) for m in made]
         return type(made)(*items) if hasattr(made, "_fields") else type(made)(items)
     if type(made) is not _np.ndarray or made.dtype.kind not in _KINDS:
         return made
+    if not on_cpu:
+        return asarray(made)
     if made.ndim == 0:
         a = adopt_host(_np.array(made))
         a._storage.eager = True
@@ -217,13 +220,18 @@ def _result_now(made):
     return adopted(made)
 
 
-def _runs_now(values, depth: int):
+def _runs_now(values, depth: int, on_cpu: bool = True):
     """Whether a call of these arguments runs now: True where a marked array (or a small
     NumPy array) is among them and every array is computed, small, non-empty and on the CPU;
-    None where none is marked; False where the call is traced."""
+    None where none is marked; False where the call is traced. On a GPU (not ``on_cpu``),
+    only another library's small data runs now (a pandas Series in a groupby's function:
+    NumPy's values, bit for bit; a few elements are not worth a device); numloom's and
+    NumPy's arrays are the device's to work on."""
     marked = None
     for x in values:
         t = type(x)
+        if (t is ndarray or t is _Scalar or t is _np.ndarray) and not on_cpu:
+            return False
         if t is ndarray or t is _Scalar:
             storage = x._storage
             if (storage.version.op is not _BUFFER or storage.device != "cpu"
@@ -236,7 +244,7 @@ def _runs_now(values, depth: int):
                 return False
             marked = True  # (NumPy's data: a library gave it)
         elif (t is list or t is tuple) and depth == 0:
-            inner = _runs_now(x, 1)
+            inner = _runs_now(x, 1, on_cpu)
             if inner is False:
                 return False
             marked = marked or inner
@@ -250,37 +258,6 @@ def _runs_now(values, depth: int):
                 return False
             marked = True
     return marked
-
-
-def _foreign_alone(values, depth: int):
-    """On a GPU: whether a call's array data is another library's small data alone (a pandas
-    Series in a groupby's function), which NumPy's function runs on the host as NumPy would:
-    its values are NumPy's, bit for bit, and a few elements are not worth a device."""
-    foreign = None
-    for x in values:
-        t = type(x)
-        if t is list or t is tuple:
-            if depth or _foreign_alone(x, 1) is False:
-                return False
-        elif isinstance(x, (ndarray, _np.ndarray)) or (callable(x) and not isinstance(x, type)):
-            return False
-        elif hasattr(t, "__array__") and not isinstance(x, type):
-            size = getattr(x, "size", None)
-            if type(size) is not int or not 0 < size <= EAGER_ELEMENTS:
-                return False
-            foreign = True
-    return foreign
-
-
-def _on_device(made):
-    """What NumPy's function gave for another library's data, on a GPU: new arrays as the
-    device's arrays, anything else (a scalar, a Series) as it is."""
-    if isinstance(made, tuple):
-        items = [_on_device(m) for m in made]
-        return type(made)(*items) if hasattr(made, "_fields") else type(made)(items)
-    if type(made) is not _np.ndarray or made.dtype.kind not in _KINDS:
-        return made
-    return asarray(made)
 
 
 def _now_value(x):
