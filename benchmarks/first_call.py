@@ -7,7 +7,8 @@
 
 Every workload runs its first call in this process, one after another, as in ``python -m
 numloom bench``'s "first call" column; set ``NUMLOOM_CACHE_DIR`` to an empty folder for a cold
-cache; ``--cold`` also keeps NVRTC's own cache (CUDA 12.9 and later keep one across processes)
+cache. "compiling ms" sums the compilers' time over the threads they ran on (a first call
+that compiles on threads waits for less). ``--cold`` also keeps NVRTC's own cache (CUDA 12.9 and later keep one across processes)
 from answering, by adding an empty function of a new name to each program it compiles. Results
 are checked against NumPy's. ``--profile NAME`` prints where NAME's first call
 spent its time (cProfile, cumulative).
@@ -30,13 +31,34 @@ import workloads  # noqa: E402
 import numloom as nl  # noqa: E402
 from numloom.tools import bench  # noqa: E402
 
+_COMPILING = [0.0]  # seconds NVRTC (or the C compiler) spent, summed over threads
+
+
+def _timed_builds() -> None:
+    """Sum the time of every compile (``_build_cuda``, ``_build_c``) into ``_COMPILING``."""
+    from numloom.compile import compiler
+
+    def timed(build):
+        def run(*args):
+            start = time.perf_counter()
+            try:
+                return build(*args)
+            finally:
+                _COMPILING[0] += time.perf_counter() - start
+
+        return run
+
+    compiler._build_cuda = timed(compiler._build_cuda)
+    compiler._build_c = timed(compiler._build_c)
+
 
 def _first(case, device: str, profile: bool) -> tuple:
-    """(first call ms, second call ms, kernels compiled) of ``case`` on numloom."""
+    """(first call ms, compile ms, second call ms, kernels compiled) of ``case``."""
     inputs = case.make(np.random.default_rng(0))
     args = tuple(nl.asarray(a.copy(), device=device) for a in inputs)
     nl.sync()
     before = nl.stats()["kernels_compiled"]
+    _COMPILING[0] = 0.0
     profiler = cProfile.Profile() if profile else None
     start = time.perf_counter()
     if profiler:
@@ -47,6 +69,7 @@ def _first(case, device: str, profile: bool) -> tuple:
         profiler.disable()
     first = (time.perf_counter() - start) * 1e3
     compiled = nl.stats()["kernels_compiled"] - before
+    compiling = _COMPILING[0] * 1e3
     got = tuple(np.array(np.asarray(x)) for x in bench._as_tuple(out))  # (a later call may
     del out  # write into its inputs: Jacobi's grid)
     start = time.perf_counter()
@@ -58,7 +81,7 @@ def _first(case, device: str, profile: bool) -> tuple:
         raise AssertionError(f"{case.name} {case.size}: {problems}")
     if profiler:
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
-    return first, second, compiled
+    return first, compiling, second, compiled
 
 
 def _cold() -> None:
@@ -106,19 +129,21 @@ def main() -> None:
     args = parser.parse_args()
     if args.cold:
         _cold()
+    _timed_builds()
     nl.set_device(args.device)
     only = args.only.split(",") if args.only else None
     cases = bench.build_cases(workloads, args.sizes, only)
     nl.sync()
     print(f"device {args.device}, compile cache {os.environ.get('NUMLOOM_CACHE_DIR', '(default)')}")
-    print("\n| workload | size | first call ms | kernels compiled | second call ms | jax.jit first ms |")
-    print("|---|---|---:|---:|---:|---:|")
+    print("\n| workload | size | first call ms | kernels compiled | compiling ms | second call ms "
+          "| jax.jit first ms |")  # fmt: skip
+    print("|---|---|---:|---:|---:|---:|---:|")
     for case in cases:
-        first, second, compiled = _first(case, args.device, args.profile == case.name)
+        first, compiling, second, compiled = _first(case, args.device, args.profile == case.name)
         jax_ms = _jax_first(case) if args.jax else None
         jax_text = "-" if jax_ms is None else f"{jax_ms:.0f}"
-        print(f"| {case.name} | {case.size} | {first:.0f} | {compiled} | {second:.2f} | "
-              f"{jax_text} |", flush=True)  # fmt: skip
+        print(f"| {case.name} | {case.size} | {first:.0f} | {compiled} | {compiling:.0f} | "
+              f"{second:.2f} | {jax_text} |", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":
