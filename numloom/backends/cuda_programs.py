@@ -105,10 +105,6 @@ class _Target(pipeline.Target):
     def render(self, ir) -> tuple:
         return _source(ir)
 
-    def precompile(self, sources: dict, device: str) -> None:
-        """Nothing here: a kernel's functions compile one NVRTC program each, those its
-        launches need (``cuda_launch._prepare``, at the program's first run)."""
-
     def load(self, source: str, symbol: str, device: str):
         # no functions where CUDA is not usable: the plan is only shown
         # (``numloom.explain(..., target="cuda")``)
@@ -220,13 +216,13 @@ def _load(source: str, symbol: str, device: str) -> Functions:
 class Functions(Mapping):
     """The ``__global__`` functions of one rendered kernel by role (``KERNEL``,
     ``KERNEL_vec``, ``KERNEL32_thread``, ...), each its own NVRTC program: a kernel's variants
-    (16-byte loads, 32-bit indices, a thread or a block per row) are compiled only for the
-    sizes that launch them, and those a new program needs compile at once on threads
-    (``cuda_launch._prepare``). NVRTC's cost is mostly per function and per program, so a variant no
-    launch takes costs nothing and a plan's first call waits for its slowest function only."""
+    (16-byte loads, 32-bit indices, a thread or a block per row) compile only for the sizes
+    that launch them, and those a new program needs compile at once on threads, before its
+    first run (``cuda_launch._prepare``; the target's ``precompile`` does nothing). NVRTC's
+    time is per function, so a variant no launch takes costs nothing."""
 
     def __init__(self, source: str, symbol: str, arch: str):
-        self.symbol, self.arch = symbol, arch
+        self.arch = arch
         self.sources = {name.replace(symbol, "KERNEL"): (part, name)
                         for name, part in split_functions(source)}  # fmt: skip
         self.loaded: dict = {}
@@ -283,8 +279,6 @@ def _load_function(source: str, name: str, arch: str):
     else:
         module = ObjectCode.from_ptx(code)
     return module.get_kernel(name)
-
-
 
 
 @functools.cache

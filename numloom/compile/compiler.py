@@ -14,6 +14,7 @@ never ``-ffast-math``/``--use_fast_math`` nor flush-to-zero. A compile that fail
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import functools
 import hashlib
@@ -573,8 +574,6 @@ def pch_options() -> list[str]:
         return []
     folder = _PCH.get(os.getpid())  # (a forked process makes its own)
     if folder is None or not os.path.isdir(folder):
-        import atexit
-
         folder = _PCH[os.getpid()] = tempfile.mkdtemp(prefix="numloom-nvrtc-pch-")
         atexit.register(_remove_pch, folder, os.getpid())
     return ["--pch", f"--pch-dir={folder}"]
