@@ -12,6 +12,8 @@ data, ``out=`` arguments, ``unique`` along an axis and weighted quantiles run th
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as _np
 from numpy.lib import _arraysetops_impl as _sets
 from numpy.lib import _function_base_impl as _quantiles
@@ -339,6 +341,56 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa:
         hist = hist / (y_edges[1:] - y_edges[:-1]).reshape(1, ny)
         hist = hist / total
     return hist, x_edges, y_edges
+
+
+def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noqa: A002
+    """The D-dimensional histogram of ``sample`` (an ``(N, D)`` array, or D arrays of N
+    points) and its edges, as ``numpy.histogramdd``: each point's bin along each axis (the
+    last edge closed, as ``histogram``'s), one cell number, one count."""
+    if isinstance(sample, ndarray) and sample.ndim == 2:
+        columns = [sample[:, i] for i in builtins.range(sample.shape[1])]
+    elif isinstance(sample, (list, tuple)) and sample and all(
+            isinstance(c, ndarray) and c.ndim == 1 for c in sample):  # fmt: skip
+        columns = list(sample)
+    else:
+        columns = None
+    kernels = _kernels(columns[0]) if columns else None
+    usable = kernels is not None and all(
+        c.shape == columns[0].shape and c.device == columns[0].device and _kernels(c) is not None
+        for c in columns)  # fmt: skip
+    if usable and weights is not None:
+        weights = asarray(weights, device=columns[0].device)
+        usable = weights.shape == columns[0].shape and weights.dtype.kind in "biuf"
+    if not usable:
+        return call_numpy("histogramdd", _np.histogramdd, sample, bins, range, density, weights)
+    device = columns[0].device
+    bins, range = _host(bins), _host(range)
+    # the edges NumPy finds from the data's extremes along each axis (its own checks and
+    # errors: bins, range, a range that is not finite)
+    _, edges = _np.histogramdd(_np.stack([_outer_range(c) for c in columns], axis=1), bins,
+                               range)  # fmt: skip
+    edges = [asarray(e, device=device) for e in edges]
+    shape = tuple(e.size - 1 for e in edges)
+    from .elementwise import where
+
+    cell, inside = None, None
+    for column, edge, stride in zip(columns, edges, _np.cumprod((shape[1:] + (1,))[::-1])[::-1]):
+        common = _np.result_type(column.dtype, edge.dtype)
+        index = kernels.bin_index(column.astype(common), edge.astype(common))
+        part = index * int(stride)
+        cell = part if cell is None else cell + part
+        inside = index >= 0 if inside is None else inside & (index >= 0)
+    cell = where(inside, cell, -1)
+    sums = None if weights is None else weights.astype(_np.float64)
+    hist = kernels.bincount(cell, int(_np.prod(shape)), sums).astype(_np.float64).reshape(shape)
+    if density:
+        total = hist.sum()
+        for axis, edge in enumerate(edges):
+            widths = (edge[1:] - edge[:-1]).reshape(
+                tuple(-1 if k == axis else 1 for k in builtins.range(len(edges))))
+            hist = hist / widths
+        hist = hist / total
+    return hist, edges
 
 
 # --- unique -----------------------------------------------------------------------------------
@@ -687,6 +739,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
 __all__ = [
     "sort", "sort_inplace", "argsort", "lexsort", "partition", "partition_inplace",
     "argpartition", "searchsorted", "digitize", "bincount", "histogram", "histogram2d",
+    "histogramdd",
     "unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "median",
     "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile",
 ]  # fmt: skip

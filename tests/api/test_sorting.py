@@ -265,6 +265,14 @@ HISTOGRAMS = {
                                                          density=True),
     "histogram2d range": lambda xp, a, w: xp.histogram2d(a[:50], a[50:100], 3,
                                                          range=[[-2, 2], [0, 5]]),
+    "histogramdd": lambda xp, a, w: xp.histogramdd(a[:198].reshape(66, 3)),
+    "histogramdd bins": lambda xp, a, w: xp.histogramdd(a[:120].reshape(40, 3), bins=(2, 3, 4)),
+    "histogramdd columns": lambda xp, a, w: xp.histogramdd([a[:70], a[70:140]], bins=4),
+    "histogramdd weights density": lambda xp, a, w: xp.histogramdd(
+        a[:100].reshape(50, 2), bins=3, weights=w[:50], density=True),
+    "histogramdd edges range": lambda xp, a, w: xp.histogramdd(
+        a[:150].reshape(50, 3), bins=[[-9, 0, 9], 2, [-50, 50]], range=[None, (-5, 5), None]),
+    "histogramdd one axis": lambda xp, a, w: xp.histogramdd(a[:40].reshape(40, 1), bins=5),
 }  # fmt: skip
 
 
@@ -286,6 +294,37 @@ def test_histograms_like_numpy(case, dtype, path):
 ])  # fmt: skip
 def test_histogram_edge_cases(make, path):
     numpy_compare()(make)()
+
+
+@pytest.mark.parametrize("make", [
+    lambda xp: xp.histogramdd(xp.asarray([[1.0, numpy.nan], [2.0, 3.0]])),
+    lambda xp: xp.histogramdd(xp.asarray([[1.0, 2.0], [2.0, 3.0]]), bins=(2, 3, 4)),
+    lambda xp: xp.histogramdd(xp.asarray([[1.0, 2.0], [2.0, 3.0]]), bins=[[3, 1], 2]),
+    lambda xp: xp.histogramdd(xp.asarray([[1.0, 2.0], [2.0, 3.0]]), bins=0),
+    lambda xp: xp.histogramdd(xp.asarray([[1.0, 2.0]]), weights=xp.asarray([1.0, 2.0])),
+    lambda xp: xp.histogramdd(xp.zeros((0, 2)), bins=2),
+    lambda xp: xp.histogramdd(xp.asarray([[5.0, 5.0], [5.0, 5.0]]), bins=2),
+    lambda xp: xp.histogramdd(xp.asarray([[1, 2], [3, 4], [5, 6]]), bins=2,
+                              range=[(0, 1), (9, 9)]),
+])  # fmt: skip
+def test_histogramdd_edge_cases_and_errors(make, path):
+    numpy_compare()(make)()
+
+
+def test_histogramdd_counts_on_numlooms_kernels(monkeypatch):
+    """A histogram of numloom arrays counts with numloom's kernels (on a GPU, on the device:
+    here the CPU's model of them), not through NumPy."""
+    from numloom.api import fallback
+
+    if not ON_GPU:
+        monkeypatch.setattr(sorting, "CPU_KERNELS", HostKernels)
+    monkeypatch.setattr(sorting, "call_numpy", None)  # (a call would raise)
+    monkeypatch.setattr(fallback, "call_numpy", None)
+    sample = data("float32", (300, 3))
+    got, edges = numloom.histogramdd(numloom.asarray(sample), bins=(3, 4, 5))
+    want, want_edges = numpy.histogramdd(sample, bins=(3, 4, 5))
+    numpy.testing.assert_array_equal(got.get(), want)
+    assert all(numpy.array_equal(e.get(), w) for e, w in zip(edges, want_edges))
 
 
 QUANTILES = {
@@ -438,6 +477,7 @@ CALLS = [
     lambda nl, a, i: (nl.bincount(i), nl.bincount(i, weights=a, minlength=50)),
     lambda nl, a, i: (nl.histogram(a, 16), nl.histogram(a, [-3, 0, 1.5, 3], weights=a)),
     lambda nl, a, i: nl.histogram2d(a, a * 2, bins=4, density=True),
+    lambda nl, a, i: nl.histogramdd(a.reshape(-1, 4), bins=(2, 3, 2, 3), weights=a[:1024]),
     lambda nl, a, i: (nl.median(a), nl.median(a.reshape(8, -1), axis=1)),
     lambda nl, a, i: (nl.percentile(a, [5, 50]), nl.quantile(a.reshape(8, -1), 0.3, axis=0)),
 ]
