@@ -87,19 +87,28 @@ EAGER_BYTES = 1 << 14
 
 def in_order(a: ndarray, order, like=None) -> ndarray:
     """``a``, a new C-ordered array, laid out as ``order`` asks: 'F' in Fortran order (a view
-    with Fortran strides of the values stored transposed), 'A' and 'K' as ``like`` is laid out
-    (Fortran order when it is F- but not C-contiguous)."""
+    with Fortran strides of the values stored transposed), 'A' as ``like`` is laid out
+    (Fortran order when it is F- but not C-contiguous), 'K' in the order of ``like``'s
+    strides, largest first (NumPy's: a transposed view's copy is laid out as the view)."""
     if order is None or order in ("C", "c") or a.ndim < 2:
         return a
+    axes = tuple(reversed(range(a.ndim)))  # (Fortran order)
     if order in ("A", "a", "K", "k"):
-        if like is None or not like.flags.f_contiguous or like.flags.c_contiguous:
+        if like is None or like.flags.c_contiguous or like.ndim != a.ndim:
+            return a
+        if order in ("K", "k") and not like.flags.f_contiguous:
+            axes = tuple(sorted(range(a.ndim), key=lambda k: -abs(like.strides[k])))
+            if axes == tuple(range(a.ndim)):
+                return a
+        elif not like.flags.f_contiguous:
             return a
     elif order not in ("F", "f"):
         raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got '{order}')")
     from .shapes import transpose
 
-    made = transpose(array_result(transpose(a)._node(), a.device))
-    made._base_array = None  # (its memory is its own, stored in Fortran order: OWNDATA)
+    stored = array_result(transpose(a, axes)._node(), a.device)
+    made = transpose(stored, tuple(_np.argsort(axes)))
+    made._base_array = None  # (its memory is its own, stored in that order: OWNDATA)
     return made
 
 
@@ -249,9 +258,58 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=N
             out = asarray(host)  # always a copy of the host data
     if out.ndim < ndmin:
         out = out.reshape((1,) * (ndmin - out.ndim) + out.shape)
-    if order not in ("C", "c", None) and out.ndim > 1 and (copy or out is not obj):
-        out = in_order(out if out is not obj else out.copy(), order, _prototype(obj))
+    if out is obj:  # (shared: copied only where 'C' or 'F' asks for another layout)
+        return laid_out(out, order, copy)
+    if order not in ("C", "c", None) and out.ndim > 1:
+        cast = isinstance(obj, ndarray) and out.dtype != obj.dtype
+        out = in_order(out, "K" if cast and order in ("A", "a") else order, _prototype(obj))
     return out
+
+
+_FLAGS = {"C": "C", "C_CONTIGUOUS": "C", "CONTIGUOUS": "C", "F": "F", "F_CONTIGUOUS": "F",
+          "FORTRAN": "F", "A": "A", "ALIGNED": "A", "W": "W", "WRITEABLE": "W", "O": "O",
+          "OWNDATA": "O", "E": "E", "ENSUREARRAY": "E"}  # fmt: skip
+
+
+def require(a, dtype=None, requirements=None, *, like=None) -> ndarray:
+    """``a`` as an array of ``dtype`` that has the flags ``requirements`` names (contiguous
+    in C or F order, aligned, writeable, owning its data), a copy where it lacks one, as
+    ``numpy.require``."""
+    if like is not None:
+        return _np.require(a, dtype, requirements, like=like)  # (NEP 35: like's library)
+    if not requirements:
+        return asarray(a, dtype=dtype)
+    if isinstance(requirements, str):
+        requirements = [requirements]
+    wanted = {_FLAGS[r.upper()] for r in requirements}  # (NumPy's KeyError for a bad name)
+    wanted.discard("E")  # (numloom's arrays are its only ones: no subclass to drop)
+    if wanted >= {"C", "F"}:
+        raise ValueError('Cannot specify both "C" and "F" order')
+    order = "C" if "C" in wanted else "F" if "F" in wanted else "A"
+    made = array(a, dtype=dtype, order=order, copy=None)
+    flags = {"A": made.flags.aligned, "W": made.flags.writeable, "O": made.flags.owndata}
+    if any(not flags[r] for r in wanted - {"C", "F"}):
+        return made.copy(order)
+    return made
+
+
+def laid_out(a: ndarray, order, copy) -> ndarray:
+    """``a`` itself where ``order`` allows (NumPy's ``asarray(a, order=...)``): 'C' or 'F'
+    ask for an array contiguous in that order, a copy where ``a`` is not (NumPy's error with
+    ``copy=False``); 'A', 'K' and None take ``a`` as it is laid out."""
+    if order is None or order in ("A", "a", "K", "k"):
+        return a
+    if order in ("C", "c"):
+        fits = a.flags.c_contiguous
+    elif order in ("F", "f"):
+        fits = a.flags.f_contiguous
+    else:
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got '{order}')")
+    if fits:
+        return a
+    if copy is False:
+        raise ValueError(_NO_COPY)
+    return in_order(a.copy(), order)
 
 
 def _fresh(host) -> bool:

@@ -29,6 +29,7 @@ from .creation import (  # noqa: F401
     meshgrid,
     ones,
     ones_like,
+    require,
     zeros,
     zeros_like,
 )  # fmt: skip

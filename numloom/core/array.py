@@ -619,7 +619,12 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None) -> 
         if dtype is not None and _np.dtype(dtype) != a.dtype:
             if copy is False:
                 raise ValueError(_namespace.creation._NO_COPY)
-            return a.astype(dtype)
+            made = a.astype(dtype)  # (a cast keeps a's layout unless 'C' or 'F' is asked)
+            keep = order is None or order in ("A", "a", "K", "k")
+            return _namespace.creation.in_order(made, "K" if keep else order, a)
+        if order is not None:  # ('C' or 'F' that a is not laid out in: a copy)
+            made = a.copy(order=order) if copy else a
+            return _namespace.creation.laid_out(made, order, copy)
         return a.copy() if copy else a
     target = _device_name(device) or get_device()
     if target != "cpu" and hasattr(a, "__cuda_array_interface__"):
@@ -642,8 +647,13 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None) -> 
             and host.size <= config.EAGER_ELEMENTS and not _TRACING):  # fmt: skip
         # another library's small data (a pandas Series handed to np.nan_to_num in an
         # aggregation): marked, so what is computed from it is NumPy's at once (api/eager.py)
-        return _namespace.eager.adopted(_np.array(host, copy=True, order="C"))
-    return from_host(host, target)
+        made = _namespace.eager.adopted(_np.array(host, copy=True, order="C"))
+    else:
+        made = from_host(host, target)
+    if made.ndim > 1 and (order is not None or not host.flags.c_contiguous):
+        # (NumPy's data, laid out as NumPy lays it out)
+        return _namespace.creation.in_order(made, "K" if order is None else order, host)
+    return made
 
 
 def _between_devices(a: ndarray, target: str) -> ndarray:

@@ -841,3 +841,83 @@ def test_small_arrays_of_structured_dtypes_given_as_lists_are_numpys():
     z = numloom.zeros((3, 3), [("U", numpy.double), ("V", numpy.double)])
     assert type(z) is numpy.ndarray and z.dtype.names == ("U", "V")
     assert numloom.ones(2, [("a", int)])["a"].tolist() == [1, 1]
+
+
+_GRID = numpy.arange(24.0).reshape(4, 6)
+LAYOUTS = {
+    "C": lambda xp: xp.arange(24.0).reshape(4, 6),
+    "F": lambda xp: xp.asfortranarray(xp.asarray(_GRID)),
+    "strided": lambda xp: xp.asarray(_GRID)[:, ::2],
+    "transposed strided": lambda xp: xp.asarray(_GRID).T[::2],
+    "1-d strided": lambda xp: xp.arange(10.0)[::2],
+    "3-d permuted": lambda xp: xp.asarray(numpy.arange(24.0).reshape(2, 3, 4)).transpose(1, 2, 0),
+}  # fmt: skip
+CONVERSIONS = {
+    "asarray": lambda xp, v, order: xp.asarray(v, order=order),
+    "asarray float32": lambda xp, v, order: xp.asarray(v, numpy.float32, order=order),
+    "array copy=None": lambda xp, v, order: xp.array(v, order=order or "K", copy=None),
+    "array copy=True": lambda xp, v, order: xp.array(v, order=order or "K"),
+    "array copy=False": lambda xp, v, order: xp.array(v, order=order or "K", copy=False),
+    "array float32": lambda xp, v, order: xp.array(v, numpy.float32, order=order or "K"),
+}
+
+
+def _layout(xp, make, convert, order):
+    v = make(xp)
+    try:
+        r = convert(xp, v, order)
+    except ValueError as error:
+        return "ValueError", str(error)
+    return (r is v, r.flags.c_contiguous, r.flags.f_contiguous, r.strides, r.dtype,
+            numpy.asarray(r).tolist())  # fmt: skip
+
+
+@pytest.mark.parametrize("order", ["C", "F", "A", "K", None])
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("conversion", list(CONVERSIONS))
+def test_asarray_and_array_lay_out_a_numloom_array_as_numpy(conversion, layout, order):
+    """``asarray(x, order=...)`` and ``array(x, order=..., copy=...)``: the same array where
+    NumPy returns it, else a copy contiguous in the order asked (NumPy's error with
+    ``copy=False``); the flags and strides NumPy's result has ('F' gave a C-contiguous view)."""
+    make, convert = LAYOUTS[layout], CONVERSIONS[conversion]
+    assert _layout(numloom, make, convert, order) == _layout(numpy, make, convert, order)
+
+
+@pytest.mark.parametrize("order", ["C", "F", "A", "K", None])
+@pytest.mark.parametrize("host", [_GRID, numpy.asfortranarray(_GRID), _GRID.T[::2]],
+                         ids=["C", "F", "transposed strided"])  # fmt: skip
+def test_asarray_of_numpys_data_is_laid_out_as_numpys(host, order):
+    """NumPy's data becomes numloom's memory laid out as NumPy's result is (contiguous in the
+    order of its strides where NumPy's is a strided view, which numloom's memory cannot be)."""
+    want, got = numpy.asarray(host, order=order), numloom.asarray(host, order=order)
+    numpy.testing.assert_array_equal(got.get(), want)
+    if want.flags.c_contiguous or want.flags.f_contiguous:
+        assert (got.flags.c_contiguous, got.flags.f_contiguous, got.strides) == (
+            want.flags.c_contiguous, want.flags.f_contiguous, want.strides)  # fmt: skip
+    elif order in ("A", "a"):  # (a view NumPy returns as it is: numloom's copy, C-ordered)
+        assert got.flags.c_contiguous
+    else:  # (a view NumPy returns as it is: numloom's copy, in the order of its strides)
+        assert got.flags.f_contiguous == (abs(want.strides[0]) < abs(want.strides[1]))
+
+
+@pytest.mark.parametrize("requirements", ["F", "C", ["O"], ["W"], ["A", "F"], ["E"], None,
+                                          ["F", "O"], ["c_contiguous", "OWNDATA"], "X",
+                                          ["C", "F"]])  # fmt: skip
+@pytest.mark.parametrize("dtype", [None, numpy.float32])
+@pytest.mark.parametrize("layout", ["C", "strided", "F"])
+def test_require_as_numpy(requirements, dtype, layout):
+    """``require`` gives the flags it is asked for, copying only where the array lacks one,
+    and NumPy's errors; numloom's own, not NumPy's (which made a C-ordered copy)."""
+    def run(xp):
+        v = LAYOUTS[layout](xp)
+        try:
+            r = xp.require(v, dtype=dtype, requirements=requirements)
+        except (KeyError, ValueError) as error:
+            return type(error).__name__, str(error)
+        return (r is v, r.flags.c_contiguous, r.flags.f_contiguous, r.flags.owndata, r.dtype,
+                numpy.asarray(r).tolist())  # fmt: skip
+
+    assert run(numloom) == run(numpy)
+    read_only = numloom.asarray(_GRID)
+    read_only.flags.writeable = False
+    assert numloom.require(read_only, requirements="W").flags.writeable
