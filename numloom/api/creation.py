@@ -241,7 +241,9 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=N
                 return _adopted(host)
             return asarray(host)
     if isinstance(obj, ndarray):
-        out = _array_from_numloom(obj, dtype, copy)
+        out = _array_from_numloom(obj, dtype, copy, order)
+        if out is not obj or out.ndim < ndmin:
+            return out if out.ndim >= ndmin else out.reshape((1,) * (ndmin - out.ndim) + out.shape)
     elif isinstance(obj, (list, tuple)) and any(isinstance(x, ndarray) for x in _flat_items(obj)):
         out = _array_of_arrays(obj)
         out = out if dtype is None else out.astype(dtype, copy=False)
@@ -356,12 +358,14 @@ def _flat_items(obj):
             yield x
 
 
-def _array_from_numloom(a: ndarray, dtype, copy) -> ndarray:
+def _array_from_numloom(a: ndarray, dtype, copy, order="K") -> ndarray:
+    """``array(a, ...)`` of a numloom array: a cast (laid out as ``a`` where the order is 'A'
+    or 'K', as NumPy's), a copy in ``order``, or ``a`` itself."""
     if dtype is not None and _np.dtype(dtype) != a.dtype:
         if copy is False:
             raise ValueError(_NO_COPY)
-        return a.astype(dtype)
-    return a.copy() if copy else a
+        return a.astype(dtype, order="K" if order in ("A", "a", "K", "k", None) else order)
+    return a.copy(order or "K") if copy else a
 
 
 def _array_of_arrays(items) -> ndarray:

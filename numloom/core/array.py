@@ -337,9 +337,19 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         try:
-            return _api.astype(self, dtype, casting=casting, copy=copy)
+            made = _api.astype(self, dtype, casting=casting, copy=copy)
         except OtherDtype:  # strings, datetimes, objects: NumPy's array
             return _np.asarray(self).astype(dtype, order, casting, subok, copy)
+        if made is self:  # (copy=False: a copy only where the order asks another layout)
+            if order in ("K", "k") or self._view.is_contiguous() and order in ("C", "c", "A", "a"):
+                return made
+            flags = self.flags
+            fits = {"C": flags.c_contiguous, "F": flags.f_contiguous,
+                    "A": flags.c_contiguous or flags.f_contiguous}.get(order.upper())  # fmt: skip
+            return made if fits else self.copy(order)
+        if self.ndim < 2 or (order in ("K", "A") and self._view.is_contiguous()):
+            return made
+        return _namespace.creation.in_order(made, order, self)  # (laid out as order says)
     def view(self, dtype=None, type=None): return _view(self, dtype, type)
     def resize(self, *new_shape, refcheck=True): _resize(self, new_shape, refcheck)
 
@@ -619,9 +629,8 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None) -> 
         if dtype is not None and _np.dtype(dtype) != a.dtype:
             if copy is False:
                 raise ValueError(_namespace.creation._NO_COPY)
-            made = a.astype(dtype)  # (a cast keeps a's layout unless 'C' or 'F' is asked)
-            keep = order is None or order in ("A", "a", "K", "k")
-            return _namespace.creation.in_order(made, "K" if keep else order, a)
+            keep = order is None or order in ("A", "a", "K", "k")  # (a cast keeps the layout)
+            return a.astype(dtype, order="K" if keep else order)
         if order is not None:  # ('C' or 'F' that a is not laid out in: a copy)
             made = a.copy(order=order) if copy else a
             return _namespace.creation.laid_out(made, order, copy)

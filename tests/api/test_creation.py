@@ -859,6 +859,8 @@ CONVERSIONS = {
     "array copy=True": lambda xp, v, order: xp.array(v, order=order or "K"),
     "array copy=False": lambda xp, v, order: xp.array(v, order=order or "K", copy=False),
     "array float32": lambda xp, v, order: xp.array(v, numpy.float32, order=order or "K"),
+    "astype float32": lambda xp, v, order: v.astype(numpy.float32, order=order or "K"),
+    "astype copy=False": lambda xp, v, order: v.astype(v.dtype, order=order or "K", copy=False),
 }
 
 
