@@ -241,8 +241,8 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=N
                 return _adopted(host)
             return asarray(host)
     if isinstance(obj, ndarray):
-        out = _array_from_numloom(obj, dtype, copy, order)
-        if out is not obj or out.ndim < ndmin:
+        out = _array_from_numloom(obj, dtype, copy, order)  # (laid out as order asks)
+        if out is not obj:
             return out if out.ndim >= ndmin else out.reshape((1,) * (ndmin - out.ndim) + out.shape)
     elif isinstance(obj, (list, tuple)) and any(isinstance(x, ndarray) for x in _flat_items(obj)):
         out = _array_of_arrays(obj)
@@ -263,8 +263,7 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=N
     if out is obj:  # (shared: copied only where 'C' or 'F' asks for another layout)
         return laid_out(out, order, copy)
     if order not in ("C", "c", None) and out.ndim > 1:
-        cast = isinstance(obj, ndarray) and out.dtype != obj.dtype
-        out = in_order(out, "K" if cast and order in ("A", "a") else order, _prototype(obj))
+        out = in_order(out, order, _prototype(obj))
     return out
 
 
