@@ -610,17 +610,13 @@ def _nvrtc_core(source: str, target: str, options: list[str], name: str):
 
     pch_dir = next((o.removeprefix("--pch-dir=") for o in options
                     if o.startswith("--pch-dir=")), None)  # fmt: skip
-    opts = ProgramOptions(
-        name=name,
-        arch=options[0].removeprefix("-arch="),
-        std="c++17",
-        ftz=False,
-        prec_div=True,
-        prec_sqrt=True,
-        device_as_default_execution_space=True,
-        include_path=_cuda_include_dirs() or None,
-        **({"pch": True, "pch_dir": pch_dir} if pch_dir else {}),
-    )
+    fixed = dict(name=name, arch=options[0].removeprefix("-arch="), std="c++17", ftz=False,
+                 prec_div=True, prec_sqrt=True, device_as_default_execution_space=True,
+                 include_path=_cuda_include_dirs() or None)  # fmt: skip
+    try:
+        opts = ProgramOptions(**fixed, **({"pch": True, "pch_dir": pch_dir} if pch_dir else {}))
+    except TypeError:  # (a cuda.core without the precompiled header's options)
+        opts = ProgramOptions(**fixed)
     program = Program(source, "c++", options=opts)
     try:
         return bytes(program.compile(target).code), None
