@@ -325,22 +325,7 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa:
     corners = (_outer_range(x), _outer_range(y)) if range is None else (empty, empty)
     _, x_edges, y_edges = _np.histogram2d(corners[0], corners[1], bins, range)
     x_edges, y_edges = asarray(x_edges, device=x.device), asarray(y_edges, device=x.device)
-    nx, ny = x_edges.size - 1, y_edges.size - 1
-    ix = kernels.bin_index(x.astype(_np.result_type(common, x_edges.dtype)),
-                           x_edges.astype(_np.result_type(common, x_edges.dtype)))  # fmt: skip
-    iy = kernels.bin_index(y.astype(_np.result_type(common, y_edges.dtype)),
-                           y_edges.astype(_np.result_type(common, y_edges.dtype)))  # fmt: skip
-    from .elementwise import where
-
-    cell = where((ix >= 0) & (iy >= 0), ix * ny + iy, -1)
-    sums = None if weights is None else weights.astype(_np.float64)
-    hist = kernels.bincount(cell, nx * ny, sums).astype(_np.float64).reshape(nx, ny)
-    if density:
-        total = hist.sum()
-        hist = hist / (x_edges[1:] - x_edges[:-1]).reshape(nx, 1)
-        hist = hist / (y_edges[1:] - y_edges[:-1]).reshape(1, ny)
-        hist = hist / total
-    return hist, x_edges, y_edges
+    return _histogram_cells(kernels, [x, y], [x_edges, y_edges], density, weights), x_edges, y_edges
 
 
 def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noqa: A002
@@ -370,9 +355,17 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noq
     _, edges = _np.histogramdd(_np.stack([_outer_range(c) for c in columns], axis=1), bins,
                                range)  # fmt: skip
     edges = [asarray(e, device=device) for e in edges]
-    shape = tuple(e.size - 1 for e in edges)
+    return _histogram_cells(kernels, columns, edges, density, weights), edges
+
+
+def _histogram_cells(kernels, columns: list, edges: list, density, weights):
+    """The counts (or sums of ``weights``, ``float64``) of the points whose coordinates are
+    ``columns`` in the cells ``edges`` make, by each point's bin along each axis (-1
+    outside), its cell's number and one bincount; ``density``: divided by each cell's volume
+    and the total, as NumPy divides."""
     from .elementwise import where
 
+    shape = tuple(e.size - 1 for e in edges)
     cell, inside = None, None
     for column, edge, stride in zip(columns, edges, _np.cumprod((shape[1:] + (1,))[::-1])[::-1]):
         common = _np.result_type(column.dtype, edge.dtype)
@@ -390,7 +383,7 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noq
                 tuple(-1 if k == axis else 1 for k in builtins.range(len(edges))))
             hist = hist / widths
         hist = hist / total
-    return hist, edges
+    return hist
 
 
 # --- unique -----------------------------------------------------------------------------------
