@@ -206,10 +206,11 @@ def _backends(device: str) -> list:
     return found
 
 
-def _cluster(workers: int, device: str):
+def _cluster(workers: int, device: str, protocol: str = "tcp"):
     """A client of a local cluster: ``workers`` single-threaded processes on the CPU, or
-    dask-cuda's one worker a GPU; each worker evaluates its reduced chunks as their tasks end
-    (``numloom.dask.SettlePlugin``)."""
+    dask-cuda's one worker a GPU (``protocol="ucx"``: chunks go GPU to GPU through UCX, over
+    NVLink or CUDA IPC where the GPUs have them); each worker evaluates its reduced chunks as
+    their tasks end (``numloom.dask.SettlePlugin``)."""
     from distributed import Client, LocalCluster
 
     import numloom.dask
@@ -221,10 +222,61 @@ def _cluster(workers: int, device: str):
     else:
         from dask_cuda import LocalCUDACluster
 
-        cluster = LocalCUDACluster(dashboard_address=":0", silence_logs=50)  # (every visible GPU)
+        cluster = LocalCUDACluster(dashboard_address=":0", silence_logs=50,
+                                   protocol=protocol)  # (every visible GPU)
     client = Client(cluster)
     client.register_plugin(numloom.dask.SettlePlugin())
     return client
+
+
+def _counters() -> dict:  # (run on each worker)
+    import numloom
+
+    stats = numloom.stats()
+    return {k: stats[k] for k in ("device_to_host_bytes", "host_to_device_bytes")}
+
+
+def _chunk(nbytes: int):  # (run on a worker: a chunk in its device's memory)
+    import numloom
+
+    x = numloom.arange(nbytes // 4, dtype=np.float32)
+    numloom.evaluate(x)
+    return x
+
+
+def _device_of(x) -> str:  # (run on the receiving worker: nothing read back)
+    return f"{x.device} {x.nbytes}"
+
+
+def transfer_probe(client, nbytes: int = 80 * 2**20, repeat: int = 5) -> str:
+    """One chunk moved from one worker to another: the median time of ``repeat`` moves (each
+    a new chunk) and the bytes numloom copied between device and host on either side. A move
+    GPU to GPU (UCX over NVLink or CUDA IPC) copies none through numloom; Dask's TCP transport
+    takes the chunk's host copy, so the sender counts its bytes device to host and the
+    receiver host to device."""
+    from distributed import wait
+
+    workers = sorted(client.scheduler_info()["workers"])
+    if len(workers) < 2:
+        return "transfer probe: one worker, nothing to move"
+    sender, receiver = workers[:2]
+    times, moved = [], None
+    before = client.run(_counters)
+    for _ in range(repeat):
+        chunk = client.submit(_chunk, nbytes, workers=[sender], pure=False)
+        wait(chunk)
+        start = time.perf_counter()
+        moved = client.submit(_device_of, chunk, workers=[receiver], pure=False).result()
+        times.append(1e3 * (time.perf_counter() - start))
+        del chunk
+    after = client.run(_counters)
+    sent = {k: after[sender][k] - before[sender][k] for k in after[sender]}
+    got = {k: after[receiver][k] - before[receiver][k] for k in after[receiver]}
+    ms = statistics.median(times)
+    return (f"transfer probe: a {nbytes / 2**20:.0f} MiB chunk from one worker to the other in "
+            f"{ms:.2f} ms (median of {repeat}; {nbytes / ms / 1e6:.1f} GB/s; arrived as {moved}); "
+            f"bytes through the host, {repeat} moves: sender {sent['device_to_host_bytes']} "
+            f"device to host, receiver {got['host_to_device_bytes']} host to device")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -243,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
                              "one core each: one Dask thread, OMP_NUM_THREADS=1; on GPUs, "
                              "dask-cuda's LocalCUDACluster, one worker a GPU); default: Dask's "
                              "threaded scheduler in this process")
+    parser.add_argument("--protocol", choices=["tcp", "ucx"], default="tcp",
+                        help="the cluster's transport on GPUs (--workers): ucx moves chunks GPU "
+                             "to GPU (needs distributed-ucxx)")
     parser.add_argument("--plain", action="store_true",
                         help="add Dask+numloom's throughput as a share of plain numloom's on one "
                              "chunk (Black-Scholes, softmax)")
@@ -265,11 +320,13 @@ def main(argv: list[str] | None = None) -> int:
         backends.remove("cupy")
     programs = _programs(SIZES[args.sizes])
     only = set(args.only.split(",")) if args.only else set(programs)
-    client = _cluster(args.workers, device) if args.workers else None
-    where = (f"a local cluster of {len(client.scheduler_info()['workers'])} worker processes"
-             if client else "Dask's threaded scheduler")  # fmt: skip
+    client = _cluster(args.workers, device, args.protocol) if args.workers else None
+    where = (f"a local cluster of {len(client.scheduler_info()['workers'])} worker processes "
+             f"({args.protocol})" if client else "Dask's threaded scheduler")  # fmt: skip
     print(f"numloom bench --dask on {device}; sizes {args.sizes}; {where}; "
           f"median of {args.repeat} computes after the first (ms)\n")  # fmt: skip
+    if client:
+        print(transfer_probe(client) + "\n", flush=True)
     header = ["workload", "size", *[f"Dask+{b}" for b in backends]]
     others = [b for b in backends if b != "numloom"]
     header += [f"numloom vs {b}" for b in others] + ["numloom first"]
