@@ -283,7 +283,142 @@ class SettlePlugin(_WorkerPlugin):
 _Settle().register()
 
 
+# --- one task a chunk -------------------------------------------------------------------------
+
+
+def optimize(dsk, keys, **kwargs):
+    """Dask's array optimization, then, where the chunks are numloom's, ``fuse_chunks``.
+    numloom installs it as Dask's ``array_optimize`` on import (unless the user set one);
+    ``dask.config.set({"numloom.fuse-chunks": False})`` turns the second step off."""
+    from dask.array.optimization import optimize as dask_optimize
+
+    dsk = dask_optimize(dsk, keys, **kwargs)
+    if isinstance(dsk, dict) and _fuses(dsk):
+        dsk = fuse_chunks(dsk, keys)
+    return dsk
+
+
+def _fuses(dsk: dict) -> bool:
+    import dask
+
+    wanted = dask.config.get("numloom.fuse-chunks", "auto")
+    if wanted != "auto":
+        return bool(wanted)
+    if dask.config.get("array.backend", "numpy") == "numloom":
+        return True
+    from dask._task_spec import DataNode
+
+    return any(isinstance(t, DataNode) and isinstance(t.value, _nl.ndarray)
+               for t in dsk.values())  # fmt: skip (da.from_array of a numloom array)
+
+
+def _outputs(*values):
+    return values
+
+
+def fuse_chunks(dsk: dict, keys) -> dict:
+    """One task for each chunk's own work: the tasks of one chunk index (``(name, i, j)``)
+    that together depend on nothing else (the chunk's draws or data, the operations on it, its
+    reductions), fused into one task, so that a worker runs a chunk's whole graph and numloom
+    traces it as one plan.
+
+    Dask fuses linear chains only. A chunk's graph with shared values (Black-Scholes: ``d1``
+    read by two ``cnd`` calls and a put) stays a dozen tasks per chunk, and on a cluster the
+    scheduler places them on different workers: each such task's chunk then crosses between
+    workers (400 MB each on two GPUs), and each is evaluated as its own plan at its task's end.
+    A group's values that other tasks (or the computation's keys) need come out of the fused
+    task as a tuple, read by one ``getitem`` task each (on the same worker: its only input)."""
+    from collections import defaultdict
+    from operator import getitem
+
+    from dask._task_spec import GraphNode, Task, TaskRef
+    from dask.base import tokenize
+    from dask.core import flatten
+
+    wanted = set(flatten(keys)) if isinstance(keys, list) else {keys}
+    dependents = defaultdict(list)
+    for key, task in dsk.items():
+        for d in task.dependencies:
+            dependents[d].append(key)
+    # the chunk index of each task all of whose inputs are tasks of its own index
+    index: dict = {}
+    parent: dict = {}
+
+    def root(k):
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    for key in _topological(dsk, dependents):
+        task = dsk[key]
+        if not (isinstance(key, tuple) and len(key) > 1 and isinstance(task, GraphNode)):
+            continue
+        own = key[1:]
+        deps = task.dependencies
+        if any(index.get(d) != own for d in deps):
+            continue
+        index[key] = own
+        parent[key] = key
+        for d in deps:
+            a, b = root(d), root(key)
+            if a != b:
+                parent[a] = b
+    groups = defaultdict(list)
+    for key in index:
+        groups[root(key)].append(key)
+    out = dict(dsk)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        inside = set(members)
+        exits = [k for k in members
+                 if k in wanted or any(d not in inside for d in dependents.get(k, ()))]  # fmt: skip
+        tasks = [dsk[k] for k in members]
+        for k in members:
+            del out[k]
+        if len(exits) == 1:
+            out[exits[0]] = Task.fuse(*tasks, key=exits[0])
+            continue
+        own = index[members[0]]
+        name = "numloom-chunk-" + tokenize(sorted(map(str, members)))
+        pack = Task((name + "-outputs", *own), _outputs, *(TaskRef(k) for k in exits))
+        fused = (name, *own)
+        out[fused] = Task.fuse(*tasks, pack, key=fused)
+        for j, k in enumerate(exits):
+            out[k] = Task(k, getitem, TaskRef(fused), j)
+    return out
+
+
+def _topological(dsk: dict, dependents) -> list:
+    """The keys of ``dsk``, each after the keys it depends on (Kahn's order)."""
+    missing = {k: sum(1 for d in t.dependencies if d in dsk) for k, t in dsk.items()}
+    ready = [k for k, n in missing.items() if n == 0]
+    order = []
+    while ready:
+        key = ready.pop()
+        order.append(key)
+        for k in dependents.get(key, ()):
+            missing[k] -= 1
+            if missing[k] == 0:
+                ready.append(k)
+    return order
+
+
+def _install_optimize() -> None:
+    import dask
+
+    if dask.config.get("array_optimize", None) is None:
+        dask.config.set({"array_optimize": optimize})
+
+
+_install_optimize()
+
+
 # --- serialization between worker processes --------------------------------------------------
+
+
+IPC_STAGING = True  # a GPU chunk sent by UCX goes through a copy in RMM's memory (_ipc_frame)
 
 
 def _register_serializers() -> None:
@@ -321,9 +456,33 @@ def _register_serializers() -> None:
         if x.device == "cpu":
             raise NotImplementedError("a numloom array on the CPU goes by the 'dask' serializer")
         x = _nl.ascontiguousarray(x)
-        frame = x.reshape(-1).view(_np.uint8)
         header = {"shape": x.shape, "typestr": x.dtype.str, "lengths": [x.nbytes]}
-        return header, [frame]
+        return header, [_ipc_frame(x)]
+
+    def _ipc_frame(x):
+        """The chunk's bytes in memory UCX's CUDA IPC transport can map in another process:
+        numloom's memory comes from a stream-ordered pool, which legacy CUDA IPC cannot
+        export, so UCX would stage it through the host. A copy into RMM's memory (cudaMalloc,
+        as the receiving side's transport allocates it) goes GPU to GPU at NVLink speed.
+        Without RMM (or with ``IPC_STAGING`` off), the chunk itself is the frame."""
+        try:
+            import rmm
+        except ImportError:
+            rmm = None
+        if rmm is None or not IPC_STAGING or x.nbytes == 0:
+            return x.reshape(-1).view(_np.uint8)
+        from cuda.bindings import driver
+
+        from .backends import cuda_memory
+
+        source = x.__cuda_array_interface__["data"][0]  # (evaluated; numloom's stream waits)
+        frame = rmm.DeviceBuffer(size=x.nbytes)
+        stream = cuda_memory.stream_handle(x.device)
+        cuda_memory._check(driver.cuMemcpyDtoDAsync(frame.ptr, source, x.nbytes, stream),
+                           "cuMemcpyDtoDAsync")  # fmt: skip
+        cuda_memory._check(driver.cuStreamSynchronize(stream), "cuStreamSynchronize")
+        _realize.count("device_to_device_bytes", x.nbytes)
+        return frame
 
     @cuda_deserialize.register(_nl.ndarray)
     def _cuda_deserialize(header, frames):

@@ -29,6 +29,7 @@ class _Device:
     # the bus: (host address, device address) of the word a sync reads, then of a word for
     # kernels whose calls ignore every error (never read)
     fp_words: tuple = ()
+    context: int = 0  # the device's primary context (its handle), as cuCtxGetCurrent gives it
 
 
 _devices: dict = {}
@@ -64,12 +65,25 @@ def _get(device: str) -> _Device:
     each switch between devices, needs that before a driver call)."""
     state = _devices.get(device)
     if state is not None:
-        if getattr(_current, "device", None) != device:
+        if getattr(_current, "device", None) != device or _context() != state.context:
+            # (another library in this thread, JAX or CuPy on another GPU, may have made its
+            # device's context current since: numloom's launches would run there)
             state.device.set_current()
             _current.device = device
         return state
     with _creating:
         return _create(device)
+
+
+def _context() -> int:
+    """The handle of the context current in this thread (0: none)."""
+    global _driver
+    if _driver is None:
+        from cuda.bindings import driver as _driver
+    return int(_driver.cuCtxGetCurrent()[1])
+
+
+_driver = None  # (cuda.bindings' driver module, once a device is used)
 
 
 def _create(device: str) -> _Device:
@@ -82,7 +96,8 @@ def _create(device: str) -> _Device:
         dev.set_current()
         major, minor = dev.compute_capability
         sms = dev.properties.multiprocessor_count
-        state = _devices[device] = _Device(dev, dev.create_stream(), f"sm_{major}{minor}", sms)
+        state = _devices[device] = _Device(dev, dev.create_stream(), f"sm_{major}{minor}", sms,
+                                           context=_context())  # fmt: skip
         from ..core import realize
 
         realize._devices_used.add(device)  # np.sync() waits for it, whatever ran there
