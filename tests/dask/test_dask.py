@@ -353,3 +353,93 @@ def test_numloom_functions_hand_dask_arrays_to_dask():
                       (numloom.concatenate([x, x]).sum(), 132.0)]:  # fmt: skip
         assert isinstance(got, da.Array)
         numpy.testing.assert_array_equal(numpy.asarray(got.compute()), want)
+
+
+def _shared_chain(x, y):
+    """A chunk's graph with shared values, as Black-Scholes has (``d`` read twice): Dask's
+    linear fusion leaves it several tasks a chunk."""
+    d = da.log(x / y) + 0.5 * y
+    return da.stack([(da.exp(-d) * x).sum(), (d * d - y).sum(dtype=numpy.float64)])
+
+
+def _drawn(n=400_000, chunks=100_000):
+    rng = da.random.default_rng(11)
+    return rng.uniform(1.0, 2.0, n, chunks=chunks), rng.uniform(1.0, 2.0, n, chunks=chunks)
+
+
+def test_each_chunks_own_tasks_are_fused_into_one():
+    """The tasks of one chunk that depend on nothing outside it (its draws, the operations on
+    them, its two reductions) become one task; its two partial sums come out of it as a
+    tuple, one getitem task each. Turned off, Dask's graph keeps five tasks a chunk."""
+    import dask
+
+    with dask.config.set({"array.backend": "numloom"}):
+        x, y = _drawn()
+        result = _shared_chain(x, y)
+        (fused,) = dask.optimize(result)
+        with dask.config.set({"numloom.fuse-chunks": False}):
+            (unfused,) = dask.optimize(result)
+            want = result.compute(scheduler="sync")
+        got = result.compute(scheduler="sync")
+    graph, plain = dict(fused.__dask_graph__()), dict(unfused.__dask_graph__())
+
+    chunks = x.numblocks[0]
+    whole = [k for k in graph if k[0].startswith("numloom-chunk-")]
+    assert len(whole) == chunks
+    assert all(not graph[k].dependencies for k in whole)  # (nothing from outside the chunk)
+    joins = 4  # (the stack's two sums of the partial sums, and its two parts)
+    assert len(graph) == 3 * chunks + joins  # a chunk: its task, and a getitem for each sum
+    assert len(plain) >= 5 * chunks + joins  # (draws, the shared value, the two sums)
+    numpy.testing.assert_allclose(got.get(), want.get(), rtol=1e-12)
+    xs = numpy.concatenate([numpy.asarray(b) for b in dask.compute(*x.to_delayed(),
+                                                                   scheduler="sync")])  # fmt: skip
+    ys = numpy.concatenate([numpy.asarray(b) for b in dask.compute(*y.to_delayed(),
+                                                                   scheduler="sync")])  # fmt: skip
+    d = numpy.log(xs / ys) + 0.5 * ys
+    numpy.testing.assert_allclose(got.get(), [(numpy.exp(-d) * xs).sum(), (d * d - ys).sum()],
+                                  rtol=1e-10)  # fmt: skip
+
+
+def test_chunk_fusion_leaves_numpy_chunks_and_tasks_with_outside_inputs_alone():
+    """NumPy chunks keep Dask's graph; a chunk task that reads its neighbours (map_overlap)
+    is not fused with the chunk's own (a fused task never waits on another chunk's task)."""
+    import dask
+
+    theirs = da.from_array(HOST.copy(), chunks=(15, 10))
+    (same,) = dask.optimize((theirs * 2 + 1).sum(axis=0))
+    assert not any(str(k[0]).startswith("numloom-chunk-") for k in dict(same.__dask_graph__()))
+    mine = da.from_array(numloom.asarray(HOST), chunks=(15, 10))
+    stencil = (mine * 2).map_overlap(lambda b: b * 0.5 + b.mean(), depth=1, boundary="none")
+    (opt,) = dask.optimize(stencil.sum())
+    graph = dict(opt.__dask_graph__())
+    fused = [k for k in graph if str(k[0]).startswith("numloom-chunk-")]
+    assert all(not graph[k].dependencies for k in fused)
+    theirs_stencil = (theirs * 2).map_overlap(lambda b: b * 0.5 + b.mean(), depth=1,
+                                              boundary="none")  # fmt: skip
+    _same(stencil.sum().compute(), theirs_stencil.sum().compute())
+
+
+def test_on_worker_processes_a_chunk_is_one_plan(client):
+    """On a cluster each task's numloom results are evaluated as it ends: one task a chunk
+    makes one plan a chunk (and its data never moves to the other worker); Dask's graph
+    unfused made a plan for each of its dozen tasks."""
+    import dask
+
+    client.register_plugin(numloom.dask.SettlePlugin())
+
+    def plans(dask_worker=None):
+        return numloom.stats()["plans_evaluated"]
+
+    counts = []
+    for fuse in (True, False):
+        with dask.config.set({"array.backend": "numloom", "numloom.fuse-chunks": fuse}):
+            x, y = _drawn()
+            before = sum(client.run(plans).values())
+            got = client.compute(_shared_chain(x, y)).result()
+            counts.append(sum(client.run(plans).values()) - before)
+        if fuse:
+            want = got
+    numpy.testing.assert_allclose(got.get(), want.get(), rtol=1e-12)
+    chunks = x.numblocks[0]
+    assert counts[0] <= chunks + 4  # (a plan a chunk, and the joins of its partial sums)
+    assert counts[1] >= 3 * chunks
