@@ -234,7 +234,8 @@ class vectorize:
     # -- NumPy's loop --
 
     def _numpy_call(self, args: tuple, kwargs: dict):
-        from ..api.fallback import to_numloom, to_numpy
+        from ..api import writes
+        from ..api.fallback import _device_of, to_numloom
         from ..core.realize import count_fallback
 
         count_fallback("vectorize")
@@ -245,7 +246,10 @@ class vectorize:
         fn = np.vectorize(self.pyfunc, otypes=otypes, excluded=self.excluded or None,
                           cache=self.cache, signature=self.signature)  # fmt: skip
         device = _device_of(args, kwargs)
-        host = fn(*to_numpy(args), **to_numpy(kwargs))
+        if device is None:  # (NumPy's data alone)
+            host = fn(*args, **kwargs)
+        else:  # (what the function writes into its array arguments is written, as in NumPy)
+            host = writes.run(fn, args, kwargs, (), device)
         return to_numloom(host if not np.isscalar(host) else np.asarray(host), device)
 
     def _warn(self, why) -> None:

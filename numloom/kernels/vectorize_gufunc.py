@@ -16,15 +16,25 @@ thread per loop point::
 The inputs are broadcast views (no copies); the function sees the same types NumPy gives it
 (NumPy scalars for elements, arrays for core dimensions), so it computes in the same dtypes,
 and the outputs have the dtypes of its first result (or ``otypes``). NumPy's own checks of the
-arguments and core dimensions run first, raising NumPy's errors. Functions returning arrays
-(outputs with core dimensions) run NumPy's loop instead.
+arguments and core dimensions run first, raising NumPy's errors.
+
+A function that returns arrays (outputs with core dimensions, ``"(n)->(n)"``) compiles where it
+allocates each array it returns with NumPy (``out = np.empty_like(a)``, ``np.zeros(n)``,
+``np.full((m, n), v)``), fills it element by element and returns it at its end: the allocation
+becomes the output's core view at each loop point, written in place (``_array_function``).
+The first loop point runs through the Python function once, on the host, as NumPy's first call
+does: its results give the outputs' dtypes and check their shapes. Functions that return
+array expressions (``a @ b``, ``a - a.mean()``) run NumPy's loop.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import inspect
 import linecache
 import math
+import textwrap
 
 import numpy as np
 
@@ -57,11 +67,11 @@ def call(vf, args: tuple, kwargs: dict):
     if len(args) != len(in_dims):  # NumPy's checks, in NumPy's order
         raise TypeError(f"wrong number of positional arguments: expected {len(in_dims)!r}, "
                         f"got {len(args)!r}")  # fmt: skip
-    if any(out_dims):
-        raise Uncompilable("outputs with core dimensions (the function returns arrays)")
     arrays = [_operand(a) for a in args]
     loop_shape, dim_sizes = _parse_input_dimensions(arrays, in_dims)
     shapes = _calculate_shapes(loop_shape, dim_sizes, in_dims)
+    if any(out_dims):
+        return _array_call(vf, arrays, loop_shape, dim_sizes, shapes)
     if math.prod(loop_shape) == 0:
         if vf.otypes is None:
             raise ValueError("cannot call `vectorize` on size 0 inputs unless `otypes` is set")
@@ -165,3 +175,222 @@ def _make_kernel(pyfunc, nin: int, nout: int, ndim: int):
     kernel = namespace["gufunc"]
     kernel.__qualname__ = kernel.__name__ = f"gufunc_{getattr(pyfunc, '__name__', 'f')}"
     return jit(kernel)
+
+
+# --- functions that return arrays ----------------------------------------------------------------
+
+_ALLOCATORS = ("empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like",
+               "full_like")  # fmt: skip
+
+
+def _array_call(vf, arrays: list, loop_shape: tuple, dim_sizes: dict, shapes: list):
+    """The compiled call of a gufunc whose outputs have core dimensions."""
+    in_dims, out_dims = vf._core_dims
+    if math.prod(loop_shape) == 0:
+        if vf.otypes is None or any(d not in dim_sizes for dims in out_dims for d in dims):
+            raise Uncompilable("a size-0 loop (NumPy's loop gives NumPy's result or error)")
+        outs = [_api.empty(loop_shape + tuple(dim_sizes[d] for d in dims), t)
+                for dims, t in zip(out_dims, vf.otypes)]  # fmt: skip
+        return outs[0] if len(outs) == 1 else tuple(outs)
+    flat = loop_shape or (1,)
+    inputs = [_api.broadcast_to(a, flat + s[len(loop_shape) :]) for a, s in zip(arrays, shapes)]
+    types = tuple(_core_type(a.dtype, len(d)) for a, d in zip(arrays, in_dims))
+    dtypes, out_cores = _first_point(vf, inputs, len(flat), types, dim_sizes)
+    outs = [_api.empty(flat + c, d, device=inputs[0].device) for c, d in zip(out_cores, dtypes)]
+    kernel = _array_kernel(vf, len(inputs), [len(c) for c in out_cores], len(flat))
+    kernel.forall(math.prod(flat), _THREADS)(*inputs, *outs)
+    outs = [o.reshape(loop_shape + c) for o, c in zip(outs, out_cores)]
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _first_point(vf, inputs: list, nloop: int, types: tuple, dim_sizes: dict) -> tuple:
+    """``(dtypes, core shapes)`` of the outputs, from the function's results at the first loop
+    point, on the host (NumPy's vectorize makes its outputs from its first call's results:
+    their dtypes, and the sizes of core dimensions the inputs do not have), once per argument
+    types and core sizes. Raises ``Uncompilable`` where the results do not fit the signature
+    (NumPy's loop then raises NumPy's error) or the function does not compile."""
+    key = ("gufunc arrays", types, tuple(sorted(dim_sizes.items())))
+    found = vf._specs.get(key)
+    if found is None:
+        try:
+            found = _check_first_point(vf, inputs, nloop, types, dict(dim_sizes))
+        except Uncompilable as e:
+            found = e
+        vf._specs[key] = found
+    if isinstance(found, Exception):
+        raise found
+    return found
+
+
+def _check_first_point(vf, inputs, nloop, types, dim_sizes) -> tuple:
+    from .kerrors import KernelError
+    from .translate import translate_scalar
+
+    out_dims = vf._core_dims[1]
+    point = (0,) * nloop
+    host = []
+    for x in inputs:  # (as NumPy's loop passes them: views, NumPy's scalars for scalar cores)
+        v = x[point]
+        v = np.array(v.get()) if isinstance(v, _api.ndarray) else v  # (a copy it may write)
+        host.append(v[()] if isinstance(v, np.ndarray) and v.ndim == 0 else v)
+    results = vf.pyfunc(*host)
+    results = results if len(out_dims) > 1 and isinstance(results, tuple) else (results,)
+    if len(results) != len(out_dims):
+        raise Uncompilable(f"{len(results)} results for {len(out_dims)} outputs")
+    dtypes, cores = [], []
+    for r, dims in zip(results, out_dims):
+        if not isinstance(r, np.ndarray) or r.ndim != len(dims):
+            raise Uncompilable(f"a result of shape {np.shape(r)} for core dimensions {dims}")
+        for d, size in zip(dims, r.shape):
+            if dim_sizes.setdefault(d, size) != size:
+                raise Uncompilable(f"a result of shape {r.shape} for core dimensions {dims}")
+        dtypes.append(r.dtype)
+        cores.append(r.shape)
+    if ktypes.storage_ctype(dtypes[0]) is None or any(
+            ktypes.storage_ctype(d) is None for d in dtypes):  # fmt: skip
+        raise Uncompilable("results of a dtype numloom arrays do not hold")
+    if vf.otypes is not None and [np.dtype(t) for t in vf.otypes] != dtypes:
+        raise Uncompilable("otypes other than the dtypes of the arrays the function returns")
+    made = vf.__dict__.setdefault("_array_functions", {})
+    ndims = tuple(len(c) for c in cores)
+    rewritten = made.get(ndims) or _array_function(vf.pyfunc, list(ndims))
+    out_types = tuple(ktypes.Array(d, len(c), "A") for d, c in zip(dtypes, cores))
+    try:
+        spec, _ = translate_scalar(rewritten, types + out_types)
+    except KernelError as e:
+        raise Uncompilable(str(e)) from None
+    if spec.writes - set(range(len(types), len(types) + len(out_types))):
+        raise Uncompilable("the function writes to its array arguments")
+    made[ndims] = rewritten
+    return dtypes, cores
+
+
+def _array_function(pyfunc, out_ndims: list):
+    """``pyfunc`` rewritten to write the arrays it returns into parameters of its own: each
+    returned name's NumPy allocation (top level, once) becomes a parameter, filled where the
+    allocation fills (``zeros``, ``ones``, ``full``), and the final ``return`` ends it."""
+    try:
+        source = textwrap.dedent(inspect.getsource(pyfunc))
+        tree = ast.parse(source)
+    except (OSError, TypeError, SyntaxError):
+        raise Uncompilable("the function's source is not available") from None
+    fdef = tree.body[0] if tree.body else None
+    if not isinstance(fdef, ast.FunctionDef) or fdef.name != pyfunc.__name__:
+        raise Uncompilable("a lambda, or a function whose source is not its own definition")
+    body, last = fdef.body[:-1], fdef.body[-1]
+    if not isinstance(last, ast.Return) or last.value is None:
+        raise Uncompilable("the function does not end by returning its arrays")
+    items = last.value.elts if isinstance(last.value, ast.Tuple) else [last.value]
+    returned = [n.id if isinstance(n, ast.Name) else None for n in items]
+    if None in returned or len(set(returned)) != len(returned) or len(returned) != len(out_ndims):
+        raise Uncompilable("the function returns expressions, not the arrays it allocated")
+    allocations = {}
+    for i, st in enumerate(body):
+        if (isinstance(st, ast.Assign) and len(st.targets) == 1
+                and isinstance(st.targets[0], ast.Name) and st.targets[0].id in returned
+                and isinstance(st.value, ast.Call)):  # fmt: skip
+            kind = _allocator(st.value.func, pyfunc)
+            if kind is not None and st.targets[0].id not in allocations:
+                allocations[st.targets[0].id] = (i, kind, st.value)
+    if set(allocations) != set(returned):
+        raise Uncompilable("a returned array is not allocated by NumPy at the function's top "
+                           "level")  # fmt: skip
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, ast.Return) or isinstance(node, (ast.Yield, ast.YieldFrom)):
+            raise Uncompilable("a return before the function's end")
+        targets = (node.targets if isinstance(node, ast.Assign)
+                   else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For))
+                   else [])  # fmt: skip
+        for t in targets:
+            names = {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+            if names & set(returned) and not (isinstance(t, ast.Name)
+                                               and any(node is body[a[0]] for a in allocations.values())):  # fmt: skip
+                if not isinstance(t, ast.Subscript):
+                    raise Uncompilable("a returned array's name is bound again")
+    new_body = []
+    for i, st in enumerate(body):
+        found = [(name, a) for name, a in allocations.items() if a[0] == i]
+        if not found:
+            new_body.append(st)
+            continue
+        name, (_, kind, call) = found[0]
+        fill = _fill(kind, call)
+        if fill is not None:
+            new_body.extend(_fill_loops(name, out_ndims[returned.index(name)], fill))
+    fdef.body = new_body or [ast.Pass()]
+    fdef.args.args += [ast.arg(arg=name) for name in returned]
+    fdef.decorator_list = []
+    text = ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    filename = f"<numloom gufunc {pyfunc.__name__} {digest}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    namespace = dict(pyfunc.__globals__)
+    if pyfunc.__closure__:
+        namespace.update(zip(pyfunc.__code__.co_freevars,
+                             (c.cell_contents for c in pyfunc.__closure__)))  # fmt: skip
+    exec(compile(text, filename, "exec"), namespace)  # (the user's function, rewritten)
+    return namespace[fdef.name]
+
+
+def _allocator(func, pyfunc):
+    """``"zeros"`` where ``func`` names NumPy's (or numloom's) ``np.zeros`` and the like."""
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+            and func.attr in _ALLOCATORS):  # fmt: skip
+        return None
+    module = pyfunc.__globals__.get(func.value.id)
+    if module is np or getattr(module, "__name__", None) in ("numpy", "numloom"):
+        return func.attr
+    return None
+
+
+def _fill(kind: str, call: ast.Call):
+    """The value an allocation fills its array with (an expression), or None for ``empty``."""
+    if kind.startswith("empty"):
+        return None
+    if kind.startswith("zeros"):
+        return ast.Constant(0)
+    if kind.startswith("ones"):
+        return ast.Constant(1)
+    if len(call.args) > 1:
+        return call.args[1]
+    value = next((k.value for k in call.keywords if k.arg == "fill_value"), None)
+    if value is None:
+        raise Uncompilable("np.full without a fill value")
+    return value
+
+
+def _fill_loops(name: str, ndim: int, value) -> list:
+    """Loops storing ``value`` at each element of the ``ndim``-dimensional ``name``."""
+    index = ", ".join(f"_nl_i{d}" for d in range(ndim)) or "()"
+    text = f"{name}[{index}] = {ast.unparse(value)}"
+    for d in reversed(range(ndim)):
+        text = f"for _nl_i{d} in range({name}.shape[{d}]):\n" + textwrap.indent(text, "    ")
+    return ast.parse(text).body
+
+
+def _array_kernel(vf, nin: int, out_ndims: list, ndim: int):
+    """The loop kernel calling the rewritten function with each output's core view."""
+    cache = vf.__dict__.setdefault("_gufunc_kernels", {})
+    key = ("arrays", nin, tuple(out_ndims), ndim)
+    if key not in cache:
+        rewritten = vf.__dict__["_array_functions"][tuple(out_ndims)]
+        xs = [f"x{k}" for k in range(nin)]
+        ys = [f"y{k}" for k in range(len(out_ndims))]
+        point = ", ".join(f"j{d}" for d in range(ndim))
+        size = " * ".join(f"y0.shape[{d}]" for d in range(ndim))
+        lines = [f"def gufunc({', '.join(xs + ys)}):", "    i = cuda.grid(1)",
+                 f"    if i < {size}:", "        rest = i"]  # fmt: skip
+        for d in reversed(range(1, ndim)):
+            lines += [f"        j{d} = rest % y0.shape[{d}]", f"        rest = rest // y0.shape[{d}]"]
+        lines.append("        j0 = rest")
+        lines.append(f"        core({', '.join(f'{v}[{point}]' for v in xs + ys)})")
+        text = "\n".join(lines) + "\n"
+        digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+        filename = f"<numloom gufunc loop {digest}>"
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        namespace = {"cuda": cuda_api, "core": jit(device=True)(rewritten)}
+        exec(compile(text, filename, "exec"), namespace)  # the source above, numloom's own
+        kernel = namespace["gufunc"]
+        kernel.__qualname__ = kernel.__name__ = f"gufunc_{getattr(vf.pyfunc, '__name__', 'f')}"
+        cache[key] = jit(kernel)
+    return cache[key]

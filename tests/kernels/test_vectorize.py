@@ -324,9 +324,153 @@ def test_gufunc_bad_signature_raises_at_construction():
 
 
 @numpy_compare()
-def test_gufunc_array_outputs_run_numpys_loop(xp):
+def test_gufunc_array_outputs_of_expressions_run_numpys_loop(xp):
     cumulative = xp.vectorize(lambda a: numpy.cumsum(a), signature="(n)->(n)")
-    return cumulative(xp.arange(12.0).reshape(3, 4))
+    return cumulative(xp.arange(12.0).reshape(3, 4)), xp.vectorize(
+        doubled, signature="(n)->(n)")(xp.arange(6.0).reshape(2, 3))  # fmt: skip
+
+
+def doubled(a):
+    return a * 2  # (an expression: NumPy's loop)
+
+
+def scaled(a, k):
+    out = numpy.empty_like(a)
+    for i in range(len(a)):
+        out[i] = a[i] * k
+    return out
+
+
+def matvec(A, x):
+    y = numpy.zeros(A.shape[0])
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            y[i] += A[i, j] * x[j]
+    return y
+
+
+def running_sum_and_peak(a):
+    total = numpy.empty(len(a), dtype=numpy.float32)
+    peak = numpy.full((1, 2), -1e30)
+    s = 0.0
+    for i in range(len(a)):
+        s += a[i]
+        total[i] = s
+        peak[0, 0] = max(peak[0, 0], a[i])
+    return total, peak
+
+
+def outer_grid(a, b):
+    g = numpy.ones((len(a), len(b)), dtype=numpy.int64)
+    for i in range(len(a)):
+        for j in range(len(b)):
+            if (i + j) % 2:
+                g[i, j] = a[i] * b[j]
+    return g
+
+
+A64 = RNG.standard_normal((4, 3, 5))
+X64 = RNG.standard_normal(5)
+
+
+@numpy_compare()
+def test_gufunc_array_output_allocated_like_an_input(xp):
+    """``out = np.empty_like(a)``, filled and returned: the output's core view at each loop
+    point, written in place; its dtype is the allocation's (float32 here)."""
+    with no_fallback(xp):
+        f = xp.vectorize(scaled, signature="(n),()->(n)")
+        return f(xp.asarray(A32), 2.5), f(xp.asarray(B32[0]), 3)
+
+
+@numpy_compare()
+def test_gufunc_matrix_vector_product_from_zeros(xp):
+    with no_fallback(xp):
+        return xp.vectorize(matvec, signature="(m,n),(n)->(m)")(xp.asarray(A64), xp.asarray(X64))
+
+
+@numpy_compare()
+def test_gufunc_two_array_outputs_one_with_core_dimensions_of_its_own(xp):
+    """The second output's core dimensions (``(p,q)``) are not the inputs': as NumPy, their
+    sizes come from the first call's result; ``np.full`` fills it before the loop writes."""
+    with no_fallback(xp):
+        f = xp.vectorize(running_sum_and_peak, signature="(n)->(n),(p,q)")
+        return f(xp.asarray(I32))
+
+
+@numpy_compare()
+def test_gufunc_array_output_of_a_new_shape_from_ones(xp):
+    with no_fallback(xp):
+        f = xp.vectorize(outer_grid, signature="(n),(m)->(n,m)")
+        return f(xp.asarray(I32[:, :3]), xp.asarray(U8[0, 0, :2, :4]))
+
+
+def test_gufunc_array_output_is_one_kernel_and_its_first_point_is_found_once():
+    """One kernel over the loop points; the first point's host call (NumPy's first call: the
+    outputs' dtypes and sizes) is made once for these types and sizes, not at the next call."""
+    f = nl.vectorize(scaled, signature="(n),()->(n)")
+    x = nl.asarray(A64)
+    nl.evaluate(x)
+    nl.sync()
+    before = nl.stats()["kernels_launched"]
+    with no_fallback(nl):
+        got = f(x, 2.0)
+        nl.evaluate(got)
+        assert nl.stats()["kernels_launched"] - before == 1
+        found = dict(f._specs)
+        again = f(x * 2, 0.5)
+    assert f._specs == found
+    numpy.testing.assert_array_equal(got.get(), A64 * 2.0)
+    numpy.testing.assert_array_equal(again.get(), A64)
+
+
+@numpy_compare()
+def test_gufunc_array_output_of_the_wrong_shape_raises_numpys_error(xp):
+    def first_three(a):
+        out = numpy.zeros(3)
+        for i in range(3):
+            out[i] = a[i]
+        return out
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", nl.NumloomFallbackWarning)
+        try:
+            xp.vectorize(first_three, signature="(n)->(n)")(xp.asarray(A64))
+        except ValueError as e:
+            return str(e)
+
+
+def clamped(a):
+    out = numpy.empty_like(a)
+    for i in range(len(a)):
+        a[i] = max(a[i], 0.0)
+        out[i] = a[i]
+    return out
+
+
+def test_gufunc_writing_its_input_runs_numpys_loop_and_raises_numpys_error():
+    """NumPy's loop hands the function read-only broadcast views of its inputs: a write
+    there raises, in NumPy and in numloom (whose compiler says why it did not compile it)."""
+    with pytest.raises(ValueError, match="assignment destination is read-only"):
+        numpy.vectorize(clamped, signature="(n)->(n)")(A64.copy())
+    with pytest.warns(nl.NumloomFallbackWarning, match="writes to its array arguments"):
+        with pytest.raises(ValueError, match="assignment destination is read-only"):
+            nl.vectorize(clamped, signature="(n)->(n)")(nl.asarray(A64.copy()))
+
+
+def record(i, table):
+    table[i] = i * 2 + 1
+    return i
+
+
+@numpy_compare()
+def test_a_vectorized_function_writing_an_excluded_array_writes_the_callers_array(xp):
+    """An excluded argument is passed as it is: NumPy's loop writes into the caller's array,
+    and so into numloom's (the loop ran on a host copy, and the writes were lost)."""
+    table = xp.zeros(6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", nl.NumloomFallbackWarning)
+        got = xp.vectorize(record, excluded={1})(xp.arange(4), table)
+    return got, table
 
 
 def test_gufunc_fallback_warns_once():
@@ -346,6 +490,11 @@ def test_gufunc_loop_kernels_compile_for_cuda():
     if not compiler.nvrtc_available():
         return
     sources = [s.source("cuda")[1] for k in f._gufunc_kernels.values()
+               for s in k.specializations.values()]  # fmt: skip
+    assert sources and compiler.check_cuda_sources(sources, "sm_80", ptx=True) == [None]
+    g = nl.vectorize(running_sum_and_peak, signature="(n)->(n),(p,q)")
+    g(nl.asarray(I32))
+    sources = [s.source("cuda")[1] for k in g._gufunc_kernels.values()
                for s in k.specializations.values()]  # fmt: skip
     assert sources and compiler.check_cuda_sources(sources, "sm_80", ptx=True) == [None]
 
