@@ -340,6 +340,9 @@ def _unwrapped(func):
 
 def call_numpy_ufunc(np_ufunc, method: str, inputs, kwargs):
     if np_ufunc.__name__ == "matmul" and method == "__call__":  # (numloom's, by name)
+        out = kwargs.get("out")
+        if isinstance(out, tuple):  # (NumPy's protocol hands ``out=`` as a tuple)
+            kwargs = {**kwargs, "out": out[0] if len(out) == 1 else out}
         return sys.modules[__name__.split(".")[0]].matmul(*inputs, **kwargs)
     fn = np_ufunc if method == "__call__" else getattr(np_ufunc, method)
     return call_numpy(f"{np_ufunc.__name__}.{method}" if method != "__call__" else

@@ -9,6 +9,8 @@ something else, or take nothing but NumPy's own type in compiled code:
 - matplotlib's ``LightSource`` makes its results with ``.view(type(elevation))``;
 - SciPy's ``SuperLU.solve`` (``splu``, ``spilu``, ``factorized``) takes NumPy's arrays only;
 - OpenCV's functions (``cv2.GaussianBlur``, ``cv2.imwrite``) take NumPy's arrays only;
+- scikit-learn's functions check their arguments' types first (``img_to_graph(img,
+  mask=mask)``: "must be None or an instance of 'numpy.ndarray'");
 - ``json`` writes NumPy's float64 scalar (a float), and numloom's 0-d stand-in for it not;
   pandas' constructors and Python's ``statistics`` infer from a list of NumPy's scalars what
   they cannot from numloom's 0-d results (a float column; a result of the items' type).
@@ -173,6 +175,24 @@ def _scipy_sparse_linalg(module) -> None:
                 setattr(owner, name, _factorizing(fn))
 
 
+def _sklearn_validation(module) -> None:
+    """scikit-learn's ``validate_params`` decorates its public functions (as their modules
+    are imported, after this one): each function it makes takes numloom arrays as NumPy's."""
+    original = module.validate_params
+
+    @functools.wraps(original)
+    def validate_params(*args, **kwargs):
+        decorate = original(*args, **kwargs)
+
+        @functools.wraps(decorate)
+        def decorator(func):
+            return numpy_arguments(decorate(func))
+
+        return decorator
+
+    module.validate_params = validate_params
+
+
 def _opencv(cv2) -> None:
     """OpenCV's functions take NumPy's arrays only (its bindings check the type): each takes
     numloom's as NumPy's (their memory, so ``cv2.rectangle(img, ...)`` draws into img)."""
@@ -230,6 +250,7 @@ HOOKS = {
     "pandas": _pandas,
     "matplotlib.colors": _matplotlib_colors,
     "scipy.sparse.linalg": _scipy_sparse_linalg,
+    "sklearn.utils._param_validation": _sklearn_validation,
     "cv2": _opencv,
     "json": _json,
     "statistics": _statistics,

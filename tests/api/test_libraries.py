@@ -214,6 +214,36 @@ def test_opencv_takes_numloom_images_and_draws_into_them():
             cv2.rectangle(canvas, (1, 1), (4, 4), (255, 0, 0), -1)
 
 
+def test_scikit_learn_functions_take_numloom_arrays_where_they_check_for_numpys():
+    """scientific-python-lectures' spectral clustering: ``img_to_graph(img, mask=mask)``
+    checks that ``mask`` is a ``numpy.ndarray`` before it runs."""
+    image = pytest.importorskip("sklearn.feature_extraction.image")
+    pairwise = pytest.importorskip("sklearn.metrics.pairwise")
+    host = numpy.random.default_rng(1).random((12, 10))
+    img, mask = nl.asarray(host), nl.asarray(host) > 0.3
+    got = image.img_to_graph(img, mask=mask)
+    want = image.img_to_graph(host, mask=host > 0.3)
+    assert (got != want).nnz == 0
+    numpy.testing.assert_allclose(pairwise.euclidean_distances(img[:4], img[4:9]),
+                                  pairwise.euclidean_distances(host[:4], host[4:9]))  # fmt: skip
+
+
+def test_scipys_lobpcg_multiplies_into_numloom_blocks_in_place():
+    """scientific-python-lectures' LOBPCG (the Mikota pair): SciPy's ``np.matmul(x, y,
+    out=x)`` on numloom blocks reaches numloom with ``out`` as NumPy's protocol hands it (a
+    tuple), and writes ``x``."""
+    linalg = pytest.importorskip("scipy.sparse.linalg")
+    sparse = pytest.importorskip("scipy.sparse")
+    x, y = nl.ones((3, 2)), nl.asarray(numpy.array([[2.0, 1.0], [0.0, 3.0]]))
+    assert numpy.matmul(x, y, out=x) is x
+    assert x.tolist() == [[2.0, 4.0]] * 3
+    n = 60
+    A = sparse.diags(numpy.arange(1.0, n + 1))
+    X = nl.asarray(numpy.random.default_rng(2).random((n, 3)))
+    values, _ = linalg.lobpcg(A, X, largest=False, tol=1e-8, maxiter=500)
+    numpy.testing.assert_allclose(numpy.sort(numpy.asarray(values)), [1.0, 2.0, 3.0], rtol=1e-6)
+
+
 PYTHON_USES = {
     # (json writes NumPy's float64, a float; its float32 and int64 it refuses)
     "json of a mean": lambda xp: json.dumps({"m": xp.mean(xp.arange(5.0) * 1.5)}),
