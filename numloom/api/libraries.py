@@ -10,7 +10,8 @@ something else, or take nothing but NumPy's own type in compiled code:
 - SciPy's ``SuperLU.solve`` (``splu``, ``spilu``, ``factorized``) takes NumPy's arrays only;
 - OpenCV's functions (``cv2.GaussianBlur``, ``cv2.imwrite``) take NumPy's arrays only;
 - scikit-learn's functions check their arguments' types first (``img_to_graph(img,
-  mask=mask)``: "must be None or an instance of 'numpy.ndarray'");
+  mask=mask)``: "must be None or an instance of 'numpy.ndarray'"), and so do its parameter
+  grids (``GridSearchCV(model, {"degree": np.arange(21)})``);
 - ``json`` writes NumPy's float64 scalar (a float), and numloom's 0-d stand-in for it not;
   pandas' constructors and Python's ``statistics`` infer from a list of NumPy's scalars what
   they cannot from numloom's 0-d results (a float column; a result of the items' type).
@@ -46,6 +47,10 @@ def _converted(x, copy: bool, depth: int = 0):
         items = [_converted(v, copy, depth + 1) for v in x]
         if any(a is not b for a, b in zip(items, x)):
             return t(items)
+    elif t is dict and depth < 2:  # (scikit-learn's parameter grids: {"degree": np.arange(21)})
+        items = {k: _converted(v, copy, depth + 1) for k, v in x.items()}
+        if any(items[k] is not v for k, v in x.items()):
+            return items
     return x
 
 
@@ -193,6 +198,15 @@ def _sklearn_validation(module) -> None:
     module.validate_params = validate_params
 
 
+def _sklearn_search(module) -> None:
+    """scikit-learn's parameter grids and samplers (``GridSearchCV``'s ``param_grid``) take a
+    value's numloom array as NumPy's."""
+    for name in ("ParameterGrid", "ParameterSampler"):
+        cls = getattr(module, name, None)
+        if cls is not None:
+            _wrap(cls, ("__init__",))
+
+
 def _opencv(cv2) -> None:
     """OpenCV's functions take NumPy's arrays only (its bindings check the type): each takes
     numloom's as NumPy's (their memory, so ``cv2.rectangle(img, ...)`` draws into img)."""
@@ -251,6 +265,7 @@ HOOKS = {
     "matplotlib.colors": _matplotlib_colors,
     "scipy.sparse.linalg": _scipy_sparse_linalg,
     "sklearn.utils._param_validation": _sklearn_validation,
+    "sklearn.model_selection._search": _sklearn_search,
     "cv2": _opencv,
     "json": _json,
     "statistics": _statistics,

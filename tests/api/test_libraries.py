@@ -228,6 +228,21 @@ def test_scikit_learn_functions_take_numloom_arrays_where_they_check_for_numpys(
                                   pairwise.euclidean_distances(host[:4], host[4:9]))  # fmt: skip
 
 
+def test_scikit_learn_grid_search_takes_a_numloom_parameter_grid():
+    """Python Data Science Handbook 5.03: ``GridSearchCV(model, {"...__degree":
+    np.arange(21)})``; scikit-learn's grid checks each value is a list or a NumPy array."""
+    search = pytest.importorskip("sklearn.model_selection")
+    grid = search.ParameterGrid({"degree": nl.arange(4), "fit": [True, False]})
+    assert [p["degree"] for p in grid] == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert len(search.ParameterGrid([{"a": nl.arange(3)}, {"b": nl.ones(2)}])) == 5
+    linear = pytest.importorskip("sklearn.linear_model")
+    x = numpy.linspace(0, 1, 40)[:, None]
+    y = 3 * x[:, 0] + 1
+    found = search.GridSearchCV(linear.Ridge(), {"alpha": nl.asarray([1e-6, 1.0, 10.0])},
+                                cv=4).fit(nl.asarray(x), nl.asarray(y))  # fmt: skip
+    assert found.best_params_["alpha"] == 1e-6
+
+
 def test_scipys_lobpcg_multiplies_into_numloom_blocks_in_place():
     """scientific-python-lectures' LOBPCG (the Mikota pair): SciPy's ``np.matmul(x, y,
     out=x)`` on numloom blocks reaches numloom with ``out`` as NumPy's protocol hands it (a
