@@ -29,7 +29,9 @@ import types
 
 import numpy as _np
 
+from ..core import config
 from ..core.array import ndarray
+from .writes import at_user
 
 
 def _host(x, copy: bool):
@@ -56,19 +58,60 @@ def _converted(x, copy: bool, depth: int = 0):
 
 def numpy_arguments(fn, copy: bool = False):
     """``fn``, handed NumPy arrays for the numloom arrays among its arguments; ``copy``: copies
-    of them (for a library that may keep and write what it is handed)."""
+    of them (for a library that may keep and write what it is handed).
+
+    The wrapper is C (``_speedups.ArgsWrapper``), so no Python frame of numloom's stands
+    between the user's line and the library's function: a library's warning
+    (``warnings.warn(..., stacklevel=3)``, pandas' deprecations) points at the user's line
+    as it would unwrapped (attributed to numloom, Python's filters hid it). Without the
+    compiled module the warnings are caught and issued again at the user's line."""
     if getattr(fn, "_numloom_arguments", False):
         return fn
 
-    @functools.wraps(fn)
-    def run(*args, **kwargs):
+    def convert(args, kwargs):
         args = tuple(_converted(a, copy) for a in args)
         if kwargs:
             kwargs = {k: _converted(v, copy) for k, v in kwargs.items()}
-        return fn(*args, **kwargs)
+        return args, kwargs
+
+    if _ArgsWrapper is not None:
+        run = functools.update_wrapper(_ArgsWrapper(fn, convert), fn)
+    else:
+
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            return at_user(fn, *convert(args, kwargs))
 
     run._numloom_arguments = True
     return run
+
+
+try:
+    if config.PURE_PYTHON:
+        raise ImportError("NUMLOOM_PURE_PYTHON=1")
+    from ..core._speedups import ArgsWrapper
+except ImportError:  # (the compiled module not built, or not wanted: the Python wrapper)
+    _ArgsWrapper = None
+else:
+
+    class _ArgsWrapper(ArgsWrapper):
+        """The library's function, wrapped: it prints as the function and pickles as a
+        reference to where it lives (as the function did)."""
+
+        def __repr__(self):
+            return repr(self.__wrapped__)
+
+        def __reduce__(self):
+            return _lookup, (self.__module__, self.__qualname__)
+
+
+def _lookup(module: str, qualname: str):
+    import importlib
+
+    found = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found
 
 
 def _scalars(items):

@@ -730,6 +730,101 @@ static PyObject *install_import(PyObject *module, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* --- a library's entry point handed NumPy arrays (api/libraries.py) ----------------------------
+ * ArgsWrapper(fn, convert): calling it calls convert(args, kwargs) -> (args, kwargs), then fn
+ * with those. It is C, so no Python frame of numloom's stands between the user's and fn's: a
+ * library's warnings.warn(..., stacklevel=k) still points at the user's line. As a class
+ * attribute it binds like a function (a method of the library's class). */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *fn;
+    PyObject *convert;
+    PyObject *dict;
+    vectorcallfunc vectorcall;
+} ArgsWrapper;
+
+static PyObject *args_wrapper_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+    ArgsWrapper *w = (ArgsWrapper *)self;
+    PyObject *converted = PyObject_CallFunctionObjArgs(w->convert, args,
+                                                       kwargs ? kwargs : Py_None, NULL);
+    if (converted == NULL)
+        return NULL;
+    if (!PyTuple_Check(converted) || PyTuple_GET_SIZE(converted) != 2 ||
+        !PyTuple_Check(PyTuple_GET_ITEM(converted, 0))) {
+        Py_DECREF(converted);
+        PyErr_SetString(PyExc_TypeError, "ArgsWrapper: convert must return (tuple, dict)");
+        return NULL;
+    }
+    PyObject *new_kwargs = PyTuple_GET_ITEM(converted, 1);
+    PyObject *out = PyObject_Call(w->fn, PyTuple_GET_ITEM(converted, 0),
+                                  new_kwargs == Py_None ? NULL : new_kwargs);
+    Py_DECREF(converted);
+    return out;
+}
+
+static PyObject *args_wrapper_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    PyObject *fn, *convert;
+    if (!PyArg_ParseTuple(args, "OO:ArgsWrapper", &fn, &convert))
+        return NULL;
+    ArgsWrapper *w = (ArgsWrapper *)type->tp_alloc(type, 0);
+    if (w == NULL)
+        return NULL;
+    w->fn = Py_NewRef(fn);
+    w->convert = Py_NewRef(convert);
+    w->dict = NULL;
+    return (PyObject *)w;
+}
+
+static int args_wrapper_traverse(PyObject *self, visitproc visit, void *arg) {
+    ArgsWrapper *w = (ArgsWrapper *)self;
+    Py_VISIT(w->fn);
+    Py_VISIT(w->convert);
+    Py_VISIT(w->dict);
+    return 0;
+}
+
+static int args_wrapper_clear(PyObject *self) {
+    ArgsWrapper *w = (ArgsWrapper *)self;
+    Py_CLEAR(w->fn);
+    Py_CLEAR(w->convert);
+    Py_CLEAR(w->dict);
+    return 0;
+}
+
+static void args_wrapper_dealloc(PyObject *self) {
+    PyObject_GC_UnTrack(self);
+    args_wrapper_clear(self);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *args_wrapper_get(PyObject *self, PyObject *obj, PyObject *type) {
+    if (obj == NULL || obj == Py_None)
+        return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+static PyGetSetDef args_wrapper_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL},
+};
+
+static PyTypeObject ArgsWrapperType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "numloom.core._speedups.ArgsWrapper",
+    .tp_basicsize = sizeof(ArgsWrapper),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "ArgsWrapper(fn, convert): fn called with convert(args, kwargs), no frame between.",
+    .tp_new = args_wrapper_new,
+    .tp_call = args_wrapper_call,
+    .tp_descr_get = args_wrapper_get,
+    .tp_traverse = args_wrapper_traverse,
+    .tp_clear = args_wrapper_clear,
+    .tp_dealloc = args_wrapper_dealloc,
+    .tp_dictoffset = offsetof(ArgsWrapper, dict),
+    .tp_getset = args_wrapper_getset,
+};
+
 static PyMethodDef methods[] = {
     {"row", (PyCFunction)(void (*)(void))row, METH_FASTCALL, "row(parts, i): row i of an array, a new handle (host.py)."},
     {"slice_view", (PyCFunction)(void (*)(void))slice_view, METH_FASTCALL,
@@ -776,6 +871,11 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     Py_INCREF(&nl_ufunc_base);
     if (PyModule_AddObject(m, "UfuncBase", (PyObject *)&nl_ufunc_base) < 0) {
         Py_DECREF(&nl_ufunc_base);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (PyType_Ready(&ArgsWrapperType) < 0 ||
+        PyModule_AddObject(m, "ArgsWrapper", Py_NewRef((PyObject *)&ArgsWrapperType)) < 0) {
         Py_DECREF(m);
         return NULL;
     }

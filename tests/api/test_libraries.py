@@ -228,6 +228,43 @@ def test_scikit_learn_functions_take_numloom_arrays_where_they_check_for_numpys(
                                   pairwise.euclidean_distances(host[:4], host[4:9]))  # fmt: skip
 
 
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_wrapped_librarys_warnings_point_at_the_users_line(compiled, monkeypatch):
+    """A library function numloom wraps (pandas' ``set_index``) warns at its caller's line, as
+    unwrapped: pandas' deprecation of ``inplace=`` was attributed to numloom's wrapper, and
+    Python's filters then hid it."""
+    import warnings
+
+    from numloom.api import libraries
+
+    if not compiled:  # (the Python wrapper, as without the compiled module)
+        monkeypatch.setattr(libraries, "_ArgsWrapper", None)
+    elif libraries._ArgsWrapper is None:
+        pytest.skip("the compiled module is not in use")
+
+    def set_index(x, inplace=False):
+        if inplace:
+            warnings.warn("inplace is deprecated", DeprecationWarning, stacklevel=2)
+        return x
+
+    wrapped = libraries.numpy_arguments(set_index)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = wrapped(nl.arange(3), inplace=True)
+    assert [w.filename for w in caught] == [__file__]
+    assert isinstance(got, numpy.ndarray) and got.tolist() == [0, 1, 2]
+    pandas = pytest.importorskip("pandas")
+    frame = pandas.DataFrame({"state": ["a", "b"], "v": [1, 2]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        frame.set_index("state", inplace=True)  # (deprecated in pandas 3.1: a warning here)
+    assert all(w.filename == __file__ for w in caught)
+    # (the wrapped methods print and pickle as pandas' own)
+    method = pandas.DataFrame.__getitem__
+    assert repr(method).startswith("<function DataFrame.__getitem__")
+    assert pickle.loads(pickle.dumps(method)) is method
+
+
 def test_scikit_learn_grid_search_takes_a_numloom_parameter_grid():
     """Python Data Science Handbook 5.03: ``GridSearchCV(model, {"...__degree":
     np.arange(21)})``; scikit-learn's grid checks each value is a list or a NumPy array."""
