@@ -150,31 +150,44 @@ def _kernel(vf, nin: int, nout: int, ndim: int):
     return cache[key]
 
 
-def _make_kernel(pyfunc, nin: int, nout: int, ndim: int):
+def _make_kernel(pyfunc, nin: int, nout: int, ndim: int, arrays: bool = False, name=None):
     """Python source of the loop kernel, compiled as any ``cuda.jit`` kernel is (its source
-    registered with ``linecache`` under a name of its own, so the translator reads it)."""
+    registered with ``linecache`` under a name of its own, so the translator reads it).
+    ``arrays``: ``pyfunc`` writes its outputs, handed their core views (``_array_function``);
+    else it returns numbers, stored at the loop point."""
     xs = [f"x{k}" for k in range(nin)]
     ys = [f"y{k}" for k in range(nout)]
     point = ", ".join(f"j{d}" for d in range(ndim))
-    lines = [f"def gufunc({', '.join(xs + ys)}):", "    i = cuda.grid(1)", "    if i < y0.size:"]
+    size = " * ".join(f"y0.shape[{d}]" for d in range(ndim)) if arrays else "y0.size"
+    lines = [f"def gufunc({', '.join(xs + ys)}):", "    i = cuda.grid(1)", f"    if i < {size}:"]
     lines.append("        rest = i")
     for d in reversed(range(1, ndim)):
         lines += [f"        j{d} = rest % y0.shape[{d}]", f"        rest = rest // y0.shape[{d}]"]
     lines.append("        j0 = rest")
-    lines.append(f"        r = core({', '.join(f'{x}[{point}]' for x in xs)})")
-    if nout == 1:
-        lines.append(f"        y0[{point}] = r")
+    if arrays:
+        lines.append(f"        core({', '.join(f'{v}[{point}]' for v in xs + ys)})")
     else:
-        lines += [f"        {y}[{point}] = r[{k}]" for k, y in enumerate(ys)]
-    text = "\n".join(lines) + "\n"
-    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
-    filename = f"<numloom gufunc loop {digest}>"
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    namespace = {"cuda": cuda_api, "core": jit(device=True)(pyfunc)}
-    exec(compile(text, filename, "exec"), namespace)  # the source above, numloom's own
+        lines.append(f"        r = core({', '.join(f'{x}[{point}]' for x in xs)})")
+        if nout == 1:
+            lines.append(f"        y0[{point}] = r")
+        else:
+            lines += [f"        {y}[{point}] = r[{k}]" for k, y in enumerate(ys)]
+    namespace = _run_source("\n".join(lines) + "\n", "gufunc loop",
+                            {"cuda": cuda_api, "core": jit(device=True)(pyfunc)})  # fmt: skip
     kernel = namespace["gufunc"]
-    kernel.__qualname__ = kernel.__name__ = f"gufunc_{getattr(pyfunc, '__name__', 'f')}"
+    name = name or getattr(pyfunc, "__name__", "f")
+    kernel.__qualname__ = kernel.__name__ = f"gufunc_{name}"
     return jit(kernel)
+
+
+def _run_source(text: str, what: str, namespace: dict) -> dict:
+    """``text`` run in ``namespace``, registered with ``linecache`` under a name of its own
+    (``<numloom what digest>``: the translator reads a function's source from there)."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    filename = f"<numloom {what} {digest}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    exec(compile(text, filename, "exec"), namespace)  # (numloom's own source, or the user's
+    return namespace  # function rewritten by _array_function)
 
 
 # --- functions that return arrays ----------------------------------------------------------------
@@ -320,16 +333,12 @@ def _array_function(pyfunc, out_ndims: list):
     fdef.body = new_body or [ast.Pass()]
     fdef.args.args += [ast.arg(arg=name) for name in returned]
     fdef.decorator_list = []
-    text = ast.unparse(ast.fix_missing_locations(tree)) + "\n"
-    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
-    filename = f"<numloom gufunc {pyfunc.__name__} {digest}>"
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     namespace = dict(pyfunc.__globals__)
     if pyfunc.__closure__:
         namespace.update(zip(pyfunc.__code__.co_freevars,
                              (c.cell_contents for c in pyfunc.__closure__)))  # fmt: skip
-    exec(compile(text, filename, "exec"), namespace)  # (the user's function, rewritten)
-    return namespace[fdef.name]
+    text = ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+    return _run_source(text, f"gufunc {pyfunc.__name__}", namespace)[fdef.name]
 
 
 def _allocator(func, pyfunc):
@@ -374,23 +383,6 @@ def _array_kernel(vf, nin: int, out_ndims: list, ndim: int):
     key = ("arrays", nin, tuple(out_ndims), ndim)
     if key not in cache:
         rewritten = vf.__dict__["_array_functions"][tuple(out_ndims)]
-        xs = [f"x{k}" for k in range(nin)]
-        ys = [f"y{k}" for k in range(len(out_ndims))]
-        point = ", ".join(f"j{d}" for d in range(ndim))
-        size = " * ".join(f"y0.shape[{d}]" for d in range(ndim))
-        lines = [f"def gufunc({', '.join(xs + ys)}):", "    i = cuda.grid(1)",
-                 f"    if i < {size}:", "        rest = i"]  # fmt: skip
-        for d in reversed(range(1, ndim)):
-            lines += [f"        j{d} = rest % y0.shape[{d}]", f"        rest = rest // y0.shape[{d}]"]
-        lines.append("        j0 = rest")
-        lines.append(f"        core({', '.join(f'{v}[{point}]' for v in xs + ys)})")
-        text = "\n".join(lines) + "\n"
-        digest = hashlib.sha256(text.encode()).hexdigest()[:12]
-        filename = f"<numloom gufunc loop {digest}>"
-        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-        namespace = {"cuda": cuda_api, "core": jit(device=True)(rewritten)}
-        exec(compile(text, filename, "exec"), namespace)  # the source above, numloom's own
-        kernel = namespace["gufunc"]
-        kernel.__qualname__ = kernel.__name__ = f"gufunc_{getattr(vf.pyfunc, '__name__', 'f')}"
-        cache[key] = jit(kernel)
+        cache[key] = _make_kernel(rewritten, nin, len(out_ndims), ndim, arrays=True,
+                                  name=getattr(vf.pyfunc, "__name__", "f"))  # fmt: skip
     return cache[key]
