@@ -375,19 +375,30 @@ def fuse_chunks(dsk: dict, keys) -> dict:
         exits = [k for k in members
                  if k in wanted or any(d not in inside for d in dependents.get(k, ()))]  # fmt: skip
         tasks = [dsk[k] for k in members]
+        if len(exits) == 1:
+            made = {exits[0]: _fused(Task, tasks, exits[0])}
+        else:
+            own = index[members[0]]
+            name = "numloom-chunk-" + tokenize(sorted(map(str, members)))
+            pack = Task((name + "-outputs", *own), _outputs, *(TaskRef(k) for k in exits))
+            fused = (name, *own)
+            made = {fused: _fused(Task, [*tasks, pack], fused)}
+            made.update((k, Task(k, getitem, TaskRef(fused), j)) for j, k in enumerate(exits))
+        if None in made.values():
+            continue  # (Dask's fuse declined: the group stays as Dask made it)
         for k in members:
             del out[k]
-        if len(exits) == 1:
-            out[exits[0]] = Task.fuse(*tasks, key=exits[0])
-            continue
-        own = index[members[0]]
-        name = "numloom-chunk-" + tokenize(sorted(map(str, members)))
-        pack = Task((name + "-outputs", *own), _outputs, *(TaskRef(k) for k in exits))
-        fused = (name, *own)
-        out[fused] = Task.fuse(*tasks, pack, key=fused)
-        for j, k in enumerate(exits):
-            out[k] = Task(k, getitem, TaskRef(fused), j)
+        out.update(made)
     return out
+
+
+def _fused(task_type, tasks: list, key):
+    """Dask's ``Task.fuse`` of ``tasks`` into one task named ``key``, or None where Dask finds
+    them not one subgraph with a single output."""
+    try:
+        return task_type.fuse(*tasks, key=key)
+    except ValueError:
+        return None
 
 
 def _topological(dsk: dict, dependents) -> list:
