@@ -235,7 +235,7 @@ class vectorize:
 
     def _numpy_call(self, args: tuple, kwargs: dict):
         from ..api import writes
-        from ..api.fallback import _device_of, to_numloom
+        from ..api.fallback import to_numloom
         from ..core.realize import count_fallback
 
         count_fallback("vectorize")
