@@ -9,6 +9,8 @@ something else, or take nothing but NumPy's own type in compiled code:
 - matplotlib's ``LightSource`` makes its results with ``.view(type(elevation))``;
 - SciPy's ``SuperLU.solve`` (``splu``, ``spilu``, ``factorized``) takes NumPy's arrays only;
 - OpenCV's functions (``cv2.GaussianBlur``, ``cv2.imwrite``) take NumPy's arrays only;
+- Numba's compiled functions (``@njit``) type a numloom array as a plain buffer (no
+  ``.shape``) and unbox NumPy's arrays only;
 - scikit-learn's functions check their arguments' types first (``img_to_graph(img,
   mask=mask)``: "must be None or an instance of 'numpy.ndarray'"), and so do its parameter
   grids (``GridSearchCV(model, {"degree": np.arange(21)})``);
@@ -74,8 +76,8 @@ def numpy_arguments(fn, copy: bool = False):
             kwargs = {k: _converted(v, copy) for k, v in kwargs.items()}
         return args, kwargs
 
-    if _ArgsWrapper is not None:
-        run = functools.update_wrapper(_ArgsWrapper(fn, convert), fn)
+    if _ArgsWrapper is not None:  # (convert runs where an argument may hold a numloom array)
+        run = functools.update_wrapper(_ArgsWrapper(fn, convert, _HOLDERS), fn)
     else:
 
         @functools.wraps(fn)
@@ -103,6 +105,9 @@ else:
 
         def __reduce__(self):
             return _lookup, (self.__module__, self.__qualname__)
+
+
+_HOLDERS = (ndarray, list, tuple, dict)  # (what _converted looks into)
 
 
 def _lookup(module: str, qualname: str):
@@ -250,6 +255,14 @@ def _sklearn_search(module) -> None:
             _wrap(cls, ("__init__",))
 
 
+def _numba_dispatcher(module) -> None:
+    """Numba's ``@jit``/``@njit`` functions take numloom arrays as NumPy's: on the CPU their
+    memory, so what the compiled function writes is in the numloom array."""
+    cls = module.Dispatcher
+    if "__call__" not in cls.__dict__:
+        cls.__call__ = numpy_arguments(module._dispatcher.Dispatcher.__call__)
+
+
 def _opencv(cv2) -> None:
     """OpenCV's functions take NumPy's arrays only (its bindings check the type): each takes
     numloom's as NumPy's (their memory, so ``cv2.rectangle(img, ...)`` draws into img)."""
@@ -310,6 +323,7 @@ HOOKS = {
     "sklearn.utils._param_validation": _sklearn_validation,
     "sklearn.model_selection._search": _sklearn_search,
     "cv2": _opencv,
+    "numba.core.dispatcher": _numba_dispatcher,
     "json": _json,
     "statistics": _statistics,
 }

@@ -731,8 +731,9 @@ static PyObject *install_import(PyObject *module, PyObject *args) {
 }
 
 /* --- a library's entry point handed NumPy arrays (api/libraries.py) ----------------------------
- * ArgsWrapper(fn, convert): calling it calls convert(args, kwargs) -> (args, kwargs), then fn
- * with those. It is C, so no Python frame of numloom's stands between the user's and fn's: a
+ * ArgsWrapper(fn, convert[, kinds]): calling it calls convert(args, kwargs) -> (args, kwargs),
+ * then fn with those; with kinds (a type or a tuple of types), convert only where an argument is
+ * an instance of one, else fn at once. It is C, so no Python frame of numloom's stands between the user's and fn's: a
  * library's warnings.warn(..., stacklevel=k) still points at the user's line. As a class
  * attribute it binds like a function (a method of the library's class). */
 
@@ -740,12 +741,38 @@ typedef struct {
     PyObject_HEAD
     PyObject *fn;
     PyObject *convert;
+    PyObject *kinds; /* convert is called only where an argument is one of these (NULL: always) */
     PyObject *dict;
-    vectorcallfunc vectorcall;
 } ArgsWrapper;
+
+/* 1 where one of the arguments is an instance of w->kinds, 0 where none is, -1 on error */
+static int args_wrapper_needs(ArgsWrapper *w, PyObject *args, PyObject *kwargs) {
+    if (w->kinds == NULL)
+        return 1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++) {
+        int found = PyObject_IsInstance(PyTuple_GET_ITEM(args, i), w->kinds);
+        if (found != 0)
+            return found;
+    }
+    if (kwargs != NULL) {
+        PyObject *key, *value;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(kwargs, &pos, &key, &value)) {
+            int found = PyObject_IsInstance(value, w->kinds);
+            if (found != 0)
+                return found;
+        }
+    }
+    return 0;
+}
 
 static PyObject *args_wrapper_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     ArgsWrapper *w = (ArgsWrapper *)self;
+    int needs = args_wrapper_needs(w, args, kwargs);
+    if (needs < 0)
+        return NULL;
+    if (needs == 0)
+        return PyObject_Call(w->fn, args, kwargs);
     PyObject *converted = PyObject_CallFunctionObjArgs(w->convert, args,
                                                        kwargs ? kwargs : Py_None, NULL);
     if (converted == NULL)
@@ -764,14 +791,15 @@ static PyObject *args_wrapper_call(PyObject *self, PyObject *args, PyObject *kwa
 }
 
 static PyObject *args_wrapper_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-    PyObject *fn, *convert;
-    if (!PyArg_ParseTuple(args, "OO:ArgsWrapper", &fn, &convert))
+    PyObject *fn, *convert, *kinds = NULL;
+    if (!PyArg_ParseTuple(args, "OO|O:ArgsWrapper", &fn, &convert, &kinds))
         return NULL;
     ArgsWrapper *w = (ArgsWrapper *)type->tp_alloc(type, 0);
     if (w == NULL)
         return NULL;
     w->fn = Py_NewRef(fn);
     w->convert = Py_NewRef(convert);
+    w->kinds = kinds == Py_None ? NULL : Py_XNewRef(kinds);
     w->dict = NULL;
     return (PyObject *)w;
 }
@@ -780,6 +808,7 @@ static int args_wrapper_traverse(PyObject *self, visitproc visit, void *arg) {
     ArgsWrapper *w = (ArgsWrapper *)self;
     Py_VISIT(w->fn);
     Py_VISIT(w->convert);
+    Py_VISIT(w->kinds);
     Py_VISIT(w->dict);
     return 0;
 }
@@ -788,6 +817,7 @@ static int args_wrapper_clear(PyObject *self) {
     ArgsWrapper *w = (ArgsWrapper *)self;
     Py_CLEAR(w->fn);
     Py_CLEAR(w->convert);
+    Py_CLEAR(w->kinds);
     Py_CLEAR(w->dict);
     return 0;
 }
@@ -814,7 +844,8 @@ static PyTypeObject ArgsWrapperType = {
     .tp_name = "numloom.core._speedups.ArgsWrapper",
     .tp_basicsize = sizeof(ArgsWrapper),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "ArgsWrapper(fn, convert): fn called with convert(args, kwargs), no frame between.",
+    .tp_doc = "ArgsWrapper(fn, convert[, kinds]): fn called with convert(args, kwargs) where an "
+              "argument is of kinds, no frame between.",
     .tp_new = args_wrapper_new,
     .tp_call = args_wrapper_call,
     .tp_descr_get = args_wrapper_get,

@@ -265,6 +265,34 @@ def test_a_wrapped_librarys_warnings_point_at_the_users_line(compiled, monkeypat
     assert pickle.loads(pickle.dumps(method)) is method
 
 
+def test_numba_compiled_functions_take_numloom_arrays_and_write_into_them():
+    """A NumPy program's ``@njit`` functions, handed numloom arrays: Numba typed them as plain
+    buffers (``Unknown attribute 'shape'``). On the CPU they get the arrays' memory, so what
+    they write is in the numloom array."""
+    numba = pytest.importorskip("numba")
+
+    @numba.njit
+    def doubled_sum(a):
+        s = 0.0
+        for i in range(a.shape[0]):
+            s += a[i] * 2
+        return s
+
+    @numba.njit
+    def squares(out):
+        for i in range(out.shape[0]):
+            out[i] = i * i
+
+    assert doubled_sum(nl.arange(10.0)) == 90.0
+    assert doubled_sum(nl.arange(10.0) * 1) == 90.0  # (pending: evaluated first)
+    assert doubled_sum(2.0 * numpy.ones(3)) == 12.0  # (NumPy's arrays as before)
+    out = nl.zeros(5)
+    if out.device == "cpu":
+        squares(out)
+        assert out.tolist() == [0.0, 1.0, 4.0, 9.0, 16.0]
+        assert (out + 1).tolist() == [1.0, 2.0, 5.0, 10.0, 17.0]
+
+
 def test_scikit_learn_grid_search_takes_a_numloom_parameter_grid():
     """Python Data Science Handbook 5.03: ``GridSearchCV(model, {"...__degree":
     np.arange(21)})``; scikit-learn's grid checks each value is a list or a NumPy array."""
