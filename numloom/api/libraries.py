@@ -257,10 +257,38 @@ def _sklearn_search(module) -> None:
 
 def _numba_dispatcher(module) -> None:
     """Numba's ``@jit``/``@njit`` functions take numloom arrays as NumPy's: on the CPU their
-    memory, so what the compiled function writes is in the numloom array."""
+    memory, so what the compiled function writes is in the numloom array. And in a script run
+    on numloom, the ``np`` a compiled function names is numloom: Numba types numloom's module
+    and functions as NumPy's (``np.empty``, ``np.sqrt``, ``np.linalg.norm`` inside ``@njit``)."""
+    from numba.core.typing.context import BaseContext
+
     cls = module.Dispatcher
     if "__call__" not in cls.__dict__:
         cls.__call__ = numpy_arguments(module._dispatcher.Dispatcher.__call__)
+    original = BaseContext._get_global_type
+
+    def _get_global_type(self, gv):
+        return original(self, _numpy_twin(gv))
+
+    BaseContext._get_global_type = _get_global_type
+
+
+def _numpy_twin(value):
+    """NumPy's module or function of numloom's ``value`` (numloom, numloom.linalg, ...,
+    ``numloom.empty``, ``numloom.sqrt``), else ``value``."""
+    import numloom
+
+    pairs = ((numloom, _np), (numloom.linalg, _np.linalg), (numloom.random, _np.random),
+             (numloom.fft, _np.fft))  # fmt: skip
+    for mine, theirs in pairs:
+        if value is mine:
+            return theirs
+    name = getattr(value, "__name__", None)
+    if isinstance(name, str):
+        for mine, theirs in pairs:
+            if getattr(mine, name, None) is value:
+                return getattr(theirs, name, value)
+    return value
 
 
 def _opencv(cv2) -> None:

@@ -293,6 +293,61 @@ def test_numba_compiled_functions_take_numloom_arrays_and_write_into_them():
         assert (out + 1).tolist() == [1.0, 2.0, 5.0, 10.0, 17.0]
 
 
+NUMBA_PROGRAM = """
+import numpy as np
+from numpy import zeros, sqrt
+from numba import njit, prange, vectorize, guvectorize, float64
+
+@njit(parallel=True)
+def rowsum(a):
+    out = np.empty(a.shape[0])
+    for i in prange(a.shape[0]):
+        out[i] = a[i].sum()
+    return out
+
+@njit
+def norms(a):
+    out = zeros(a.shape[0], dtype=np.float64)
+    for i in range(a.shape[0]):
+        out[i] = sqrt(a[i]) + np.linalg.norm(a) + np.pi
+    return out, np.dot(a, a), np.argsort(-a)[:2]
+
+@vectorize([float64(float64, float64)])
+def hyp(x, y):
+    return (x * x + y * y) ** 0.5
+
+@guvectorize([(float64[:], float64[:])], "(n)->(n)")
+def running(x, res):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        acc += x[i]
+        res[i] = acc
+
+a = np.arange(12.0).reshape(3, 4)
+print(rowsum(a), rowsum(a * 2))
+print(norms(np.arange(1.0, 6.0)))
+print(hyp(np.arange(3.0), np.ones(3)), running(a))
+"""
+
+
+def test_a_numpy_and_numba_script_runs_on_numloom_as_on_numpy(tmp_path):
+    """In a script run on numloom, ``np`` inside ``@njit`` functions is numloom: Numba typed
+    ``np.empty`` as an unknown attribute of the module numloom. It now types numloom's module
+    and functions (``from numpy import zeros``) as NumPy's; ``prange``, ``@vectorize`` and
+    ``@guvectorize`` as well."""
+    pytest.importorskip("numba")
+    import subprocess
+    import sys
+
+    script = tmp_path / "numba_script.py"
+    script.write_text(NUMBA_PROGRAM)
+    runs = [subprocess.run([sys.executable, *how, str(script)], capture_output=True, text=True,
+                           timeout=300) for how in ([], ["-m", "numloom"])]  # fmt: skip
+    assert runs[0].returncode == 0, runs[0].stderr[-2000:]
+    assert runs[1].returncode == 0, runs[1].stderr[-2000:]
+    assert runs[1].stdout == runs[0].stdout
+
+
 def test_scikit_learn_grid_search_takes_a_numloom_parameter_grid():
     """Python Data Science Handbook 5.03: ``GridSearchCV(model, {"...__degree":
     np.arange(21)})``; scikit-learn's grid checks each value is a list or a NumPy array."""
