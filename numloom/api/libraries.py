@@ -276,10 +276,9 @@ def _numba_dispatcher(module) -> None:
 def _numpy_twin(value):
     """NumPy's module or function of numloom's ``value`` (numloom, numloom.linalg, ...,
     ``numloom.empty``, ``numloom.sqrt``), else ``value``."""
-    import numloom
-
-    pairs = ((numloom, _np), (numloom.linalg, _np.linalg), (numloom.random, _np.random),
-             (numloom.fft, _np.fft))  # fmt: skip
+    pairs = [(sys.modules.get("numloom" + part), theirs) for part, theirs in
+             (("", _np), (".linalg", _np.linalg), (".random", _np.random), (".fft", _np.fft))]
+    pairs = [(mine, theirs) for mine, theirs in pairs if mine is not None]  # fmt: skip
     for mine, theirs in pairs:
         if value is mine:
             return theirs
