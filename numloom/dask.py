@@ -333,7 +333,7 @@ def fuse_chunks(dsk: dict, keys) -> dict:
 
     from dask._task_spec import GraphNode, Task, TaskRef
     from dask.base import tokenize
-    from dask.core import flatten
+    from dask.core import flatten, toposort
 
     wanted = set(flatten(keys)) if isinstance(keys, list) else {keys}
     dependents = defaultdict(list)
@@ -350,7 +350,7 @@ def fuse_chunks(dsk: dict, keys) -> dict:
             k = parent[k]
         return k
 
-    for key in _topological(dsk, dependents):
+    for key in toposort(dsk, dependencies={k: t.dependencies for k, t in dsk.items()}):
         task = dsk[key]
         if not (isinstance(key, tuple) and len(key) > 1 and isinstance(task, GraphNode)):
             continue
@@ -399,21 +399,6 @@ def _fused(task_type, tasks: list, key):
         return task_type.fuse(*tasks, key=key)
     except ValueError:
         return None
-
-
-def _topological(dsk: dict, dependents) -> list:
-    """The keys of ``dsk``, each after the keys it depends on (Kahn's order)."""
-    missing = {k: sum(1 for d in t.dependencies if d in dsk) for k, t in dsk.items()}
-    ready = [k for k, n in missing.items() if n == 0]
-    order = []
-    while ready:
-        key = ready.pop()
-        order.append(key)
-        for k in dependents.get(key, ()):
-            missing[k] -= 1
-            if missing[k] == 0:
-                ready.append(k)
-    return order
 
 
 def _install_optimize() -> None:

@@ -108,12 +108,17 @@ def _core_type(dtype, ndim: int):
 def _out_dtypes(vf, types: tuple, nout: int) -> list:
     """The outputs' dtypes: ``otypes``, else those of the function's results (as
     ``np.asarray(result).dtype``: a Python int is int64, a float float64)."""
-    key = ("gufunc", types, nout)
+    return _once(vf, ("gufunc", types, nout), lambda: _result_dtypes(vf, types, nout), Exception)
+
+
+def _once(vf, key, make, kept):
+    """``make()``, found once per ``key`` in ``vf._specs``; an error of the ``kept`` kinds is
+    kept too, and raised again by the next call with the same key."""
     found = vf._specs.get(key)
     if found is None:
         try:
-            found = _result_dtypes(vf, types, nout)
-        except Exception as e:  # noqa: BLE001 (kept: the next call with these types raises it)
+            found = make()
+        except kept as e:
             found = e
         vf._specs[key] = found
     if isinstance(found, Exception):
@@ -223,16 +228,8 @@ def _first_point(vf, inputs: list, nloop: int, types: tuple, dim_sizes: dict) ->
     types and core sizes. Raises ``Uncompilable`` where the results do not fit the signature
     (NumPy's loop then raises NumPy's error) or the function does not compile."""
     key = ("gufunc arrays", types, tuple(sorted(dim_sizes.items())))
-    found = vf._specs.get(key)
-    if found is None:
-        try:
-            found = _check_first_point(vf, inputs, nloop, types, dict(dim_sizes))
-        except Uncompilable as e:
-            found = e
-        vf._specs[key] = found
-    if isinstance(found, Exception):
-        raise found
-    return found
+    return _once(vf, key, lambda: _check_first_point(vf, inputs, nloop, types, dict(dim_sizes)),
+                 Uncompilable)  # fmt: skip
 
 
 def _check_first_point(vf, inputs, nloop, types, dim_sizes) -> tuple:
