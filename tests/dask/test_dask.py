@@ -443,3 +443,14 @@ def test_on_worker_processes_a_chunk_is_one_plan(client):
     chunks = x.numblocks[0]
     assert counts[0] <= chunks + 4  # (a plan a chunk, and the joins of its partial sums)
     assert counts[1] >= 3 * chunks
+
+
+def test_the_transfer_probe_moves_a_chunk_between_two_workers(client):
+    """``bench --dask --workers N``'s first line: one chunk's move between two workers, and
+    the bytes numloom copied through the host (none for CPU chunks: their buffers are sent)."""
+    from numloom.tools.bench_dask import transfer_probe
+
+    line = transfer_probe(client, nbytes=1 << 20, repeat=2)
+    assert "a 1 MiB chunk from one worker to the other" in line
+    assert "arrived as cpu 1048576" in line
+    assert "sender 0 device to host, receiver 0 host to device" in line
