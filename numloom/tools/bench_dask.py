@@ -279,6 +279,35 @@ def transfer_probe(client, nbytes: int = 80 * 2**20, repeat: int = 5) -> str:
             f"device to host, receiver {got['host_to_device_bytes']} host to device")
 
 
+def task_profile(client, name: str, program, top: int = 8) -> list:
+    """One Dask+numloom compute of ``program`` on ``client``'s cluster under Dask's task
+    stream: its wall time, and the workers' time by kind of task (a key's name without its
+    token) and by action (compute, transfer, disk), the largest first."""
+    import dask
+    import dask.array as da
+    from distributed import get_task_stream
+
+    start = time.perf_counter()
+    with get_task_stream(client) as stream, dask.config.set({"array.backend": "numloom"}):
+        made = program(da)
+        _host(made.compute() if hasattr(made, "compute") else made)
+    wall = 1e3 * (time.perf_counter() - start)
+    spent: dict = {}
+    for record in stream.data:
+        key = record["key"]
+        kind = (key[0] if isinstance(key, tuple) else str(key)).rsplit("-", 1)[0]
+        for part in record["startstops"]:
+            entry = spent.setdefault((kind, part["action"]), [0, 0.0])
+            entry[0] += 1
+            entry[1] += 1e3 * (part["stop"] - part["start"])
+    total = sum(ms for _, ms in spent.values())
+    lines = [f"{name}: task stream of one compute: {wall:.1f} ms wall, {len(stream.data)} tasks, "
+             f"{total:.1f} ms on the workers"]  # fmt: skip
+    for (kind, action), (count, ms) in sorted(spent.items(), key=lambda kv: -kv[1][1])[:top]:
+        lines.append(f"  {ms:9.1f} ms  {count:5d}x {action:8s} {kind[:70]}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m numloom bench --dask",
                                      description=__doc__.splitlines()[0])  # fmt: skip
@@ -301,6 +330,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plain", action="store_true",
                         help="add Dask+numloom's throughput as a share of plain numloom's on one "
                              "chunk (Black-Scholes, softmax)")
+    parser.add_argument("--profile", action="store_true",
+                        help="with --workers: after each workload, one more Dask+numloom compute "
+                             "under Dask's task stream, its time on the workers by kind of task")
     args = parser.parse_args(argv)
     try:
         import dask  # noqa: F401
@@ -333,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     header += ["of plain numloom"] * args.plain + ["check"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
-    failed = []
+    failed, profiles = [], []
     for name, (size, program) in programs.items():
         if name not in only:
             continue
@@ -367,6 +399,10 @@ def main(argv: list[str] | None = None) -> int:
             cells += [_plain_share(name, SIZES[args.sizes], medians["numloom"], args.repeat)]
         cells += ["unchecked" if reference is None else "OK" if ok else "DIFFERS"]
         print("| " + " | ".join(cells) + " |", flush=True)
+        if client and args.profile:
+            profiles.append(task_profile(client, name, program))
+    for lines in profiles:
+        print("\n" + "\n".join(lines))
     if client:
         client.close()
     if failed:
