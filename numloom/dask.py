@@ -411,6 +411,64 @@ def _install_optimize() -> None:
 _install_optimize()
 
 
+# --- arg-reductions ------------------------------------------------------------------------------
+
+
+def _arg_chunk(func, argfunc, x, axis, offset_info):
+    """Dask's ``arg_chunk`` (each chunk's extreme values and their positions in the whole
+    array) for numloom chunks: the pair as a dict of two numloom arrays, as Dask keeps CuPy's.
+    Dask's own makes a NumPy structured array, which numloom holds through NumPy: every chunk
+    would leave the device, and the reduction would go on in NumPy."""
+    if not isinstance(x, _ndarray()):
+        return _DASK_ARG[0](func, argfunc, x, axis, offset_info)
+    arg_axis = None if len(axis) == x.ndim or x.ndim == 1 else axis[0]
+    vals = func(x, axis=arg_axis, keepdims=True)
+    arg = argfunc(x, axis=arg_axis, keepdims=True)
+    if x.ndim > 0:
+        if arg_axis is None:  # (the chunk's flat position to the whole array's, traced: no
+            offset, total_shape = offset_info  # value is read here)
+            total, inner, outer = arg * 0, 1, 1
+            for n, o, whole in zip(reversed(x.shape), reversed(offset), reversed(total_shape)):
+                total = total + ((arg // inner) % n + o) * outer
+                inner, outer = inner * n, outer * whole
+            arg = total
+        else:
+            arg = arg + offset_info
+    return {"vals": vals, "arg": arg}
+
+
+def _arg_combine(argfunc, data, axis=None, **kwargs):
+    """Dask's ``arg_combine`` for the pairs ``_arg_chunk`` makes (dicts of numloom arrays)."""
+    if not (isinstance(data, dict) and isinstance(data["vals"], _ndarray())):
+        return _DASK_ARG[1](argfunc, data, axis=axis, **kwargs)
+    from dask.array.reductions import _arg_combine as combine
+
+    arg, vals = combine(data, axis, argfunc, keepdims=True)
+    return {"vals": vals, "arg": arg}
+
+
+def _ndarray():
+    import numloom
+
+    return numloom.ndarray
+
+
+_DASK_ARG: list = []  # Dask's own arg_chunk and arg_combine, for other chunks
+
+
+def _install_arg_reductions() -> None:
+    """``da.argmin`` and friends build their tasks from ``dask.array.reductions``' module-level
+    ``arg_chunk`` and ``arg_combine`` at each call: numloom's stand in front of them."""
+    from dask.array import reductions
+
+    if reductions.arg_chunk is not _arg_chunk:
+        _DASK_ARG[:] = [reductions.arg_chunk, reductions.arg_combine]
+        reductions.arg_chunk, reductions.arg_combine = _arg_chunk, _arg_combine
+
+
+_install_arg_reductions()
+
+
 # --- serialization between worker processes --------------------------------------------------
 
 

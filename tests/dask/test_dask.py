@@ -458,3 +458,29 @@ def test_the_transfer_probe_moves_a_chunk_between_two_workers(client):
         assert "sender 0 device to host, receiver 0 host to device" in line
     else:  # (CPU worker processes over TCP: a GPU chunk is sent through the host, both ways)
         assert "sender 2097152 device to host, receiver 2097152 host to device" in line
+
+
+@pytest.mark.parametrize("name", ["argmin", "argmax", "nanargmin", "nanargmax"])
+@pytest.mark.parametrize("axis", [0, 1, None])
+def test_arg_reductions_of_numloom_chunks_keep_numloom_arrays(name, axis):
+    """Dask's arg-reductions carry each chunk's values and positions as a NumPy structured
+    array, which numloom holds through NumPy (on a GPU: a round trip through the host for every
+    chunk). For numloom chunks they are a pair of numloom arrays, as for CuPy's."""
+    data = HOST.copy()
+    data[7, 3] = data[40, 22] = numpy.nan if name.startswith("nan") else 2.0
+    mine = da.from_array(numloom.asarray(data), chunks=(15, 10))
+    before = dict(numloom.stats()["fallbacks"])
+    got = getattr(da, name)(mine, axis=axis).compute(scheduler="sync")
+    assert numloom.stats()["fallbacks"] == before
+    # (a whole-array position is one number: small data on the CPU gives NumPy's scalar, as
+    # numloom's own reductions of it do)
+    assert isinstance(got, numloom.ndarray) or (axis is None and isinstance(got, numpy.intp))
+    numpy.testing.assert_array_equal(numpy.asarray(got), getattr(numpy, name)(data, axis=axis))
+    # each chunk's task gives numloom arrays (also where the result is one number)
+    from dask.array import chunk, reductions
+
+    axes = (0, 1) if axis is None else (axis,)
+    offset = ((15, 10), data.shape) if axis is None else 15
+    pair = reductions.arg_chunk(chunk.min, chunk.argmin, numloom.asarray(data[15:30, 10:20]),
+                                axes, offset)  # fmt: skip
+    assert {type(v) for v in pair.values()} == {numloom.ndarray}
