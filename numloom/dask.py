@@ -439,12 +439,35 @@ def _arg_chunk(func, argfunc, x, axis, offset_info):
 
 def _arg_combine(argfunc, data, axis=None, **kwargs):
     """Dask's ``arg_combine`` for the pairs ``_arg_chunk`` makes (dicts of numloom arrays)."""
-    if not (isinstance(data, dict) and isinstance(data["vals"], _ndarray())):
+    if not _numloom_pair(data):
         return _DASK_ARG[1](argfunc, data, axis=axis, **kwargs)
-    from dask.array.reductions import _arg_combine as combine
-
-    arg, vals = combine(data, axis, argfunc, keepdims=True)
+    arg, vals = _arg_merge(data, axis, argfunc, keepdims=True)
     return {"vals": vals, "arg": arg}
+
+
+def _arg_merge(data, axis, argfunc, keepdims=False):
+    """Dask's ``_arg_combine`` (the pairs' extreme along ``axis``, and its position), for
+    numloom pairs by ``take_along_axis``: Dask's indexes with ``np.ogrid``'s host arrays of the
+    whole chunk (on a GPU, copied to the device at every chunk)."""
+    if not _numloom_pair(data):
+        return _DASK_ARG[2](data, axis, argfunc, keepdims=keepdims)
+    import numloom
+
+    vals, arg = data["vals"], data["arg"]
+    axis = None if len(axis) == vals.ndim or vals.ndim == 1 else axis[0]
+    if axis is None:
+        local = argfunc(vals, axis=None, keepdims=keepdims)
+        return arg.ravel()[local], vals.ravel()[local]
+    local = numloom.expand_dims(argfunc(vals, axis=axis), axis)
+    vals = numloom.take_along_axis(vals, local, axis)
+    arg = numloom.take_along_axis(arg, local, axis)
+    if not keepdims:
+        vals, arg = vals.squeeze(axis), arg.squeeze(axis)
+    return arg, vals
+
+
+def _numloom_pair(data) -> bool:
+    return isinstance(data, dict) and isinstance(data.get("vals"), _ndarray())
 
 
 def _ndarray():
@@ -453,17 +476,19 @@ def _ndarray():
     return numloom.ndarray
 
 
-_DASK_ARG: list = []  # Dask's own arg_chunk and arg_combine, for other chunks
+_DASK_ARG: list = []  # Dask's own arg_chunk, arg_combine and _arg_combine, for other chunks
 
 
 def _install_arg_reductions() -> None:
     """``da.argmin`` and friends build their tasks from ``dask.array.reductions``' module-level
-    ``arg_chunk`` and ``arg_combine`` at each call: numloom's stand in front of them."""
+    ``arg_chunk`` and ``arg_combine`` at each call, and those and ``arg_agg`` call its
+    ``_arg_combine``: numloom's stand in front of them, for numloom chunks only."""
     from dask.array import reductions
 
     if reductions.arg_chunk is not _arg_chunk:
-        _DASK_ARG[:] = [reductions.arg_chunk, reductions.arg_combine]
+        _DASK_ARG[:] = [reductions.arg_chunk, reductions.arg_combine, reductions._arg_combine]
         reductions.arg_chunk, reductions.arg_combine = _arg_chunk, _arg_combine
+        reductions._arg_combine = _arg_merge  # (arg_agg's and nanarg_agg's, too)
 
 
 _install_arg_reductions()

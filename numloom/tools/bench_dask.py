@@ -287,7 +287,7 @@ def task_profile(client, name: str, program, top: int = 8) -> list:
     import dask.array as da
     from distributed import get_task_stream
 
-    start = time.perf_counter()
+    start, since = time.perf_counter(), time.time()
     with get_task_stream(client) as stream, dask.config.set({"array.backend": "numloom"}):
         made = program(da)
         _host(made.compute() if hasattr(made, "compute") else made)
@@ -305,6 +305,34 @@ def task_profile(client, name: str, program, top: int = 8) -> list:
              f"{total:.1f} ms on the workers"]  # fmt: skip
     for (kind, action), (count, ms) in sorted(spent.items(), key=lambda kv: -kv[1][1])[:top]:
         lines.append(f"  {ms:9.1f} ms  {count:5d}x {action:8s} {kind[:70]}")
+    return lines + _sampled(client.profile(start=since), top)
+
+
+def _sampled(tree: dict, top: int) -> list:
+    """The workers' sampled call stacks (Dask's statistical profiler, ``client.profile``):
+    the functions with the most samples in themselves, and numloom's with the most in all."""
+    own: dict = {}
+    total: dict = {}
+
+    def walk(node, path):
+        d = node["description"]
+        name = f"{d['filename'].rsplit('site-packages/', 1)[-1]}:{d['line_number']} {d['name']}"
+        inner = sum(c["count"] for c in node["children"].values())
+        own[name] = own.get(name, 0) + node["count"] - inner
+        if name not in path:
+            total[name] = total.get(name, 0) + node["count"]
+        for child in node["children"].values():
+            walk(child, path | {name})
+
+    for child in tree["children"].values():
+        walk(child, frozenset())
+    count = max(tree["count"], 1)
+    lines = [f"  sampled: {tree['count']} samples of the workers' threads; most in themselves:"]
+    lines += [f"    {n / count:6.1%}  {name[-90:]}"
+              for name, n in sorted(own.items(), key=lambda kv: -kv[1])[:top]]  # fmt: skip
+    lines.append("  numloom's functions, with what they call:")
+    mine = [(name, n) for name, n in total.items() if "numloom/" in name]
+    lines += [f"    {n / count:6.1%}  {name[-90:]}" for name, n in sorted(mine, key=lambda kv: -kv[1])[:top]]
     return lines
 
 
