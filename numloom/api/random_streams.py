@@ -61,16 +61,44 @@ def jump(steps: int, inc: int) -> tuple:
 @functools.lru_cache(maxsize=16)
 def jumps(inc: int, near: int = 0) -> _np.ndarray:
     """The jumps by 2**k draws, k = 0..63, then by d draws, d = 0..near-1, as ``uint64``
-    words ``(A.hi, A.lo, C.hi, C.lo)``."""
-    words = []
-    for k in range(64):
-        a, c = jump(1 << k, inc)
-        words += [a >> 64, a & _MASK64, c >> 64, c & _MASK64]
+    words ``(A.hi, A.lo, C.hi, C.lo)``.
+
+    ``A`` (the multiplier's power) does not depend on the stream, and ``C = inc * S`` where
+    ``S`` is the jump's ``C`` for ``inc = 1``: both kept per ``near``, so a new stream (each
+    of Dask's chunks draws from its own) costs one 128-bit product per jump, in NumPy, not
+    the jumps' Python integer arithmetic (about 6 ms a stream)."""
+    a_hi, a_lo, s_hi, s_lo = _unit_jumps(near)
+    i_hi, i_lo = _np.uint64(inc >> 64), _np.uint64(inc & _MASK64)
+    # inc * S mod 2**128: the low words' full product, and the cross terms' low words
+    c_hi, c_lo = _mul_64x64(i_lo, s_lo)
+    c_hi = c_hi + i_lo * s_hi + i_hi * s_lo  # (uint64: wraps mod 2**64)
+    words = _np.empty((len(a_hi), 4), _np.uint64)
+    words[:, 0], words[:, 1], words[:, 2], words[:, 3] = a_hi, a_lo, c_hi, c_lo
+    return words.reshape(-1)
+
+
+@functools.lru_cache(maxsize=4)
+def _unit_jumps(near: int) -> tuple:
+    """``jumps``' multipliers ``A`` and its ``C`` for ``inc = 1``, as (A.hi, A.lo, S.hi, S.lo)
+    word arrays."""
+    pairs = [jump(1 << k, 1) for k in range(64)]
     a, c = 1, 0
     for _ in range(near):
-        words += [a >> 64, a & _MASK64, c >> 64, c & _MASK64]
-        a, c = (a * MULTIPLIER) & _MASK128, (c * MULTIPLIER + inc) & _MASK128
-    return _np.array(words, _np.uint64)
+        pairs.append((a, c))
+        a, c = (a * MULTIPLIER) & _MASK128, (c * MULTIPLIER + 1) & _MASK128
+    return tuple(_np.array(words, _np.uint64) for words in (
+        [a >> 64 for a, _ in pairs], [a & _MASK64 for a, _ in pairs],
+        [c >> 64 for _, c in pairs], [c & _MASK64 for _, c in pairs]))  # fmt: skip
+
+
+def _mul_64x64(x: _np.uint64, y: _np.ndarray) -> tuple:
+    """``(hi, lo)`` words of the 128-bit products ``x * y`` (uint64), through 32-bit halves."""
+    m32, k32 = _np.uint64(0xFFFFFFFF), _np.uint64(32)
+    x0, x1, y0, y1 = x & m32, x >> k32, y & m32, y >> k32
+    p00, p01, p10, p11 = x0 * y0, x0 * y1, x1 * y0, x1 * y1
+    middle = (p00 >> k32) + (p01 & m32) + (p10 & m32)
+    hi = p11 + (p01 >> k32) + (p10 >> k32) + (middle >> k32)
+    return hi, x * y
 
 
 def advanced(state: dict, draws: int, unit32: bool) -> dict:

@@ -202,6 +202,19 @@ def test_the_near_jumps_are_jumps():
         assert (hi_lo[0] << 64 | hi_lo[1], hi_lo[2] << 64 | hi_lo[3]) == (a, c)
 
 
+@pytest.mark.parametrize("inc", [1, 3, 2**127 + 1, 2**128 - 1, 0x9E3779B97F4A7C15F39CC0605CEDC835,
+                                 numpy.random.default_rng(9).bit_generator.state["state"]["inc"]])
+def test_every_jump_of_any_stream_is_the_streams_jump(inc):
+    """Each of ``jumps``' entries (by 2**k and by 0..near-1 draws) for streams whose
+    increments use all 128 bits: the product ``inc * S`` it computes in 64-bit words against
+    the jump in Python's integers."""
+    words = random_streams.jumps(inc, 40).reshape(-1, 4)
+    steps = [1 << k for k in range(64)] + list(range(40))
+    for w, d in zip(words, steps, strict=True):
+        a, c = random_streams.jump(d, inc)
+        assert (int(w[0]) << 64 | int(w[1]), int(w[2]) << 64 | int(w[3])) == (a, c), d
+
+
 @pytest.mark.parametrize("pos, near", [(0, 0), (1, 1), (255, 17), (2**40 + 12345, 299)])
 def test_the_device_jumps_are_pcg64s(pos, near):
     """``nl_jump`` (by powers of two) and ``nl_near`` (by a few draws), as the kernels take
