@@ -107,6 +107,32 @@ def _allocate(state: _Device, nbytes: int):
                                    f"{free} bytes free ({e})") from None  # fmt: skip
 
 
+def release_cached(device: str) -> int:
+    """Gives the device memory numloom holds for reuse back to the driver, as CuPy's
+    ``free_all_blocks`` does for its pool: the blocks of dead arrays kept per size, and the
+    stream-ordered pool's free memory, which cuda.core's resource keeps (its release
+    threshold is the largest) until another library in the process, CuPy, JAX or torch, finds
+    the GPU full. Returns the bytes the pool gave back."""
+    import gc
+
+    from cuda.bindings import driver
+
+    gc.collect()
+    state = _get(device)
+    for key in [k for k in _free if k[0] == device]:
+        _kept["bytes"] -= key[1] * len(_free.pop(key))
+    state.stream.sync()  # (blocks freed in stream order are free once the stream is done)
+    pool = _check(driver.cuDeviceGetMemPool(state.device.device_id), "cuDeviceGetMemPool")[1]
+    reserved = driver.CUmemPool_attribute.CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
+
+    def held() -> int:
+        return int(_check(driver.cuMemPoolGetAttribute(pool, reserved), "cuMemPoolGetAttribute")[1])
+
+    before = held()
+    _check(driver.cuMemPoolTrimTo(pool, 0), "cuMemPoolTrimTo")
+    return before - held()
+
+
 def device_memory(device: str) -> int | None:
     """The device's total memory in bytes (None where it cannot be asked)."""
     try:

@@ -193,6 +193,25 @@ def _run(program, backend: str, repeat: int, scheduler: str | None = "threads"):
     return result, statistics.median(times), first
 
 
+def _release(backend: str, device: str) -> None:
+    """The GPU memory ``backend``'s pool keeps after its runs, given back to the driver: the
+    next library in this process (each peer keeps what its arrays held) would find the GPU
+    full."""
+    if device == "cpu":
+        return
+    if backend == "numloom":
+        from numloom.backends import cuda_memory
+
+        cuda_memory.release_cached(device)
+    elif backend == "cupy":
+        import gc
+
+        import cupy
+
+        gc.collect()
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
 def _backends(device: str) -> list:
     found = ["numpy", "numloom"]
     if device != "cpu":
@@ -415,9 +434,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"Dask+{backend} failed on {name}: {type(error).__name__}: "
                       f"{str(error)[:200]}", file=sys.stderr)  # fmt: skip
                 results[backend], medians[backend] = None, float("nan")
-                continue
-            if backend == "numloom":
-                first = started
+            else:
+                if backend == "numloom":
+                    first = started
+            _release(backend, device)  # (after the error, and the arrays its frames held, went)
         # (NumPy's chunks draw numloom's streams; CuPy's draw their own: a check only where
         # nothing is drawn)
         reference = results.get("numpy", None if name in DRAWN else results.get("cupy"))

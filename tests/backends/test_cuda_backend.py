@@ -555,6 +555,26 @@ def test_a_dead_arrays_device_memory_goes_to_the_next_array_of_its_size():
 
 
 @gpu
+def test_release_cached_gives_dead_arrays_memory_back_to_the_driver():
+    """``cuda_memory.release_cached``: what dead arrays held (kept per size, and in the
+    stream-ordered pool) goes back to the driver, for another library in the process; live
+    arrays keep their memory and values."""
+    from numloom.backends import cuda_memory
+
+    with _on_cuda():
+        kept = nl.arange(1000.0)
+        dead = [nl.arange(float(n)) * 2 for n in (2**24, 2**24 + 8, 2**25)]
+        nl.sync()
+        held = cuda_memory.memory_in_use()
+        del dead
+        device = kept.device if isinstance(kept.device, str) else str(kept.device)
+        assert cuda_memory.release_cached(device) >= (2**24 + 2**24 + 8 + 2**25) * 8 // 2
+        assert cuda_memory.memory_in_use() < held
+        assert cuda_memory.release_cached(device) == 0  # (nothing more to give)
+        numpy.testing.assert_array_equal((kept + 1).get(), numpy.arange(1000.0) + 1)
+
+
+@gpu
 def test_sync_waits_for_work_that_only_numloom_jit_launched():
     """A device that ran only jit replays (no plan of its own) is still waited for."""
     from numloom.core import realize
