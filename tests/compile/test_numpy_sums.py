@@ -161,3 +161,19 @@ def test_whole_sums_over_transposed_data_take_numpys_memory_order(shape, what):
     want = TRANSPOSED[what](numpy, a, b)
     got = TRANSPOSED[what](nl, nl.asarray(a, device="cpu"), nl.asarray(b, device="cpu"))
     assert float(got) == float(want)
+
+
+
+@pytest.mark.parametrize("make", [lambda v: v.sum(), lambda v: ((v - 1.5) ** 2).sum(),
+                                  lambda v: (v[:, :50] * v[:, 50:100]).sum()])  # fmt: skip
+def test_a_whole_sum_of_contiguous_data_is_one_flat_run(make):
+    """NumPy adds a whole C-contiguous array (or a computed value, its C-ordered temporary) as
+    one pairwise run: numloom's kernel loops over its flat position, with no per-element
+    division of it into coordinates (``pw_q``) where the reads take the flat position as it is
+    (a 101x101 sum took 75 us that way, against 19 us flat). Strided reads (the column slices)
+    still divide, for their own coordinates; the sums are NumPy's, bit for bit."""
+    host = RNG.random((101, 103))
+    got = make(nl.asarray(host))
+    (kernel,) = nl.explain(got).kernels
+    assert "pw_q" not in kernel.source
+    numpy.testing.assert_array_equal(numpy.asarray(got), make(host))
