@@ -669,9 +669,15 @@ def _lower_row(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
            for r in reduces):  # fmt: skip
         raise Unsupported("reductions over different rows")
     outer = tuple(low.param(("shape", d), n) for d, n in enumerate(rows))
-    inner = tuple(low.param(("rshape", d), n) for d, n in enumerate(src_shape[len(rows) :]))
     row_coords = tuple(f"i{k}" for k in range(len(rows)))
-    point = ("coords", row_coords + tuple(f"r{k}" for k in range(n_inner)))
+    if not rows and n_inner > 1 and all(_one_run(r, n_inner) for r in reduces):
+        # whole-array reductions, each one run in C order: one loop over the flat position
+        # (as _lower_reduce's), no division of it into coordinates for contiguous reads
+        inner = (low.param(("rsize",), math.prod(src_shape)),)
+        point = ("flat", "r0")
+    else:
+        inner = tuple(low.param(("rshape", d), n) for d, n in enumerate(src_shape[len(rows):]))
+        point = ("coords", row_coords + tuple(f"r{k}" for k in range(n_inner)))
     row_flat = low.linear(row_coords, rows, "rows") if rows else "0"
     phases = []
     for k, r in enumerate(reduces):
@@ -682,11 +688,14 @@ def _lower_row(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
         out = kir.Store(name, row_flat, "acc")
         index = "r0" if kind in ("argmax", "argmin") else "0"
         order = numpy_sum_order(r.srcs[0], r.arg[1], kind)
+        if point[0] == "flat" and order is not None:
+            order = (1, order[1])
         phases.append(kir.Phase(tuple(low.body), kir.Reduction(kind, _acc_type(kind, r.srcs[0].dtype),
                                                               value, index, out, order)))  # fmt: skip
         low.row_locals[id(r)] = low.noted(r, f"(({compute_type(r.dtype)}){name})")
     low.body, low.memo = [], _const_memo(low.memo)
-    stores = [kir.Store(f"out{j}", low.linear(point[1], src_shape, "out"), low.value(o, point))
+    at = point[1] if point[0] == "flat" else low.linear(point[1], src_shape, "out")
+    stores = [kir.Store(f"out{j}", at, low.value(o, point))
               for j, o in enumerate(kernel.outputs) if o.shape == src_shape]  # fmt: skip
     phases.append(kir.Phase(tuple(low.body), None, tuple(stores)))
     low.body, low.memo = [], _const_memo(low.memo)
@@ -697,6 +706,18 @@ def _lower_row(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
     return kir.Kernel(name=kernel.name, kind="row", buffers=_buffers(kernel), outer=outer,
                       inner=inner, prologue=tuple(low.prologue), phases=tuple(phases),
                       body=tuple(low.body), row_stores=tuple(row_stores))  # fmt: skip
+
+
+def _one_run(r: Node, n_inner: int) -> bool:
+    """Whether reduction ``r`` (over its source's last ``n_inner`` axes) visits them as one run
+    in C order, its flat position's: a sum NumPy adds as one pairwise run over them all, or a
+    reduction whose order does not change its value (max, min, any, all; integer sums and
+    products)."""
+    kind, dtype = r.arg[0], r.srcs[0].dtype
+    if kind in ("max", "min", "any", "all") or (kind in ("sum", "prod") and dtype.kind in "biu"):
+        return True
+    order = numpy_sum_order(r.srcs[0], r.arg[1], kind)
+    return kind == "sum" and order is not None and order[0] == n_inner
 
 
 def _const_memo(memo: dict) -> dict:

@@ -177,3 +177,43 @@ def test_a_whole_sum_of_contiguous_data_is_one_flat_run(make):
     (kernel,) = nl.explain(got).kernels
     assert "pw_q" not in kernel.source
     numpy.testing.assert_array_equal(numpy.asarray(got), make(host))
+
+
+def _steepest_descent_step(xp, p, b, dx=0.01):
+    """One step of numerical-mooc's steepest descent for the 2D Poisson equation (lesson
+    05_04), and its convergence test's norms."""
+    def laplacian(q):
+        return (-4.0 * q[1:-1, 1:-1] + q[1:-1, :-2] + q[1:-1, 2:] + q[:-2, 1:-1]
+                + q[2:, 1:-1]) / dx**2  # fmt: skip
+
+    r, Ar = xp.zeros_like(p), xp.zeros_like(p)
+    r[1:-1, 1:-1] = b[1:-1, 1:-1] - laplacian(p)
+    Ar[1:-1, 1:-1] = laplacian(r)
+    alpha = xp.sum(r * r) / xp.sum(r * Ar)
+    new = p + alpha * r
+    return new, alpha, xp.sqrt(xp.sum((new - p) ** 2)), xp.sqrt(xp.sum(p**2))
+
+
+def test_a_solvers_whole_sums_fused_in_one_kernel_are_flat_runs_and_numpys():
+    """The step's two sums and their quotient (``alpha``) are one kernel over the grid's flat
+    position, as each whole sum is, and every value is NumPy's, bit for bit."""
+    p, b = RNG.random((101, 101)), RNG.random((101, 101))
+    got = _steepest_descent_step(nl, nl.asarray(p), nl.asarray(b))
+    kernels = nl.explain(*got).kernels
+    assert not any("pw_q" in k.source for k in kernels)
+    for g, w in zip(got, _steepest_descent_step(numpy, p, b)):
+        numpy.testing.assert_array_equal(numpy.asarray(g), w)
+
+
+def test_a_whole_array_row_kernel_stores_every_element_at_its_flat_position():
+    """A whole-array softmax is one row kernel (the max, the sum, then the quotient stored):
+    over the flat position, every element is stored where it belongs. (The exponentials are
+    glibc's vector functions here, within an ulp of NumPy's.)"""
+    host = RNG.random((37, 41))
+    x = nl.asarray(host)
+    e = nl.exp(x - x.max())
+    got = e / e.sum()
+    (kernel,) = nl.explain(got).kernels
+    assert "pw_q" not in kernel.source
+    e = numpy.exp(host - host.max())
+    numpy.testing.assert_allclose(numpy.asarray(got), e / e.sum(), rtol=4e-16, atol=0)
