@@ -484,3 +484,16 @@ def test_arg_reductions_of_numloom_chunks_keep_numloom_arrays(name, axis):
     pair = reductions.arg_chunk(chunk.min, chunk.argmin, numloom.asarray(data[15:30, 10:20]),
                                 axes, offset)  # fmt: skip
     assert {type(v) for v in pair.values()} == {numloom.ndarray}
+
+
+@pytest.mark.parametrize("shape, chunks, axis", [((50,), 7, None), ((50,), 7, 0),
+                                                 ((6, 5, 4), (4, 2, 3), None),
+                                                 ((6, 5, 4), (4, 2, 3), 2)])  # fmt: skip
+def test_arg_reductions_of_numloom_chunks_of_one_and_three_axes(shape, chunks, axis):
+    """The whole array's flat position from each chunk's (``unravel``/``ravel_multi_index``,
+    traced on numloom's arrays) and a picked axis: NumPy's answer."""
+    data = numpy.random.default_rng(4).random(shape)
+    mine = da.from_array(numloom.asarray(data), chunks=chunks)
+    for name in ("argmax", "argmin"):
+        got = getattr(da, name)(mine, axis=axis).compute(scheduler="sync")
+        numpy.testing.assert_array_equal(numpy.asarray(got), getattr(numpy, name)(data, axis=axis))
