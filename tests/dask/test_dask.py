@@ -497,3 +497,15 @@ def test_arg_reductions_of_numloom_chunks_of_one_and_three_axes(shape, chunks, a
     for name in ("argmax", "argmin"):
         got = getattr(da, name)(mine, axis=axis).compute(scheduler="sync")
         numpy.testing.assert_array_equal(numpy.asarray(got), getattr(numpy, name)(data, axis=axis))
+
+
+def test_the_task_profile_names_each_kind_of_task_and_the_sampled_stacks(client):
+    """``bench --dask --profile``: one compute's wall time, the workers' time by kind of task
+    (Black-Scholes' chunk tasks fused into one, ``numloom-chunk``), and the sampled stacks."""
+    from numloom.tools.bench_dask import SIZES, _programs, task_profile
+
+    _, program = _programs(SIZES["small"])["blackscholes"]
+    lines = task_profile(client, "blackscholes", program)
+    assert lines[0].startswith("blackscholes: task stream of one compute: ")
+    assert any("compute  numloom-chunk" in line for line in lines[1:])
+    assert any(line.startswith("  sampled: ") for line in lines)
