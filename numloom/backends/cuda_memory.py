@@ -122,7 +122,8 @@ def release_cached(device: str) -> int:
     for key in [k for k in _free if k[0] == device]:
         _kept["bytes"] -= key[1] * len(_free.pop(key))
     state.stream.sync()  # (blocks freed in stream order are free once the stream is done)
-    pool = _check(driver.cuDeviceGetMemPool(state.device.device_id), "cuDeviceGetMemPool")[1]
+    dev = driver.CUdevice(state.device.device_id)
+    pool = _check(driver.cuDeviceGetMemPool(dev), "cuDeviceGetMemPool")[1]
     reserved = driver.CUmemPool_attribute.CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
 
     def held() -> int:
