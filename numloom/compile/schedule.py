@@ -243,9 +243,17 @@ def _row_local_reductions(order: list, roots: list) -> set:
             consumers.setdefault(id(s), []).append(n)
     local = set()
     for n in order:
-        if n.op is Op.REDUCE and trailing_axes(n) and _row_uses_ok(n, consumers):
+        if (n.op is Op.REDUCE and trailing_axes(n) and _row_uses_ok(n, consumers)
+                and (n.shape != () or n.srcs[0].size <= WHOLE_ROW_ELEMENTS)):  # fmt: skip
             local.add(id(n))
     return local
+
+
+# A whole-array reduction fused with its uses makes the whole array one row: one thread runs
+# it on the CPU, one block on a GPU. Beyond this many elements it is a reduction kernel of its
+# own (threads and blocks sharing the work), its result read back by the kernels using it
+# (a conjugate-gradient step's ``alpha = sum(r * r) / sum(r * Ar)`` over a large grid).
+WHOLE_ROW_ELEMENTS = 1 << 16
 
 
 def _row_uses_ok(r: Node, consumers: dict) -> bool:

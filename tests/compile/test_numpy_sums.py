@@ -217,3 +217,18 @@ def test_a_whole_array_row_kernel_stores_every_element_at_its_flat_position():
     assert "pw_q" not in kernel.source
     e = numpy.exp(host - host.max())
     numpy.testing.assert_allclose(numpy.asarray(got), e / e.sum(), rtol=4e-16, atol=0)
+
+
+@pytest.mark.parametrize("n, row_kernels", [(101, 1), (300, 0)])
+def test_a_large_whole_arrays_reductions_are_not_one_row(n, row_kernels):
+    """Whole-array reductions whose result goes back over the array (the step's ``alpha``)
+    fuse with its uses as one row kernel only while the array is small: one row is one thread
+    on the CPU and one block on a GPU. A 300x300 grid's sums are reduction kernels of their
+    own; the values are NumPy's either way."""
+    p, b = RNG.random((n, n)), RNG.random((n, n))
+    got = _steepest_descent_step(nl, nl.asarray(p), nl.asarray(b))
+    for target in ("cpu", "cuda"):
+        kernels = nl.explain(*got, target=target).kernels
+        assert sum(" nl_row_" in k.source for k in kernels) == row_kernels, target
+    for g, w in zip(got, _steepest_descent_step(numpy, p, b)):
+        numpy.testing.assert_array_equal(numpy.asarray(g), w)
