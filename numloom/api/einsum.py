@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as _np
 from numpy._core.einsumfunc import _parse_einsum_input
 
-from ..core.array import as_scalar_result, asarray
+from ..core.array import as_scalar_result, asarray, share
 from ..core.array_views import reshape_array
 from ..core.dag import prod as _size_of
 from . import reductions as _r
@@ -62,6 +62,11 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
     terms = [(a.astype(dtype, copy=False), lab) for a, lab in zip(ordered, labels)]
     r = _contract_all(terms, output, _path(full, len(terms), optimize), dtype)
     if out is None:
+        if len(ordered) == 1 and r._storage is ordered[0]._storage and r._readonly \
+                and not ordered[0]._readonly:
+            # a view of the operand (``'ii->i'``, ``'ij->ji'``): NumPy's is writeable, and a
+            # write through it is a write into the operand
+            r = share(r, r._view, readonly=False)
         return as_scalar_result(r, *ordered)  # (a full contraction: NumPy's scalar)
     if tuple(out.shape) != r.shape:
         _np.einsum(*full, out=_zero_strided(out.shape, out.dtype), optimize=optimize, **kwargs)

@@ -317,6 +317,18 @@ def test_einsum_interleaved_out_and_dtype(xp):
             xp.einsum(a, [Ellipsis, 1], [Ellipsis]))  # fmt: skip
 
 
+@pytest.mark.parametrize("subscripts, shape", [("ii->i", (3, 3)), ("ij->ji", (3, 4)),
+                                               ("iji->ij", (3, 2, 3)), ("ijk->kji", (2, 3, 4))])  # fmt: skip
+@numpy_compare()
+def test_einsum_views_are_writeable_and_write_into_the_operand(xp, subscripts, shape):
+    """NumPy's docstring: ``np.einsum('ii->i', a)[:] = 1`` writes a's diagonal (an einsum
+    that only views its operand returns a writeable view)."""
+    a = xp.zeros(shape)
+    v = xp.einsum(subscripts, a)
+    v[...] = 1
+    return a, v.flags.writeable
+
+
 @pytest.mark.parametrize(
     "call",
     [
