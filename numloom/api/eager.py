@@ -154,6 +154,35 @@ FUNCTIONS = frozenset([
 ])  # fmt: skip
 
 
+# NumPy's functions that give a scalar for a Python scalar (``np.round(2.345, 2)``,
+# ``np.sum(3)``, ``np.real(2.5)``): called with one and no array, they are NumPy's calls,
+# whose scalar (a ``float`` subclass, as ``json.dumps`` and ``isinstance`` expect) is the
+# result, not a 0-d array standing for it.
+SCALAR_INPUTS = frozenset([
+    _np.all, _np.any, _np.amax, _np.amin, _np.max, _np.min, _np.argmax, _np.argmin, _np.angle,
+    _np.around, _np.round, _np.average, _np.clip, _np.corrcoef, _np.count_nonzero, _np.flip,
+    _np.imag, _np.real, _np.isneginf, _np.isposinf, _np.isreal, _np.mean, _np.median,
+    _np.nan_to_num, _np.nanargmax, _np.nanargmin, _np.nanmax, _np.nanmean, _np.nanmin,
+    _np.nanprod, _np.nanstd, _np.nansum, _np.nanvar, _np.prod, _np.ptp, _np.sinc, _np.std,
+    _np.sum, _np.var,
+])  # fmt: skip
+_SCALAR_ARGS = (int, float, complex, bool, str, type(None), _np.generic, _np.dtype, type)
+
+
+def scalar_call(np_fn, args: tuple, kwargs: dict):
+    """``np_fn(*args, **kwargs)`` as NumPy's own call where its first argument is a Python
+    scalar and no argument is an array (``SCALAR_INPUTS``): NumPy's scalar result as it is
+    (an array it gives, numloom's); None where numloom's function runs instead."""
+    if realize.TRACING:  # (the caller checked that args[0] is a Python scalar)
+        return None
+    for v in (*args[1:], *kwargs.values()):
+        if not (isinstance(v, _SCALAR_ARGS)
+                or (type(v) is tuple and all(type(k) is int for k in v))):  # fmt: skip
+            return None
+    made = _run(lambda: np_fn(*args, **kwargs), np_fn.__name__)
+    return _result_now(made, get_device() == "cpu")
+
+
 def _nan_in(args, kwargs) -> bool:
     """Whether a nan-function's array holds a NaN (an all-NaN slice is warned about)."""
     x = args[0] if args else kwargs.get("a")

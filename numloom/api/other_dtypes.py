@@ -44,10 +44,15 @@ def _wrapped(fn, numpy_fn, dispatching: bool):
     the call (NEP 18) and their objects' methods answer as NumPy's function calls them; data
     of other dtypes and NumPy's subclasses run NumPy's."""
     now = numpy_fn in eager.FUNCTIONS
+    scalar_in = numpy_fn in eager.SCALAR_INPUTS
     method = _METHODS.get(numpy_fn.__name__) if dispatching else None
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
+        if scalar_in and args and type(args[0]) in _PY_SCALARS:  # (``np.round(2.345, 2)``)
+            made = eager.scalar_call(numpy_fn, args, kwargs)
+            if made is not None:
+                return made
         if now:  # (small computed arrays a loop works on: NumPy's call, at once)
             made = eager.functions_now(numpy_fn, args, kwargs)
             if made is not None:
@@ -141,6 +146,7 @@ def _handed_over(numpy_fn, args: tuple, kwargs: dict):
                     f"implement __array_function__: {list(types)}")  # fmt: skip
 
 
+_PY_SCALARS = frozenset([int, float, complex, bool])
 _PLAIN = frozenset([int, float, complex, bool, str, type(None)] + [
     _np.dtype(c).type for c in "?bhilqBHILQefdFD"])  # (NumPy's scalars: no other library's)
 
