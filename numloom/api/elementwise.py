@@ -12,7 +12,7 @@ import numpy as _np
 from ..core import fperrors
 from ..core.array import _RESULT_TYPES, _speedups, asarray, ndarray, operand, result
 from ..core.dag import Op, node, user_line
-from ..core.views import broadcast_shapes
+from ..core.views import broadcast_shapes as _broadcast_shapes
 from .creation import array, empty, full_like, zeros_like
 from .shapes import complex_part as _complex_part
 from .ufuncs import NOT_OVERRIDDEN, operator_override, ufunc
@@ -196,7 +196,7 @@ def where(condition, x=None, y=None):
     else:
         dtype = _np.result_type(*(_dtype_or_scalar(v) for v in (x, y)))
         shapes = [_np.shape(v) if not isinstance(v, ndarray) else v.shape for v in (cond, x, y)]
-        shape = broadcast_shapes(*shapes)
+        shape = _broadcast_shapes(*shapes)
         if shape is None:
             _np.where(*(_np.broadcast_to(_np.zeros((), bool), s) for s in shapes))
     from .ufuncs import as_loop_node
