@@ -342,8 +342,52 @@ def _first_as_scalars(fn):
     return run
 
 
+def _tensor_val(fn):
+    """NumPy's ``polyval`` (``chebval``, ...) for numloom's ``x`` too: NumPy's broadcasts a
+    multidimensional ``c`` over ``x`` (``tensor=True``) only where ``isinstance(x,
+    numpy.ndarray)``, which a numloom array is not; the coefficients are reshaped here as
+    there, and the evaluation stays numloom's (on its device)."""
+
+    @functools.wraps(fn)
+    def val(x, c, tensor=True):
+        if tensor and isinstance(x, ndarray):
+            c = _np.array(c, ndmin=1, copy=None)
+            return fn(x, c.reshape(c.shape + (1,) * x.ndim), tensor=False)
+        return fn(x, c, tensor=tensor)
+
+    return val
+
+
+def _from_roots(fn):
+    """NumPy's ``polyvalfromroots`` for numloom's ``x`` too (``_tensor_val``'s reason)."""
+
+    @functools.wraps(fn)
+    def polyvalfromroots(x, r, tensor=True):
+        if isinstance(x, ndarray):
+            r = _np.array(r, ndmin=1, copy=None)
+            if tensor:
+                r = r.reshape(r.shape + (1,) * x.ndim)
+            elif x.ndim >= r.ndim:
+                raise ValueError("x.ndim must be < r.ndim when tensor == False")
+        return fn(x, r, tensor=tensor)
+
+    return polyvalfromroots
+
+
+_VALS = {"polynomial": "polyval", "chebyshev": "chebval", "legendre": "legval",
+         "hermite": "hermval", "hermite_e": "hermeval", "laguerre": "lagval"}  # fmt: skip
+
+
+def _polynomial(module) -> None:
+    name = _VALS[module.__name__.rsplit(".", 1)[1]]
+    setattr(module, name, _tensor_val(getattr(module, name)))
+    if hasattr(module, "polyvalfromroots"):
+        module.polyvalfromroots = _from_roots(module.polyvalfromroots)
+
+
 # module -> what makes its entry points take numloom arrays, run once it is imported
 HOOKS = {
+    **{f"numpy.polynomial.{m}": _polynomial for m in _VALS},
     "pandas": _pandas,
     "matplotlib.colors": _matplotlib_colors,
     "scipy.sparse.linalg": _scipy_sparse_linalg,

@@ -341,3 +341,37 @@ def test_broadcast_shapes_is_numpys(xp, shapes):
         return xp.broadcast_shapes(*shapes)
     except ValueError as e:
         return str(e)
+
+
+POLY_CALLS = {
+    "polyval tensor": lambda xp, x, c: xp.polynomial.polynomial.polyval(x, c),
+    "polyval flat": lambda xp, x, c: xp.polynomial.polynomial.polyval(x, c[:, :2], tensor=False),
+    "chebval": lambda xp, x, c: xp.polynomial.chebyshev.chebval(x, c),
+    "legval": lambda xp, x, c: xp.polynomial.legendre.legval(x, c),
+    "hermval": lambda xp, x, c: xp.polynomial.hermite.hermval(x, c),
+    "hermeval": lambda xp, x, c: xp.polynomial.hermite_e.hermeval(x, c),
+    "lagval": lambda xp, x, c: xp.polynomial.laguerre.lagval(x, c),
+    "polyval2d": lambda xp, x, c: xp.polynomial.polynomial.polyval2d(x, x, c),
+    "polygrid2d": lambda xp, x, c: xp.polynomial.polynomial.polygrid2d(x[0], x[1], c),
+    "chebgrid2d": lambda xp, x, c: xp.polynomial.chebyshev.chebgrid2d(x[0], x[1], c),
+    "polyvalfromroots": lambda xp, x, c: xp.polynomial.polynomial.polyvalfromroots(x, [-1, 0, 1]),
+    "fromroots 2-d": lambda xp, x, c: xp.polynomial.polynomial.polyvalfromroots(x, c),
+    "fromroots flat": lambda xp, x, c: xp.polynomial.polynomial.polyvalfromroots(
+        x[0], c, tensor=False),
+    "fromroots error": lambda xp, x, c: xp.polynomial.polynomial.polyvalfromroots(
+        x, c, tensor=False),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("call", list(POLY_CALLS.values()), ids=list(POLY_CALLS))
+@numpy_compare()
+def test_numpy_polynomial_evaluates_numloom_arrays_as_numpys(xp, call):
+    """NumPy's docstring: ``polyvalfromroots(np.arange(4).reshape(2, 2), [-1, 0, 1])``.
+    numpy.polynomial broadcasts multidimensional coefficients (or roots) over ``x`` only where
+    ``isinstance(x, numpy.ndarray)``; numloom's arrays get the same."""
+    x = xp.arange(4.0).reshape(2, 2) / 3
+    c = numpy.arange(6.0).reshape(3, 2) - 2
+    try:
+        return call(xp, x, c)
+    except ValueError as e:
+        return str(e)
