@@ -333,7 +333,7 @@ def main() -> int:
     sync, cases, host = numloom_cases(size, count, device)
     peers, peer_sync = cupy_peers(host, size, count) if gpu else (numpy_peers(host), None)
     peer_name = "CuPy RawKernel" if gpu else "NumPy"
-    print(f"numloom {nl.__version__} kernels on {device}: transpose {size}x{size} float32, "
+    print(f"numloom {nl.config.VERSION} kernels on {device}: transpose {size}x{size} float32, "
           f"histogram and SAXPY of {count} elements; per launch, batches of {args.repeat}")  # fmt: skip
     print(f"{'kernel':<12} {'numloom ms':>11} {peer_name + ' ms':>18} {'ratio':>7}  note")
     failed = False

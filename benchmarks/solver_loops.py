@@ -104,7 +104,7 @@ def main(argv=None) -> None:
         f"steepest descent {n}x{n}": (lambda xp: steepest_descent(xp, its, n), its),
     }
     exact = numloom.get_device() == "cpu"
-    print(f"numloom {numloom.__version__} on {numloom.get_device()}; median of {args.repeat} runs, "
+    print(f"numloom {numloom.config.VERSION} on {numloom.get_device()}; median of {args.repeat} runs, "
           f"us an iteration\n")  # fmt: skip
     print("| loop | NumPy | numloom | numloom / NumPy |")
     print("| --- | ---: | ---: | ---: |")

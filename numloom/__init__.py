@@ -23,7 +23,8 @@ from numpy import bool  # noqa: F401, A004
 from .core.array import asarray, ndarray  # noqa: F401  (first: the array handle)
 from . import api  # noqa: F401, I001  (the NumPy namespace, which binds into the handle)
 from . import fft, linalg  # noqa: F401, I001
-from .core.config import VERSION as __version__  # noqa: F401
+from numpy import __version__  # noqa: F401, I001  (the NumPy whose semantics numloom gives:
+# programs compare it; numloom's own version is config.VERSION, show_config()'s)
 from .core.config import show_config  # noqa: F401
 from .core import config  # noqa: F401
 from .core import device as device_module  # noqa: F401

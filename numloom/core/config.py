@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-VERSION = "0.1.0"  # numloom.__version__ (and pyproject.toml's)
+VERSION = "0.1.0"  # numloom's version (pyproject.toml's; numloom.__version__ is NumPy's)
 
 VARIABLES = {
     "NUMLOOM_DEVICE": "default device: cpu, cuda or cuda:N (default: cuda when usable, else cpu)",

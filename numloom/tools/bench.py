@@ -560,7 +560,7 @@ def write_json(path: str, rows: list, peer_names: list, device_text: str, argv: 
     import numloom
 
     document = {
-        "numloom": numloom.__version__, "numpy": np.__version__, "device": device_text,
+        "numloom": numloom.config.VERSION, "numpy": np.__version__, "device": device_text,
         "command": ["python", "-m", "numloom", "bench", *argv], "notes": list(footnotes),
         "rows": [{
             "workload": r.case.name, "size": r.case.size, "ok": r.ok,

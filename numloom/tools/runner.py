@@ -70,9 +70,6 @@ class NumpyRedirect:
         self._original = None
 
     def __enter__(self) -> NumpyRedirect:
-        import numpy
-
-        import numloom
         from numloom.api import fallback
 
         self._original = builtins.__import__
@@ -84,18 +81,13 @@ class NumpyRedirect:
             # warning a module gives as it is imported names the user's line)
             array._speedups.install_import(self._original, self._import)
             builtins.__import__ = array._speedups.redirect_import
-        # the script's np.__version__ is the NumPy whose semantics it gets (programs compare it:
-        # `if np.__version__ >= "1.20"`); numloom's own stays numloom.core.config.VERSION
-        self._version, numloom.__version__ = numloom.__version__, numpy.__version__
         fallback.AS_NUMPY[0] = True  # (errors for a missing name say numpy, as NumPy's do)
         return self
 
     def __exit__(self, *exc_info) -> None:
-        import numloom
         from numloom.api import fallback
 
         builtins.__import__ = self._original
-        numloom.__version__ = self._version
         fallback.AS_NUMPY[0] = False
 
     def _import(self, name, globals=None, locals=None, fromlist=(), level=0):
@@ -272,9 +264,9 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE)
         return 0
     if first in ("-V", "--version"):
-        import numloom
+        from numloom.core import config
 
-        print(f"numloom {getattr(numloom, '__version__', 'unknown')}")
+        print(f"numloom {config.VERSION}")
         return 0
     if first == "bench":
         from numloom.tools import bench

@@ -99,16 +99,21 @@ def test_script_really_gets_numloom(tmp_path):
 
 
 def test_the_script_sees_numpys_version(tmp_path):
-    """Programs compare ``np.__version__`` (PDSH's first cell prints it): the script gets the
-    NumPy version whose semantics numloom gives it; numloom's own is numloom's again after."""
+    """Programs compare ``np.__version__`` (PDSH's first cell prints it; NumPy's docstring:
+    ``if NumpyVersion(np.__version__) < '1.7.0'``): the NumPy version whose semantics numloom
+    gives, under ``python -m numloom`` and under ``import numloom as np`` alike. numloom's own
+    is ``show_config()``'s and ``python -m numloom --version``'s."""
     plain, loom = plain_and_numloom(tmp_path, "import numpy as np\nprint(np.__version__)\n")
     assert loom.stdout == plain.stdout, loom.stderr
     import numloom
     from numloom.core import config
 
+    assert numloom.__version__ == __import__("numpy").__version__
     with NumpyRedirect(str(tmp_path)):
         assert numloom.__version__ == __import__("numpy").__version__
-    assert numloom.__version__ == config.VERSION
+    version = subprocess.run([sys.executable, "-m", "numloom", "--version"], capture_output=True,
+                             text=True, check=True).stdout  # fmt: skip
+    assert version.strip() == f"numloom {config.VERSION}"
 
 
 def test_a_missing_name_is_reported_as_numpys(tmp_path):
