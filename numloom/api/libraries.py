@@ -385,8 +385,25 @@ def _polynomial(module) -> None:
         module.polyvalfromroots = _from_roots(module.polyvalfromroots)
 
 
+def _numpy_testing(testing) -> None:
+    """numpy.testing's assertions compare numloom's arrays as NumPy's: ``assert_equal`` and
+    ``assert_almost_equal`` take their array path only for ``isinstance(x, numpy.ndarray)``,
+    and compared a numloom array to a list as scalars ("The truth value of an array ...").
+    Patched where they are defined too, so their own recursion (a dict's items) is wrapped."""
+    from numpy.testing._private import utils
+
+    for name in [n for n in testing.__all__ if n.startswith("assert")]:
+        fn = getattr(testing, name, None)
+        if callable(fn) and not isinstance(fn, type):
+            wrapped = numpy_arguments(fn)
+            setattr(testing, name, wrapped)
+            if getattr(utils, name, None) is fn:
+                setattr(utils, name, wrapped)
+
+
 # module -> what makes its entry points take numloom arrays, run once it is imported
 HOOKS = {
+    "numpy.testing": _numpy_testing,
     **{f"numpy.polynomial.{m}": _polynomial for m in _VALS},
     "pandas": _pandas,
     "matplotlib.colors": _matplotlib_colors,

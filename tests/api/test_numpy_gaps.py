@@ -375,3 +375,17 @@ def test_numpy_polynomial_evaluates_numloom_arrays_as_numpys(xp, call):
         return call(xp, x, c)
     except ValueError as e:
         return str(e)
+
+
+def test_numpy_testing_compares_numloom_arrays_as_numpys():
+    """NumPy's docstrings: ``np.testing.assert_equal(np.array([1.0, 2.0, np.nan]), [1, 2,
+    np.nan])`` passes, and ``assert_almost_equal`` of arrays that differ raises NumPy's
+    AssertionError. They took a numloom array for a scalar ("The truth value of an array")."""
+    nl.testing.assert_equal(nl.array([1.0, 2.0, nl.nan]), [1, 2, nl.nan])
+    nl.testing.assert_equal({"a": nl.arange(3)}, {"a": [0, 1, 2]})
+    with pytest.raises(AssertionError, match="not almost equal to 9 decimals"):
+        nl.testing.assert_almost_equal(nl.array([1.0, 2.3333333333333]),
+                                       nl.array([1.0, 2.33333334]), decimal=9)  # fmt: skip
+    with pytest.raises(AssertionError):
+        nl.testing.assert_equal(nl.array([1.0, 2.0]), [1, 3])
+    numpy.testing.assert_array_almost_equal(nl.arange(3.0) / 3, numpy.arange(3.0) / 3)
