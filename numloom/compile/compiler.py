@@ -416,10 +416,12 @@ def _check(nvrtc, err, call: str) -> None:
 def cuda_options(arch: str) -> list[str]:
     """NVRTC's options for ``arch`` (``sm_XX`` for a cubin, ``compute_XX`` for PTX).
 
-    IEEE division and square root, denormals kept; FMA contraction stays on as in nvcc.
+    IEEE division and square root, denormals kept, and no FMA contraction: ``a * b + c`` rounds
+    twice, as NumPy's (and the C kernels', built with -ffp-contract=off) does, so the GPU's
+    arithmetic is NumPy's bit for bit.
     """
     options = [f"-arch={arch}", "--std=c++17", "--ftz=false", "--prec-div=true",
-               "--prec-sqrt=true", "--device-as-default-execution-space"]  # fmt: skip
+               "--prec-sqrt=true", "--fmad=false", "--device-as-default-execution-space"]  # fmt: skip
     options += [f"--include-path={path}" for path in _cuda_include_dirs()]
     return options
 
@@ -611,7 +613,7 @@ def _nvrtc_core(source: str, target: str, options: list[str], name: str):
     pch_dir = next((o.removeprefix("--pch-dir=") for o in options
                     if o.startswith("--pch-dir=")), None)  # fmt: skip
     fixed = dict(name=name, arch=options[0].removeprefix("-arch="), std="c++17", ftz=False,
-                 prec_div=True, prec_sqrt=True, device_as_default_execution_space=True,
+                 prec_div=True, prec_sqrt=True, fma=False, device_as_default_execution_space=True,
                  include_path=_cuda_include_dirs() or None)  # fmt: skip
     try:
         opts = ProgramOptions(**fixed, **({"pch": True, "pch_dir": pch_dir} if pch_dir else {}))

@@ -192,3 +192,20 @@ def test_a_map_of_many_operations_per_element_has_no_16_byte_variant():
     small = nl.explain(x * 2.0 + 1.0, target="cuda").kernels[0].source
     large = nl.explain(z, target="cuda").kernels[0].source
     assert "_vec(" in small and "__global__" in large and "_vec(" not in large
+
+
+@needs_nvrtc
+def test_the_gpus_multiply_add_rounds_twice_as_numpys():
+    """NVRTC contracts ``a * b + c`` into one FMA (rounded once) unless told not to; NumPy, and
+    the C kernels (-ffp-contract=off), round the product and the sum each: a steepest-descent
+    step's ``p + alpha * r`` was an ulp off NumPy's in 46% of its elements on an H200. The
+    generated PTX multiplies and then adds (its one ``fma`` is the NaN check's explicit
+    ``fma(v, 0.0, s)``, whose product is exact)."""
+    from numloom.compile.compiler import _nvrtc_bindings, cuda_options
+
+    x, y, z = (nl.asarray(numpy.arange(1.0, 9.0) * k) for k in (1, 2, 3))
+    source = nl.explain(x * y + z, target="cuda").kernels[0].source
+    ptx, log = _nvrtc_bindings(source, "ptx", cuda_options("compute_90"), "muladd")
+    assert log is None, log
+    ptx = ptx.decode()
+    assert "mul.rn.f64" in ptx and "add.rn.f64" in ptx
