@@ -81,7 +81,7 @@ def call(vf, args: tuple, kwargs: dict):
     dtypes = _out_dtypes(vf, types, len(out_dims))
     flat = loop_shape or (1,)  # a kernel indexes at least one loop dimension
     inputs = [_api.broadcast_to(a, flat + s[len(loop_shape) :]) for a, s in zip(arrays, shapes)]
-    outs = [_api.empty(flat, d, device=inputs[0].device) for d in dtypes]
+    outs = [_output(flat, d, inputs[0].device) for d in dtypes]
     kernel = _kernel(vf, len(inputs), len(outs), len(flat))
     kernel.forall(math.prod(flat), _THREADS)(*inputs, *outs)
     outs = [o.reshape(loop_shape) for o in outs]
@@ -214,11 +214,26 @@ def _array_call(vf, arrays: list, loop_shape: tuple, dim_sizes: dict, shapes: li
     inputs = [_api.broadcast_to(a, flat + s[len(loop_shape) :]) for a, s in zip(arrays, shapes)]
     types = tuple(_core_type(a.dtype, len(d)) for a, d in zip(arrays, in_dims))
     dtypes, out_cores = _first_point(vf, inputs, len(flat), types, dim_sizes)
-    outs = [_api.empty(flat + c, d, device=inputs[0].device) for c, d in zip(out_cores, dtypes)]
+    outs = [_output(flat + c, d, inputs[0].device) for c, d in zip(out_cores, dtypes)]
     kernel = _array_kernel(vf, len(inputs), [len(c) for c in out_cores], len(flat))
     kernel.forall(math.prod(flat), _THREADS)(*inputs, *outs)
     outs = [o.reshape(loop_shape + c) for o, c in zip(outs, out_cores)]
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _output(shape: tuple, dtype, device: str):
+    """An output array for the kernel to fill: it writes every element (each loop point's
+    scalar, or its core array: where the function allocates that with ``zeros``, ``ones`` or
+    ``full``, the kernel fills it itself), so on a GPU its
+    memory is allocated as it is, without the zero fill of numloom's ``empty`` (a kernel of
+    its own before the gufunc's). Under ``numloom.jit`` it stays ``empty``'s traced array."""
+    from ..core import realize
+
+    if device == "cpu" or realize.TRACING:
+        return _api.empty(shape, dtype, device=device)
+    from ..backends import cuda_library
+
+    return cuda_library.adopt(cuda_library.empty(shape, dtype, device), device)
 
 
 def _first_point(vf, inputs: list, nloop: int, types: tuple, dim_sizes: dict) -> tuple:

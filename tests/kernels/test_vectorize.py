@@ -404,6 +404,26 @@ def test_gufunc_array_output_of_a_new_shape_from_ones(xp):
         return f(xp.asarray(I32[:, :3]), xp.asarray(U8[0, 0, :2, :4]))
 
 
+def test_gufunc_scalar_output_is_one_kernel():
+    """A scalar-output gufunc is its kernel alone: every loop point's result is stored, so the
+    output is not zero-filled first (on a GPU, a kernel of its own)."""
+    x = nl.asarray(RNG.standard_normal((5, 4, 6)))
+    nl.evaluate(x)
+    nl.sync()
+    f = nl.vectorize(dot, signature="(n),(n)->()")
+
+    def run():
+        got = f(x, x)
+        nl.evaluate(got)
+        return got
+
+    with no_fallback(nl):
+        n, got = kernels_for(run)
+    assert n == 1
+    host = x.get()
+    numpy.testing.assert_allclose(got.get(), numpy.einsum("ijk,ijk->ij", host, host), rtol=1e-13)
+
+
 def test_gufunc_array_output_is_one_kernel_and_its_first_point_is_found_once():
     """One kernel over the loop points; the first point's host call (NumPy's first call: the
     outputs' dtypes and sizes) is made once for these types and sizes, not at the next call."""
