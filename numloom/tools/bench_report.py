@@ -198,7 +198,7 @@ def append_markdown(path: str, lines, footnotes, device_text: str, argv: list[st
     text = [
         f"\n## {now}: {device_text}\n",
         f"- command: `{shlex.join(['python', '-m', 'numloom', 'bench', *argv])}`",
-        f"- numpy {np.__version__}, numloom {getattr(numloom, '__version__', '?')}, "
+        f"- numpy {np.__version__}, numloom {numloom.config.VERSION}, "
         f"Python {platform.python_version()}\n",
         render_markdown(lines),
         "",
