@@ -211,12 +211,47 @@ def _like(a, fill_value, dtype, order, shape, device) -> ndarray:
     """``full_like``: lazy, except where ``a`` is a marked array (a small array of a loop,
     ``api/eager.py``): NumPy's array then, adopted and marked, so the loop's work on it runs at
     once too (CFD Python's ``b = numpy.zeros_like(u)`` each step)."""
+    if (type(a) is ndarray and a._identity and dtype is None and shape is None and device is None
+            and type(fill_value) is int and (fill_value == 0 or fill_value == 1)
+            and order in ("K", "C", "A") and not TRACING):  # fmt: skip
+        # the common call, a loop's ``zeros_like(u)`` of a whole (C-ordered) array: its
+        # shape, dtype and device as they are, a value every dtype holds
+        return _like_whole(a, fill_value)
     shape, dtype, dev = _like_args(a, dtype, shape)
     made = in_order(full(shape, fill_value, dtype, device=device or dev), order, _prototype(a))
     if (isinstance(a, ndarray) and a._storage.eager and made.device == "cpu" and not TRACING
             and 0 < made.size <= config.EAGER_ELEMENTS and made.flags.c_contiguous):  # fmt: skip
         return _eager().adopted(_np.full(made.shape, fill_value, made.dtype))
     return made
+
+
+def _like_whole(a: ndarray, fill_value: int) -> ndarray:
+    """``_like``'s answer for a C-ordered ``a`` and a fill of 0 or 1, as ``full`` and ``_like``
+    give it: NumPy's array now where ``a`` is a loop's marked array or the result is small on
+    the CPU, else the value broadcast (lazy)."""
+    shape, dtype, storage = a.shape, a._dtype, a._storage
+    size = math.prod(shape)
+    if storage.device == "cpu":
+        make = _np.zeros if fill_value == 0 else _np.ones
+        if storage.eager and 0 < size <= config.EAGER_ELEMENTS:
+            return _eager().adopted(make(shape, dtype))
+        if size * dtype.itemsize <= EAGER_BYTES:
+            return adopt_host(make(shape, dtype))
+    check_allocation(shape, dtype, storage.device)
+    key = (shape, dtype, fill_value)
+    n = _FILLS.get(key)
+    if n is None:
+        value = scalar_node(fill_value, dtype)
+        n = node(Op.VIEW, (value,), View(shape, (0,) * len(shape), 0), shape, dtype)
+        if len(_FILLS) >= 256:
+            _FILLS.clear()
+        n = _FILLS[key] = n if shape else value
+    return array_result(n, storage.device)
+
+
+# (shape, dtype, 0 or 1) -> the node of that value broadcast (``_like_whole``'s, kept: a loop's
+# ``zeros_like`` makes the same one each step)
+_FILLS: dict = {}
 
 
 def _prototype(a):

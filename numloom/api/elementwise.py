@@ -9,6 +9,7 @@ import operator
 
 import numpy as _np
 
+from ..core import dag as _dag
 from ..core import fperrors
 from ..core.array import _RESULT_TYPES, _speedups, asarray, ndarray, operand, result
 from ..core.dag import Op, node, user_line
@@ -375,11 +376,15 @@ def astype(x, dtype, /, *, casting="unsafe", copy=True, device=None):  # noqa: F
     target, raising = known
     if target == x.dtype:
         return x.copy() if copy else x
-    cast = node(Op.CAST, (x._node(),), None, x._view.shape, target)
+    shape = x._view.shape  # (a tuple of ints: the interning of ``node`` without its checks)
+    cast = _dag._intern(_CAST, (x._node(),), None, shape, target, None,
+                        (_CAST_ID, target, shape, None), None)  # fmt: skip
     if raising:  # NumPy's error state at this call, for the sync
         fperrors.record(cast, user_line())
     return result(cast, x._storage.device)
 
+
+_CAST, _CAST_ID = Op.CAST, id(Op.CAST)
 
 # (source dtype, dtype argument, casting) -> (target dtype, whether the cast can warn): casts
 # already checked as NumPy does (can_cast, a numloom dtype)

@@ -15,7 +15,7 @@ import types
 
 import numpy as _np
 
-from ..core.array import OtherDtype
+from ..core.array import OtherDtype, ndarray
 from . import eager
 from . import numpy_api as _api
 from .fallback import call_numpy_quietly
@@ -49,6 +49,13 @@ def _wrapped(fn, numpy_fn, dispatching: bool):
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
+        if args and type(args[0]) is ndarray and _simple(args, kwargs):
+            # the common call: numloom's arrays (none a loop's marked one, that NumPy runs now)
+            # and Python's or NumPy's scalars, dtypes: nothing of another library's
+            try:
+                return fn(*args, **kwargs)
+            except OtherDtype:
+                return call_numpy_quietly(numpy_fn, args, kwargs)
         if scalar_in and args and type(args[0]) in _PY_SCALARS:  # (``np.round(2.345, 2)``)
             made = eager.scalar_call(numpy_fn, args, kwargs)
             if made is not None:
@@ -97,6 +104,19 @@ _METHODS = {name: name for name in (
     "argmax", "argmin", "round", "clip", "ptp", "take", "repeat", "nonzero", "compress",
     "squeeze", "swapaxes", "transpose", "reshape", "choose")}  # fmt: skip
 _METHODS.update(amax="max", amin="min", around="round")
+
+
+def _simple(args: tuple, kwargs: dict) -> bool:
+    """Whether every argument is a numloom array that no loop has marked to run now, a
+    Python or NumPy scalar, None, a string, a type or a dtype."""
+    for a in args:
+        t = type(a)
+        if t is ndarray:
+            if a._storage.eager:
+                return False
+        elif t not in _SIMPLE and not isinstance(a, _np.dtype):
+            return False
+    return not kwargs or _simple(tuple(kwargs.values()), {})
 
 
 def _has_method(x, method: str) -> bool:
@@ -149,6 +169,7 @@ def _handed_over(numpy_fn, args: tuple, kwargs: dict):
 _PY_SCALARS = frozenset([int, float, complex, bool])
 _PLAIN = frozenset([int, float, complex, bool, str, type(None)] + [
     _np.dtype(c).type for c in "?bhilqBHILQefdFD"])  # (NumPy's scalars: no other library's)
+_SIMPLE = _PLAIN | {type}
 
 
 all = _passing(_api.all, _np.all)

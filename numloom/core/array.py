@@ -347,7 +347,8 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
             fits = {"C": flags.c_contiguous, "F": flags.f_contiguous,
                     "A": flags.c_contiguous or flags.f_contiguous}.get(order.upper())  # fmt: skip
             return made if fits else self.copy(order)
-        if self.ndim < 2 or (order in ("K", "A") and self._view.is_contiguous()):
+        if self.ndim < 2 or (order in ("K", "A") and (self._identity or
+                                                      self._view.is_contiguous())):
             return made
         return _namespace.creation.in_order(made, order, self)  # (laid out as order says)
     def view(self, dtype=None, type=None): return _view(self, dtype, type)
