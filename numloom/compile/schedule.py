@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 
 from ..core.dag import Node, Op, toposort
 from .blas import blas_readable
+from .sum_order import f_ordered_sum, numpy_sum_order
 
 KIND = {
     Op.IOTA: "map",
@@ -244,9 +245,19 @@ def _row_local_reductions(order: list, roots: list) -> set:
     local = set()
     for n in order:
         if (n.op is Op.REDUCE and trailing_axes(n) and _row_uses_ok(n, consumers)
-                and (n.shape != () or n.srcs[0].size <= WHOLE_ROW_ELEMENTS)):  # fmt: skip
+                and (n.shape != () or (n.srcs[0].size <= WHOLE_ROW_ELEMENTS
+                                       and not _f_ordered(n)))):  # fmt: skip
             local.add(id(n))
     return local
+
+
+def _f_ordered(r: Node) -> bool:
+    """Whether NumPy sums whole reduction ``r`` in F order (a computation over transposed
+    data): the reduction kernel walks its axes in reverse for NumPy's value, a row kernel
+    walks them in C order."""
+    kind, axes = r.arg
+    src = r.srcs[0]
+    return numpy_sum_order(src, axes, kind) is None and f_ordered_sum(src, axes, kind)
 
 
 # A whole-array reduction fused with its uses makes the whole array one row: one thread runs
@@ -281,7 +292,9 @@ def _row_uses_ok(r: Node, consumers: dict) -> bool:
                 stack.append(u)
             else:
                 return False
-    return broadcast
+    # (a small whole-array reduction used only by scalar arithmetic, ``sqrt(sum(d * d))``: the
+    # arithmetic is the row kernel's epilogue, not a kernel of its own after the reduction)
+    return broadcast or (rows == 1 and r.shape == () and bool(seen))
 
 
 def _broadcasts_rows(use: Node, reduced: Node, src_shape: tuple) -> bool:

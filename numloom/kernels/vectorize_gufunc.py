@@ -228,12 +228,13 @@ def _output(shape: tuple, dtype, device: str):
     memory is allocated as it is, without the zero fill of numloom's ``empty`` (a kernel of
     its own before the gufunc's). Under ``numloom.jit`` it stays ``empty``'s traced array."""
     from ..core import realize
+    from ..core.array import result
+    from ..core.device import load_backend
 
     if device == "cpu" or realize.TRACING:
         return _api.empty(shape, dtype, device=device)
-    from ..backends import cuda_library
-
-    return cuda_library.adopt(cuda_library.empty(shape, dtype, device), device)
+    memory = load_backend(device).DeviceArray(tuple(shape), dtype, device)  # (contents undefined)
+    return result(realize.buffer_node(memory, device), device)
 
 
 def _first_point(vf, inputs: list, nloop: int, types: tuple, dim_sizes: dict) -> tuple:

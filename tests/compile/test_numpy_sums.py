@@ -228,15 +228,41 @@ def test_a_whole_array_row_kernel_stores_every_element_at_its_flat_position():
     numpy.testing.assert_allclose(numpy.asarray(got), e / e.sum(), rtol=4e-16, atol=0)
 
 
-@pytest.mark.parametrize("n, row_kernels", [(101, 1), (300, 0)])
-def test_a_large_whole_arrays_reductions_are_not_one_row(n, row_kernels):
+@pytest.mark.parametrize("n, row_kernels, kernels", [(101, 3, 6), (300, 0, 10)])
+def test_a_large_whole_arrays_reductions_are_not_one_row(n, row_kernels, kernels):
     """Whole-array reductions whose result goes back over the array (the step's ``alpha``)
-    fuse with its uses as one row kernel only while the array is small: one row is one thread
-    on the CPU and one block on a GPU. A 300x300 grid's sums are reduction kernels of their
-    own; the values are NumPy's either way."""
+    or only into scalar arithmetic (its norms, ``sqrt(sum(d**2))``) fuse with those uses as
+    one row kernel only while the array is small: one row is one thread on the CPU and one
+    block on a GPU. A 300x300 grid's sums are reduction kernels of their own, and each
+    ``sqrt`` of a sum a kernel after it; the values are NumPy's either way."""
     p, b = RNG.random((n, n)), RNG.random((n, n))
     got = _steepest_descent_step(nl, nl.asarray(p), nl.asarray(b))
     for target in ("cpu", "cuda"):
-        kernels = nl.explain(*got, target=target).kernels
-        assert sum(" nl_row_" in k.source for k in kernels) == row_kernels, target
+        made = nl.explain(*got, target=target).kernels
+        assert sum(" nl_row_" in k.source for k in made) == row_kernels, target
+        assert len(made) == kernels, target
     _same_as_numpys(got, _steepest_descent_step(numpy, p, b))
+
+
+@pytest.mark.parametrize("shape", [(3, 50), (40, 100), (129, 7), (100, 100)])
+def test_a_small_whole_mean_over_transposed_data_broadcast_back_is_numpys(shape):
+    """A whole mean fused with its use over the array (``x - x.mean()``) is a row kernel,
+    which adds in C order; over transposed data NumPy adds in F order, so such a mean stays
+    a reduction kernel of its own (which walks that order): NumPy's values, bit for bit."""
+    a, b = RNG.standard_normal(shape), RNG.standard_normal(shape)
+    x = nl.asarray(a, device="cpu").T - nl.asarray(b, device="cpu").T
+    got = x - x.mean()
+    numpy.testing.assert_array_equal(got.get(), (a.T - b.T) - (a.T - b.T).mean())
+
+
+def test_a_norm_of_a_small_array_is_one_kernel():
+    """``sqrt(sum(d * d))`` of a small array (a solver's convergence test) is one kernel: the
+    square root is the reduction's epilogue, not a kernel of its own after it."""
+    p, q = RNG.random((101, 101)), RNG.random((101, 101))
+    norm = nl.sqrt(nl.sum((nl.asarray(p) - nl.asarray(q)) ** 2))
+    for target in ("cpu", "cuda"):
+        assert len(nl.explain(norm, target=target).kernels) == 1, target
+    if nl.get_device() == "cpu":
+        assert float(norm) == numpy.sqrt(numpy.sum((p - q) ** 2))
+    else:
+        assert float(norm) == pytest.approx(numpy.sqrt(numpy.sum((p - q) ** 2)), rel=1e-14)

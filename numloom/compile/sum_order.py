@@ -1,0 +1,104 @@
+"""NumPy's order of a float sum (``np.add.reduce``), which numloom's kernels follow for NumPy's
+value bit for bit: the reduction kernels (``lower.py``) and the scheduler (``schedule.py``,
+which keeps a sum out of a row kernel where a row's C order is not NumPy's)."""
+
+from __future__ import annotations
+
+from ..core.dag import Node, Op, contiguous_strides
+from .snippets import compute_type
+
+
+def numpy_sum_order(src: Node, axes: tuple, kind: str) -> tuple | None:
+    """How NumPy orders ``np.add.reduce(src, axes)`` of floats: ``(run, type)`` for
+    ``kir.Reduction.numpy_order``, or None where numloom does not follow it (complex sums,
+    reversed or broadcast data, orders numloom's loops cannot take).
+
+    NumPy reduces a computed value as a C-ordered temporary, a stored array as its memory
+    lies. Its iterator drops axes of length 1, visits the others in memory order and merges
+    the innermost reduced axes that are contiguous into one run, which it sums pairwise (8
+    partial sums over blocks of at most 128 elements, halves combined); the other reduced
+    axes add those runs in turn."""
+    if kind != "sum" or src.dtype.kind != "f" or list(axes) != sorted(axes):
+        return None
+    shape, strides = src.shape, _memory_strides(src)
+    if strides is None:
+        return None
+    dims = sorted((d for d in range(len(shape)) if shape[d] > 1), key=lambda d: -strides[d])
+    reduced = [d for d in dims if d in axes]
+    run = []
+    if dims and dims[-1] in axes:
+        run = [dims[-1]]
+        for before, after in zip(reversed(dims[:-1]), reversed(dims[1:])):
+            if before not in axes or strides[before] != strides[after] * shape[after]:
+                break
+            run.insert(0, before)
+    rest = [d for d in reduced if d not in run]
+    # numloom's loops run the reduced axes in their order, the run's last (flat position,
+    # last axis fastest): NumPy's memory order must be that order
+    if run != sorted(run) or rest != sorted(rest) or (run and rest and rest[-1] > run[0]):
+        return None
+    return (sum(1 for a in axes if run and a >= run[0]), compute_type(src.dtype))
+
+
+def _memory_strides(src: Node) -> tuple | None:
+    """The element strides NumPy iterates ``src`` by (C order for a computed value), or None
+    for reversed or broadcast data and computations over transposed data."""
+    if src.op is Op.VIEW and not any(src.arg.strides) and src.srcs[0].dtype == src.dtype:
+        # a fill (np.full, np.ones: memory NumPy lays out in C order), or a broadcast scalar,
+        # whose zero strides NumPy's iterator merges into one run all the same
+        strides = contiguous_strides(src.shape)
+    elif src.op is Op.VIEW and src.srcs[0].op is Op.BUFFER and src.srcs[0].dtype == src.dtype:
+        strides = src.arg.strides
+    elif (src.op is Op.VIEW and src.arg.is_contiguous() and src.arg.offset == 0
+          and src.srcs[0].dtype == src.dtype and src.srcs[0].op not in (Op.VIEW, Op.BITCAST)
+          and _c_ordered_inputs(src.srcs[0])):  # fmt: skip
+        # a reshape of a computed value (an einsum's result): NumPy's C-ordered temporary
+        strides = contiguous_strides(src.shape)
+    elif src.op is Op.VIEW or src.op is Op.BITCAST or not _c_ordered_inputs(src):
+        return None
+    else:
+        strides = contiguous_strides(src.shape)
+    if any(s <= 0 for s, n in zip(strides, src.shape) if n > 1):
+        return None
+    return strides
+
+
+def f_ordered_sum(src: Node, axes: tuple, kind: str) -> bool:
+    """Whether ``np.add.reduce(src, axes)`` of floats is a whole sum NumPy takes in F order:
+    of an elementwise computation (or a view) whose stored arrays are all read in F order,
+    so that NumPy's temporary is transposed memory (a stored array read in C order, or any
+    other operation on the way, and numloom keeps its own order)."""
+    if kind != "sum" or src.dtype.kind != "f" or len(axes) != src.ndim:
+        return False
+    return sum(1 for n in src.shape if n > 1) >= 2 and _inputs_read_in(src, "F")
+
+
+def _c_ordered_inputs(root: Node) -> bool:
+    """Whether every stored array ``root`` reads is read in C order (NumPy's temporaries of
+    a computation keep the layout of their inputs: transposed inputs make transposed ones)."""
+    return _inputs_read_in(root, "C")
+
+
+def _inputs_read_in(root: Node, order: str) -> bool:
+    """Whether every stored array ``root`` reads is read in ``order`` ("C" or "F"). For "F"
+    the way there is elementwise only (maps, casts, constants, broadcasts of a value)."""
+    seen, stack = set(), [root]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if n.op is Op.VIEW and n.srcs[0].op is Op.BUFFER:
+            big = [s for s, k in zip(n.arg.strides, n.shape) if k > 1 and s != 0]
+            if any(s < 0 for s in big) or big != sorted(big, reverse=order == "C"):
+                return False
+        elif order == "C":
+            stack.extend(n.srcs)
+        elif n.op is Op.BUFFER:
+            if sum(1 for k in n.shape if k > 1) > 1:
+                return False  # (read as it lies: C order)
+        elif n.op in (Op.MAP, Op.CAST) or (n.op is Op.VIEW and not any(n.arg.strides)):
+            stack.extend(n.srcs)
+        elif n.op is not Op.CONST:
+            return False
+    return True
