@@ -114,7 +114,8 @@ def in_order(a: ndarray, order, like=None) -> ndarray:
 
 def _small_now(make, shape, dtype):
     """``make(shape, dtype)`` (NumPy's ``zeros`` or ``ones``) as a numloom array, where it is
-    small and on the CPU (a loop's ``np.zeros(3)``: what NumPy's costs); None otherwise."""
+    small and on the CPU (a loop's ``np.zeros(3)``: what NumPy's costs); a larger one of a
+    common dtype lazily, without ``full``'s parsing; None otherwise."""
     if type(shape) is int:
         n = shape
     elif type(shape) is tuple and len(shape) < 4 and all(type(d) is int for d in shape):
@@ -125,8 +126,14 @@ def _small_now(make, shape, dtype):
         dt = _SMALL_DTYPES.get(dtype)
     except TypeError:  # (a structured dtype's list of fields: the whole way, NumPy's own)
         return None
-    if dt is None or not 0 < n * dt.itemsize <= EAGER_BYTES or TRACING or get_device() != "cpu":
+    if dt is None or n <= 0 or TRACING:
         return None
+    device = get_device()
+    if n * dt.itemsize > EAGER_BYTES or device != "cpu":
+        dims = (shape,) if type(shape) is int else shape
+        if any(d < 0 for d in dims):
+            return None  # (NumPy's error, the whole way)
+        return _filled(dims, dt, 0 if make is _np.zeros else 1, device)
     return adopt_host(make(shape, dt))
 
 
@@ -237,7 +244,12 @@ def _like_whole(a: ndarray, fill_value: int) -> ndarray:
             return _eager().adopted(make(shape, dtype))
         if size * dtype.itemsize <= EAGER_BYTES:
             return adopt_host(make(shape, dtype))
-    check_allocation(shape, dtype, storage.device)
+    return _filled(shape, dtype, fill_value, storage.device)
+
+
+def _filled(shape: tuple, dtype, fill_value: int, device: str) -> ndarray:
+    """A lazy array of ``shape`` (a tuple of ints) holding 0 or 1 of ``dtype``."""
+    check_allocation(shape, dtype, device)
     key = (shape, dtype, fill_value)
     n = _FILLS.get(key)
     if n is None:
@@ -246,7 +258,7 @@ def _like_whole(a: ndarray, fill_value: int) -> ndarray:
         if len(_FILLS) >= 256:
             _FILLS.clear()
         n = _FILLS[key] = n if shape else value
-    return array_result(n, storage.device)
+    return array_result(n, device)
 
 
 # (shape, dtype, 0 or 1) -> the node of that value broadcast (``_like_whole``'s, kept: a loop's

@@ -31,6 +31,30 @@ def _stand_in(a: ndarray):
     return _np.zeros(tuple(builtins.min(n, 1) for n in a.shape), a.dtype)
 
 
+def _numpy_errors(np_fn, a: ndarray, axis, dtype) -> None:
+    """NumPy's errors for these arguments (a bad axis or dtype), from ``np_fn`` on a stand-in
+    (numloom warns itself); arguments that raised nothing are remembered by what the errors
+    depend on (which axes are empty, the dtypes, the axis), and not checked again."""
+    key = None
+    exact_axis = axis is None or type(axis) is int or (
+        type(axis) is tuple and all(type(k) is int for k in axis))  # fmt: skip
+    if exact_axis and (dtype is None or type(dtype) in (type, str) or isinstance(dtype, _np.dtype)):
+        # (arguments of exact types only: an axis of 1.0 equals 1 in a dict, and raises)
+        key = (np_fn, tuple(n > 0 for n in a.shape), a.dtype, axis, dtype)
+        if key in _NO_ERRORS:
+            return
+    with quiet_warnings(), _np.errstate(all="ignore"):
+        np_fn(_stand_in(a), axis=axis, dtype=dtype)
+    if key is not None:
+        if len(_NO_ERRORS) >= 4096:
+            _NO_ERRORS.clear()
+        _NO_ERRORS[key] = True
+
+
+_NO_ERRORS: dict = {}
+_EXACT_COUNTS = (_np.dtype(_np.float64), _np.dtype(_np.complex128))
+
+
 def _axes(axis, ndim: int) -> tuple:
     """The reduced axes, sorted. A 0-d array has none, whatever axis NumPy accepted for it
     (0, -1 or an empty tuple: the caller's NumPy probe has already raised for the others)."""
@@ -328,6 +352,12 @@ def _divide_by_count(total, count, out, dtype=None, keepdims_shape=None):
 
     if isinstance(count, ndarray) and keepdims_shape is not None:
         count = reshape_array(count, keepdims_shape)
+    if (out is None and dtype is None and type(count) is _np.intp and count > 0
+            and isinstance(total, ndarray) and total.dtype in _EXACT_COUNTS):  # fmt: skip
+        # the common mean: a float64 (complex128) total over a count it holds exactly, so
+        # dividing by it as a Python int (weak) is NumPy's (float64, int64) loop (traced
+        # as a plain ufunc call)
+        return divide(total, int(count))
     if out is not None:
         return divide(total, count, out=total, casting="unsafe")
     if isinstance(total, _np.generic):  # (a loop's small array, summed at once: NumPy's
@@ -337,7 +367,7 @@ def _divide_by_count(total, count, out, dtype=None, keepdims_shape=None):
     r = divide(total, count)
     if dtype is not None and total.ndim == 0:
         return r.astype(dtype)
-    r = r.astype(total.dtype)
+    r = r.astype(total.dtype, copy=False)  # (the division's own array where it is that dtype)
     return r if dtype is None else r.astype(dtype)
 
 
@@ -352,8 +382,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """NumPy's ``_mean``: a sum in float64 for integers (float32 for float16), divided by the
     count in the sum's dtype (or into ``out``)."""
     a = asarray(a)
-    with quiet_warnings(), _np.errstate(all="ignore"):  # (numloom warns itself, below)
-        _np.mean(_stand_in(a), axis=axis, dtype=dtype)  # NumPy's errors
+    _numpy_errors(_np.mean, a, axis, dtype)
     count = _count_items(a, axis, keepdims, where)
     _warn_if_few(count, 0, where, "Mean of empty slice")
     is_float16 = dtype is None and a.dtype == _np.float16
@@ -373,8 +402,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 
     a = asarray(a)
     ddof = _ddof(ddof, correction)
-    with quiet_warnings(), _np.errstate(all="ignore"):  # (numloom warns itself, below)
-        _np.var(_stand_in(a), axis=axis, dtype=dtype)  # NumPy's errors
+    _numpy_errors(_np.var, a, axis, dtype)
     count = _count_items(a, axis, keepdims, where)
     _warn_if_few(count, ddof, where, "Degrees of freedom <= 0 for slice")
     if dtype is None and a.dtype.kind in _INTEGERS_AND_BOOL:

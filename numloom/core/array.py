@@ -19,6 +19,7 @@ from sys import getrefcount as _getrefcount
 import numpy as _np
 
 from . import config, fperrors, host, methods, realize
+from . import dag as _dag
 from .dag import Node, Op, View, node, prod
 from .device import get_device
 from .host import (
@@ -179,7 +180,14 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
             raise storage.error
         if self._identity:
             return storage.version
-        return view_node(self._base(), self._view)
+        version, view = storage.version, self._view
+        if version.op is not _VIEW and version.dtype == self._dtype:
+            # (the common view, ``x[1, 1:-1]``: a view of the version itself, which is not its
+            # identity (else ``_identity``), interned as ``view_node`` would without its checks)
+            dtype, shape = version.dtype, view.shape
+            return _dag._intern(_VIEW, (version,), view, shape, dtype, None,
+                                (_VIEW_ID, dtype, shape, view), None)  # fmt: skip
+        return view_node(self._base(), view)
 
     def _base(self) -> Node:
         """The storage's current version as elements of this handle's dtype: when the dtypes
@@ -503,6 +511,7 @@ class _Scalar(ndarray):
 
 
 _BOOL = _np.dtype(bool)
+_VIEW, _VIEW_ID = Op.VIEW, id(Op.VIEW)
 _Scalar.__name__ = _Scalar.__qualname__ = "ndarray"  # (in messages, as every numloom array)
 _RESULT_TYPES = (_Scalar, ndarray)  # by the result's rank: 0-d results are scalars' stand-ins
 

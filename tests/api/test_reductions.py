@@ -674,3 +674,18 @@ def test_compiled_empty(name, compiled):
         return fn(xp.zeros((0, 3)) + 1, axis=0), fn(xp.ones((3, 0)) * 2, axis=0)
 
     compare(body)
+
+
+@pytest.mark.parametrize("name", ["mean", "var", "std"])
+@numpy_compare()
+def test_a_good_axis_checked_once_does_not_let_an_equal_bad_one_through(xp, name):
+    """NumPy's argument checks are remembered for arguments that passed them: ``axis=1.0``,
+    equal to ``1`` as a key, still raises NumPy's TypeError after ``axis=1`` passed."""
+    a = xp.asarray(data("float64"))
+    results = [getattr(xp, name)(a, axis=1)]
+    for axis in (1.0, (0, 1.0), True):
+        try:
+            results.append(getattr(xp, name)(a, axis=axis))
+        except Exception as e:  # noqa: BLE001 (each error compared by type and message)
+            results.append(f"{type(e).__name__}: {e}")
+    return tuple(results)
