@@ -60,6 +60,10 @@ class Step:
     fp_outputs: bool = False  # a reduction whose float results must be finite (fperrors.py)
     fenv: bool = False  # the kernel ORs the IEEE flags it raised into its flag word
     frees: tuple = ()  # positions no later step reads: released after this one
+    # a write through a box view that may run in place (``_in_place``): (index of its old
+    # version among the inputs, position of the write, positions of the views reading the
+    # old version)
+    inplace: tuple | None = None
     # the constant nodes of the last launch and their block: a loop that traces the same
     # program again reads the same interned constants
     memo: list = field(default_factory=lambda: [None, None], compare=False)
@@ -176,6 +180,13 @@ class _Target(pipeline.Target):
             fields = pipeline.bindings(k, c, pos)
             fields["params"] = np.array(fields["params"], dtype=np.int64)
             steps.append(Step(kernel=kernels[-1], fn=c.code, **fields))
+            if c.lowered is not None and c.lowered.kernel.inplace is not None:
+                steps[-1].inplace = _in_place_readers(k, pos)
+        if any(s.fn is None or s.kernel.kind == "kernel" for s in steps):
+            # (a step NumPy runs, or a kernel written in Python, may leave an array that is a
+            # view of another's memory: only compiled kernels' fresh outputs are overwritten)
+            for s in steps:
+                s.inplace = None
         _add_frees(steps, {pos[id(r)] for r in roots})
         return Program(replace(plan, kernels=tuple(kernels)), tuple(steps))
 
@@ -200,6 +211,64 @@ def _small(order: list, kernels: int) -> bool:
             if total > bound:
                 return False
     return True
+
+
+def _in_place_readers(k, pos: dict) -> tuple | None:
+    """``Step.inplace`` of plan kernel ``k``, a write through a view (``SCATTER``) whose old
+    version is one of its inputs: None where the kernel reads that old version otherwise than
+    through views (which ``_in_place`` checks are clear of the written elements)."""
+    (root,) = k.outputs
+    old = root.srcs[0]
+    views = []
+    for n in k.nodes:
+        if n is root:
+            if root.srcs[1] is old:
+                return None
+        elif any(s is old for s in n.srcs):
+            if n.op is not Op.VIEW:
+                return None
+            views.append(pos[id(n)])
+    held = next(j for j, n in enumerate(k.inputs) if n is old)
+    return held, pos[id(root)], tuple(views)
+
+
+def _in_place(step: Step, order: list, blocks: dict) -> int | None:
+    """The position of the old version a write through a view may overwrite: an
+    intermediate of this plan (memory of the plan's pool) that no later step reads, whose
+    elements the new values read are none of those written. NumPy computes the new values
+    first, so reading a written element (a shifted stencil) needs the copy."""
+    held, at, views = step.inplace
+    p = step.inputs[held]
+    if p not in blocks or p not in step.frees:
+        return None
+    written = order[at].arg
+    key = (written, order[p].shape, tuple(order[q].arg for q in views))
+    clear = _CLEAR.get(key)
+    if clear is None:
+        from ..compile.lower import _box
+
+        shape = order[p].shape
+        box = _box(written, shape)
+        read = [_box(order[q].arg, shape) for q in views]
+        clear = box is not None and all(r is not None and _apart(box, r) for r in read)
+        if len(_CLEAR) >= 1024:
+            _CLEAR.clear()
+        _CLEAR[key] = clear
+    return p if clear else None
+
+
+_CLEAR: dict = {}  # (written view, shape, read views) -> whether no read element is written
+
+
+def _apart(a: tuple, b: tuple) -> bool:
+    """Whether boxes ``a`` and ``b`` (per axis: start, step, count) share no element: on some
+    axis their ranges do not meet, or they step alike through other residues."""
+    for (s1, st1, c1), (s2, st2, c2) in zip(a, b):
+        if s1 + (c1 - 1) * st1 < s2 or s2 + (c2 - 1) * st2 < s1:
+            return True
+        if st1 == st2 and c1 > 1 and c2 > 1 and (s1 - s2) % st1:
+            return True
+    return False
 
 
 def _add_frees(steps: list, keep: set) -> None:
@@ -304,9 +373,17 @@ def _result(root, data, block, device: str):
 def _launch(step: Step, order: list, values: dict, blocks: dict) -> None:
     arrays = [np.ascontiguousarray(values[p]) for p in step.inputs]
     outs = []
-    for p in step.outputs:
-        out, blocks[p] = POOL.array(order[p].shape, order[p].dtype)
-        outs.append(out)
+    held = _in_place(step, order, blocks) if step.inplace is not None else None
+    if held is not None:  # the write goes into its old version's memory (the kernel skips
+        # its copy): that memory is the new version's now
+        (p,) = step.outputs
+        outs.append(values[held])
+        blocks[p] = blocks.pop(held)
+        count("writes_in_place")
+    else:
+        for p in step.outputs:
+            out, blocks[p] = POOL.array(order[p].shape, order[p].dtype)
+            outs.append(out)
     errors = [np.zeros(2 * len(step.checks), np.int64)] if step.checks else []
     flags = [np.zeros(1, np.int64)] if step.fp or step.fenv else []
     if _LAUNCH is not None:  # (the same call, in C)

@@ -103,6 +103,9 @@ class Kernel:
     fp_notes: bool = False
     # an operation that can raise (fperrors.can_raise): a C kernel reads the IEEE flags
     fenv: bool = False
+    # a write through a box view whose old version is input buffer ``inplace`` (``in0``): a C
+    # kernel skips the copy where the launcher hands it that buffer as its output (cpu.py)
+    inplace: str | None = None
 
     def __str__(self) -> str:
         lines = [f"kernel {self.name} [{self.kind}] outer={list(self.outer)} "

@@ -676,9 +676,11 @@ def _lower_scatter(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
     target = " + ".join(t for t in terms if t) or "0"
     write = kir.Phase(tuple(low.body), None, (kir.Store("out0", target, new),))
     inner = tuple(low.param(("vshape", k), n) for k, n in enumerate(v.shape))
+    held = next((j for j, n in enumerate(kernel.inputs) if n is old), None)
     return kir.Kernel(name=kernel.name, kind="scatter", buffers=_buffers(kernel), outer=outer,
                       inner=inner, prologue=tuple(low.prologue), phases=(copy, write),
-                      view_coords=view_coords, fp=_write_checks(low, checked))  # fmt: skip
+                      view_coords=view_coords, fp=_write_checks(low, checked),
+                      inplace=f"in{held}" if box and held is not None else None)  # fmt: skip
 
 
 def _write_checks(low: _Lowerer, checked: int) -> tuple:

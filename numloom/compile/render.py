@@ -587,6 +587,10 @@ def _render_scatter(k: kir.Kernel) -> list:
         ]
     else:
         lines = _loops(k.outer, "i", copied, parallel=True, simd=True)
+    if k.inplace is not None:  # (the old version's buffer as the output: nothing to copy)
+        held = next(j for j, b in enumerate(k.buffers) if b.name == k.inplace)
+        out = next(j for j, b in enumerate(k.buffers) if b.output)
+        lines = [f"if (B[{held}] != B[{out}]) {{", *_indent(lines, 1), "}"]
     point = _lets(write.body) + [_store(k, s) for s in write.stores]
     before, per_point, clause, after = _fp_checks(k)  # (the new values' casts: NaN into ints)
     point += per_point

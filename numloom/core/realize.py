@@ -278,6 +278,7 @@ def value_read() -> None:
 _STATS = {
     "kernels_launched": 0,
     "kernels_through_numpy": 0,  # CPU kernels run node by node through NumPy (not compiled)
+    "writes_in_place": 0,  # CPU writes through a view into their old version's memory
     # kernels whose floating-point flag was set, run again through NumPy for its warnings
     "fp_reruns": 0,
     "kernels_compiled": 0,

@@ -1,0 +1,115 @@
+"""Writes through views into memory the plan owns (the CPU backend, ``cpu._in_place``): a
+write whose old version is an intermediate of the same plan, read by no later kernel, goes into
+that memory without copying the rest of the array, where its new values read none of the
+elements it writes. A fluid solver's boundary conditions (``x[0, 1:-1] = -x[1, 1:-1]``, four
+edges after each relaxation sweep) copied the whole grid for each edge before. Every result
+here is NumPy's, bit for bit."""
+
+from __future__ import annotations
+
+import numpy
+import pytest
+from conftest import numpy_compare
+
+import numloom as nl
+
+RNG = numpy.random.default_rng(5)
+LINE, GRID = RNG.random(20), RNG.random((8, 9))
+ON_CPU = nl.get_device() == "cpu"
+
+
+def _edges(x, n):
+    x[0, 1:-1] = -x[1, 1:-1]
+    x[-1, 1:-1] = -x[n, 1:-1]
+    x[1:-1, 0] = x[1:-1, 1]
+    x[1:-1, -1] = x[1:-1, n]
+
+
+def _sweep(x, x0, n):
+    """One relaxation sweep of Stam's fluid solver, and its boundary conditions."""
+    x[1:-1, 1:-1] = (x0[1:-1, 1:-1] + 0.1 * (x[:n, 1:-1] + x[2:, 1:-1] + x[1:-1, :n]
+                                             + x[1:-1, 2:])) / 1.4  # fmt: skip
+    _edges(x, n)
+    return x
+
+
+def _in_place(make):
+    before = nl.stats()["writes_in_place"]
+    got = make()
+    nl.evaluate(got)
+    return nl.stats()["writes_in_place"] - before, got
+
+
+@pytest.mark.parametrize("n", [6, 30, 400])
+def test_a_solvers_boundary_writes_after_a_sweep_go_in_place(n):
+    h, h0 = RNG.random((n + 2, n + 2)), RNG.random((n + 2, n + 2))
+    x, x0 = nl.asarray(h), nl.asarray(h0)
+    nl.evaluate(x, x0)
+    count, got = _in_place(lambda: _sweep(x, x0, n))
+    numpy.testing.assert_array_equal(got.get(), _sweep(h.copy(), h0, n))
+    if ON_CPU:
+        assert count == 4  # (the sweep itself reads shifted elements: it copies)
+
+
+WRITES = {
+    # the new values read elements the write changes: NumPy computes them first (a copy)
+    "shifted": lambda xp, y: y.__setitem__(slice(1, None), y[:-1] * 2),
+    "the same elements": lambda xp, y: y.__setitem__(slice(2, 9), y[2:9] + 1),
+    "a reversed read": lambda xp, y: y.__setitem__(slice(0, 5), y[4::-1]),
+    "rows of other steps": lambda xp, y: y.reshape(4, 5).__setitem__(
+        slice(0, 4, 3), y.reshape(4, 5)[0:3:2]),  # (rows 0 and 3 from rows 0 and 2)
+    # the new values read none of the elements written (in place)
+    "odd into even": lambda xp, y: y.__setitem__(slice(None, None, 2), y[1::2] * 3),
+    "a far range": lambda xp, y: y.__setitem__(slice(0, 4), y[10:14]),
+    # the old version is computed in the write's own kernel (nothing stored to write into)
+    "a scalar": lambda xp, y: y.__setitem__(slice(3, 7), 5.0),
+}
+IN_PLACE = {"odd into even", "a far range"}
+
+
+@pytest.mark.parametrize("what", list(WRITES))
+@numpy_compare()
+def test_a_write_reading_its_own_array_is_numpys(xp, what):
+    y = xp.asarray(LINE) * 1  # (an intermediate: the write's old version)
+    before = nl.stats()["writes_in_place"]
+    WRITES[what](xp, y)
+    if xp is nl:
+        nl.evaluate(y)
+        if ON_CPU:
+            assert nl.stats()["writes_in_place"] - before == (what in IN_PLACE), what
+    return y
+
+
+@numpy_compare()
+def test_an_old_version_read_after_the_write_is_kept(xp):
+    """``v`` reads y's version before the writes: the writes copy it (a later kernel reads
+    it), and ``v`` keeps the old values."""
+    y = xp.asarray(LINE) * 1
+    v = y + 1
+    y[0] = 5.0
+    y[3:6] = y[10:13]
+    return v, y
+
+
+@numpy_compare()
+def test_a_view_taken_before_the_writes_sees_them(xp):
+    """A view of y's storage (NumPy's view shares memory) sees every write, in place or not."""
+    y = xp.asarray(GRID) * 1
+    row = y[1]
+    _edges(y, 6)
+    y[2:4, 2:4] = -1.0
+    return row, y
+
+
+def test_the_first_write_to_a_computed_array_copies_it():
+    """An array computed by an earlier plan is not the plan's memory (others may hold it):
+    its first write copies; the writes after it, in the same plan, go in place."""
+    h = RNG.random((10, 10))
+    x = nl.asarray(h) * 2
+    nl.evaluate(x)
+    count, got = _in_place(lambda: (_edges(x, 8), x)[1])
+    want = h * 2
+    _edges(want, 8)
+    numpy.testing.assert_array_equal(got.get(), want)
+    if ON_CPU:
+        assert count == 3
