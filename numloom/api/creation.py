@@ -130,6 +130,8 @@ def _small_now(make, shape, dtype):
         return None
     device = get_device()
     if n * dt.itemsize > EAGER_BYTES or device != "cpu":
+        if make is not _np.zeros and make is not _np.ones:
+            return None  # (``eye``'s maker: the whole way)
         dims = (shape,) if type(shape) is int else shape
         if any(d < 0 for d in dims):
             return None  # (NumPy's error, the whole way)

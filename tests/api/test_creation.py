@@ -923,3 +923,11 @@ def test_require_as_numpy(requirements, dtype, layout):
     read_only = numloom.asarray(_GRID)
     read_only.flags.writeable = False
     assert numloom.require(read_only, requirements="W").flags.writeable
+
+
+@pytest.mark.parametrize("args", [(100,), (100, 80, 3), (130, None, -5), (70, 70, 0)])
+@numpy_compare()
+def test_a_large_eye_has_ones_on_its_diagonal_only(xp, args):
+    """``eye`` past the size made at once (lazy on the CPU, on every GPU): its diagonal, not
+    the ones of ``ones`` (``zeros``' and ``ones``' quick path took ``eye``'s maker for them)."""
+    return xp.eye(*args), xp.identity(args[0]), xp.eye(*args, dtype=numpy.float32)
