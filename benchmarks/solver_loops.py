@@ -103,17 +103,15 @@ def main(argv=None) -> None:
         f"Jacobi relaxation {n}x{n}": (lambda xp: jacobi(xp, its, n), its),
         f"steepest descent {n}x{n}": (lambda xp: steepest_descent(xp, its, n), its),
     }
-    exact = numloom.get_device() == "cpu"
     print(f"numloom {numloom.config.VERSION} on {numloom.get_device()}; median of {args.repeat} runs, "
           f"us an iteration\n")  # fmt: skip
     print("| loop | NumPy | numloom | numloom / NumPy |")
     print("| --- | ---: | ---: | ---: |")
     for name, (run, count) in loops.items():
         want, got = run(numpy), _host(run(numloom))
-        if exact:
-            numpy.testing.assert_array_equal(got, want)
-        else:
-            numpy.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        # (the Poisson problems' right-hand side takes sin and cos: a compiled kernel's are
+        # glibc's, an ulp from NumPy's SIMD ones in places, docs/semantics.md)
+        numpy.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
         times = {}
         for xp in (numpy, numloom):
             samples = []
