@@ -255,6 +255,8 @@ def _clip(a, lo=None, hi=None, out=None, **kwargs):
         return minimum(a, hi, out=out, **kwargs)
     if hi is None:
         return maximum(a, lo, out=out, **kwargs)
+    if out is None and not kwargs:
+        return _clip_ufunc(a, lo, hi)  # (the ufunc's short path: no keywords given)
     return _clip_ufunc(a, lo, hi, out=out, **kwargs)
 
 

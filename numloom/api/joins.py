@@ -65,7 +65,9 @@ def _view(a: ndarray, key: tuple) -> ndarray:
 
 
 def _axis_slice(a: ndarray, axis: int, start, stop, step=None) -> ndarray:
-    return _view(a, (slice(None),) * axis + (slice(start, stop, step),))
+    """``a[..., start:stop:step]`` along ``axis``: a view, as indexing makes it (roll's and
+    diff's operands, not returned themselves)."""
+    return a[(slice(None),) * axis + (slice(start, stop, step),)]
 
 
 def _ravel(a: ndarray) -> ndarray:
@@ -195,12 +197,34 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Join arrays along an existing axis: one CONCAT node over inputs cast to the result
     dtype (``axis=None`` joins the flattened inputs)."""
     items = _concat_items(arrays)
+    if out is None and dtype is None and type(axis) is int:
+        joined = _plain_join(items, axis)
+        if joined is not None:
+            return joined
     if axis is None:
         items = [_ravel(x) if isinstance(x, ndarray) else x for x in items]
     shape, out_dtype = _concat_probe(items, axis, out, dtype, casting)
     join_axis = 0 if axis is None else normalize_axis_index(axis, len(shape))
     srcs = [_item_node(x, out_dtype, axis is None) for x in items]
     return _finish(_concat_node(srcs, join_axis, out_dtype), out, _device_of(items))
+
+
+def _plain_join(items: list, axis: int):
+    """The common join, without NumPy's probe: numloom arrays of one dtype, rank and device
+    whose shapes agree but along ``axis`` (a valid axis). None for any other call."""
+    if len(items) < 2 or type(items[0]) is not ndarray:
+        return None
+    first = items[0]
+    ndim, dtype, device, shape = first.ndim, first._dtype, first._storage.device, first.shape
+    if not -ndim <= axis < ndim:
+        return None
+    axis %= ndim
+    for x in items:
+        if (type(x) is not ndarray or x._dtype != dtype or x._storage.device != device
+                or x.ndim != ndim or x.shape[:axis] != shape[:axis]
+                or x.shape[axis + 1 :] != shape[axis + 1 :]):  # fmt: skip
+            return None
+    return result(_concat_node([x._node() for x in items], axis, dtype), device)
 
 
 def _sequence(arrays) -> tuple:
