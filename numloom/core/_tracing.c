@@ -1589,6 +1589,74 @@ static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t narg
     Py_RETURN_NONE;
 }
 
+/* --- iteration over a 1-d array (host.py's _elements) ---------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *storage; /* the array's storage */
+    PyObject *version; /* the version ``host`` shows */
+    PyObject *host;    /* the array's host view: a NumPy array */
+    PyObject *refresh; /* the array's ``_host_view`` */
+    Py_ssize_t i, n;
+} ElementIter;
+
+static void element_iter_dealloc(ElementIter *it) {
+    Py_XDECREF(it->storage);
+    Py_XDECREF(it->version);
+    Py_XDECREF(it->host);
+    Py_XDECREF(it->refresh);
+    PyObject_Free(it);
+}
+
+/* The next element, a NumPy scalar read from the host view; read again from a new host view
+ * when a write in the loop's body made a new version of the storage. */
+static PyObject *element_iter_next(ElementIter *it) {
+    if (it->i >= it->n)
+        return NULL;
+    if (SLOT(it->storage, off_version) != it->version) {
+        PyObject *host = PyObject_CallNoArgs(it->refresh);
+        if (host == NULL)
+            return NULL;
+        Py_SETREF(it->host, host);
+        Py_XSETREF(it->version, Py_XNewRef(SLOT(it->storage, off_version)));
+    }
+    return PySequence_GetItem(it->host, it->i++);
+}
+
+static PyTypeObject ElementIterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "numloom.core._speedups.elements",
+    .tp_basicsize = sizeof(ElementIter),
+    .tp_dealloc = (destructor)element_iter_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Iteration over a 1-d numloom array (host.py's _elements).",
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = (iternextfunc)element_iter_next,
+};
+
+static PyObject *elements(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || StorageType == NULL || !Py_IS_TYPE(args[0], StorageType)) {
+        PyErr_SetString(PyExc_TypeError, "elements(storage, host, refresh): a numloom storage "
+                                         "(after install_tracing), its host view, a callable");
+        return NULL;
+    }
+    if (ElementIterType.tp_dict == NULL && PyType_Ready(&ElementIterType) < 0)
+        return NULL;
+    Py_ssize_t n = PySequence_Length(args[1]);
+    if (n < 0)
+        return NULL;
+    ElementIter *it = PyObject_New(ElementIter, &ElementIterType);
+    if (it == NULL)
+        return NULL;
+    it->storage = Py_NewRef(args[0]);
+    it->version = Py_XNewRef(SLOT(args[0], off_version));
+    it->host = Py_NewRef(args[1]);
+    it->refresh = Py_NewRef(args[2]);
+    it->i = 0;
+    it->n = n;
+    return (PyObject *)it;
+}
+
 PyMethodDef nl_tracing_methods[] = {
     {"adopt", (PyCFunction)(void (*)(void))adopt_call, METH_FASTCALL,
      "adopt(data, eager=True): a new CPU array whose memory is NumPy's new array data "
@@ -1611,5 +1679,7 @@ PyMethodDef nl_tracing_methods[] = {
      "plain_call(uf, args): a traced ufunc call's fast path (api/ufuncs.py's _plain_call)."},
     {"structure", structure, METH_O,
      "structure(roots): (order, key) of a DAG (dag.structure)."},
+    {"elements", (PyCFunction)(void (*)(void))elements, METH_FASTCALL,
+     "elements(storage, host, refresh): an iterator over a 1-d array's elements (host.py)."},
     {NULL, NULL, 0, NULL},
 };

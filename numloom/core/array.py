@@ -794,6 +794,7 @@ def _install_tracing(api) -> None:
     _RESULT[0] = _speedups.result
     realize.SWEEP[0] = _speedups.sweep
     fperrors.CALL_STATES[0] = _speedups.call_states
+    host._ELEMENTS[0] = _speedups.elements
 
 
 _PACKAGE = __name__.split(".")[0]

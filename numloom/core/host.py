@@ -203,8 +203,17 @@ def _python_rows(ndarray, storage, readonly, dtype, identity, warns, shape, stri
 
 def _elements(a):
     """Iteration over a 1-d array: NumPy scalars read from its host view, read again when a
-    write in the loop's body makes a new version."""
+    write in the loop's body makes a new version (in C where the handle is compiled)."""
     storage = a._storage
+    if _ELEMENTS[0] is not None:
+        return _ELEMENTS[0](storage, a._host_view(), a._host_view)
+    return _python_elements(a, storage)
+
+
+_ELEMENTS = [None]  # _speedups.elements, once the traced operation's C half is installed
+
+
+def _python_elements(a, storage):
     host = a._host_view()
     version = storage.version
     for i in range(len(host)):
