@@ -113,3 +113,36 @@ def test_the_first_write_to_a_computed_array_copies_it():
     numpy.testing.assert_array_equal(got.get(), want)
     if ON_CPU:
         assert count == 3
+
+
+def _random_slice(rng, n):
+    start = int(rng.integers(0, n))
+    stop = int(rng.integers(start + 1, n + 1))
+    return slice(start, stop, int(rng.integers(1, 3)))
+
+
+def _writes(xp, host, plan):
+    """Writes of slices of an intermediate from other (or the same) slices of it, in order."""
+    y = xp.asarray(host) * 1
+    for (a0, a1), (b0, b1), scale in plan:
+        src = y[b0, b1]
+        dst_shape = y[a0, a1].shape
+        if src.shape != dst_shape:  # (broadcast a row of the source where shapes differ)
+            src = src.reshape(-1)[:1].reshape((1,) * len(dst_shape)) if src.size else 0.0
+        y[a0, a1] = src * scale + 1.0
+    return y
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_writes_of_an_array_from_itself_are_numpys(seed):
+    """Random chains of slice writes reading slices of the same array (disjoint, overlapping,
+    equal, of other steps): NumPy's values, whichever go in place."""
+    rng = numpy.random.default_rng(seed)
+    n, m = int(rng.integers(3, 9)), int(rng.integers(3, 9))
+    host = rng.random((n, m))
+    plan = [((_random_slice(rng, n), _random_slice(rng, m)),
+             (_random_slice(rng, n), _random_slice(rng, m)), float(rng.integers(1, 4)))
+            for _ in range(int(rng.integers(1, 6)))]  # fmt: skip
+    got = _writes(nl, host, plan)
+    nl.evaluate(got)
+    numpy.testing.assert_array_equal(got.get(), _writes(numpy, host, plan))
