@@ -263,8 +263,8 @@ def _filled(shape: tuple, dtype, fill_value: int, device: str) -> ndarray:
     return array_result(n, device)
 
 
-# (shape, dtype, 0 or 1) -> the node of that value broadcast (``_like_whole``'s, kept: a loop's
-# ``zeros_like`` makes the same one each step)
+# (shape, dtype, 0 or 1) -> the node of that value broadcast (``_filled``'s, kept: a loop's
+# ``zeros_like`` or ``zeros`` makes the same one each step)
 _FILLS: dict = {}
 
 
