@@ -1589,6 +1589,10 @@ static PyObject *launch(PyObject *module, PyObject *const *args, Py_ssize_t narg
     Py_RETURN_NONE;
 }
 
+static PyObject *user_line_call(PyObject *module, PyObject *unused) {
+    return user_line();
+}
+
 /* --- iteration over a 1-d array (host.py's _elements) ---------------------------------------- */
 
 typedef struct {
@@ -1679,6 +1683,8 @@ PyMethodDef nl_tracing_methods[] = {
      "plain_call(uf, args): a traced ufunc call's fast path (api/ufuncs.py's _plain_call)."},
     {"structure", structure, METH_O,
      "structure(roots): (order, key) of a DAG (dag.structure)."},
+    {"user_line", user_line_call, METH_NOARGS,
+     "user_line(): (file, line) of the first caller outside numloom, or None (dag.user_line)."},
     {"elements", (PyCFunction)(void (*)(void))elements, METH_FASTCALL,
      "elements(storage, host, refresh): an iterator over a 1-d array's elements (host.py)."},
     {NULL, NULL, 0, NULL},

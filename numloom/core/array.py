@@ -795,6 +795,11 @@ def _install_tracing(api) -> None:
     realize.SWEEP[0] = _speedups.sweep
     fperrors.CALL_STATES[0] = _speedups.call_states
     host._ELEMENTS[0] = _speedups.elements
+    # (the user's line of an operation that can raise: in C, its line looked up by code and
+    # instruction; the modules that took dag's function by name get this one)
+    dag.user_line = _speedups.user_line
+    for module in (api.reductions, api.indexing, api.ufuncs, api.elementwise, api.joins):
+        module.user_line = _speedups.user_line
 
 
 _PACKAGE = __name__.split(".")[0]

@@ -398,3 +398,20 @@ def test_iteration_over_a_vector_runs_in_c():
     assert seen == [0.0, 2.0, 4.0, -1.0, 8.0]
     with pytest.raises(TypeError, match="numloom storage"):
         array._speedups.elements(object(), numpy.zeros(2), lambda: None)
+
+
+@needs_compiled
+def test_the_users_line_is_found_in_c_for_every_module():
+    """``dag.user_line`` (where a traced operation that can raise points) is the compiled
+    one, and so is the name the API's modules took from dag: a sum's overflow warning, found
+    at the sync, names the user's line."""
+    from numloom.api import reductions
+    from numloom.core import dag
+
+    assert dag.user_line is array._speedups.user_line is reductions.user_line
+    x = nl.asarray(numpy.full(4, 3e38, numpy.float32))
+    with pytest.warns(RuntimeWarning, match="overflow") as caught:
+        total = x.sum()  # (this line)
+        nl.evaluate(total)
+    assert caught[0].filename == __file__
+    assert "total = x.sum()" in open(__file__).read().splitlines()[caught[0].lineno - 1]
