@@ -75,10 +75,7 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None) ->
         # does, and its element writes go straight into memory)
         return in_order(adopt_host(_np.full(shape, fill_value, dtype)), order)
     _np.full((), fill_value, dtype)  # NumPy's errors for values the dtype cannot hold
-    check_allocation(shape, dtype, target)
-    value = scalar_node(fill_value, dtype)
-    n = node(Op.VIEW, (value,), View(shape, (0,) * len(shape), 0), shape, dtype)
-    return in_order(array_result(n if shape else value, _device_name(device)), order)
+    return in_order(_filled(shape, dtype, fill_value, target), order)
 
 
 # CPU arrays up to this size are made at once by ``full``, ``zeros``, ``ones`` and ``empty``.
@@ -249,17 +246,20 @@ def _like_whole(a: ndarray, fill_value: int) -> ndarray:
     return _filled(shape, dtype, fill_value, storage.device)
 
 
-def _filled(shape: tuple, dtype, fill_value: int, device: str) -> ndarray:
-    """A lazy array of ``shape`` (a tuple of ints) holding 0 or 1 of ``dtype``."""
+def _filled(shape: tuple, dtype, fill_value, device: str) -> ndarray:
+    """A lazy array of ``shape`` (a tuple of ints) holding ``fill_value`` (which ``dtype``
+    holds): the value broadcast, no memory until evaluated."""
     check_allocation(shape, dtype, device)
-    key = (shape, dtype, fill_value)
-    n = _FILLS.get(key)
+    key = (shape, dtype, fill_value) if type(fill_value) is int and 0 <= fill_value <= 1 else None
+    n = None if key is None else _FILLS.get(key)
     if n is None:
         value = scalar_node(fill_value, dtype)
         n = node(Op.VIEW, (value,), View(shape, (0,) * len(shape), 0), shape, dtype)
-        if len(_FILLS) >= 256:
-            _FILLS.clear()
-        n = _FILLS[key] = n if shape else value
+        n = n if shape else value
+        if key is not None:
+            if len(_FILLS) >= 256:
+                _FILLS.clear()
+            _FILLS[key] = n
     return array_result(n, device)
 
 

@@ -12,7 +12,7 @@ import numpy as _np
 from ..core import dag as _dag
 from ..core import fperrors
 from ..core.array import _RESULT_TYPES, _speedups, asarray, ndarray, operand, result
-from ..core.dag import Op, node, user_line
+from ..core.dag import Op, node
 from ..core.views import broadcast_shapes as _broadcast_shapes
 from .creation import array, empty, full_like, zeros_like
 from .shapes import complex_part as _complex_part
@@ -378,15 +378,11 @@ def astype(x, dtype, /, *, casting="unsafe", copy=True, device=None):  # noqa: F
     target, raising = known
     if target == x.dtype:
         return x.copy() if copy else x
-    shape = x._view.shape  # (a tuple of ints: the interning of ``node`` without its checks)
-    cast = _dag._intern(_CAST, (x._node(),), None, shape, target, None,
-                        (_CAST_ID, target, shape, None), None)  # fmt: skip
+    cast = _dag.checked_node(Op.CAST, (x._node(),), None, x._view.shape, target)
     if raising:  # NumPy's error state at this call, for the sync
-        fperrors.record(cast, user_line())
+        fperrors.record(cast, _dag.user_line())
     return result(cast, x._storage.device)
 
-
-_CAST, _CAST_ID = Op.CAST, id(Op.CAST)
 
 # (source dtype, dtype argument, casting) -> (target dtype, whether the cast can warn): casts
 # already checked as NumPy does (can_cast, a numloom dtype)

@@ -12,10 +12,11 @@ import weakref
 
 import numpy as _np
 
+from ..core import dag as _dag
 from ..core import fperrors, realize
 from ..core.array import _Scalar, asarray, ndarray, operand, result
 from ..core.array_views import basic_view, numpy_view
-from ..core.dag import Op, View, node, user_line
+from ..core.dag import Op, View, node
 from ..core.host import quiet_value
 from ..core.views import broadcast_node, broadcast_shapes, transpose_view, warn_if_first_write
 from . import eager, writes
@@ -365,7 +366,7 @@ def _index_node(k, device, axis, shape: tuple):
     if n.dtype != _np.intp:
         n = node(Op.CAST, (n,), None, n.shape, _np.intp)
     if isinstance(k, ndarray) and _checked_when_run(k) and axis is not None:
-        n = _checked(n, axis, shape[axis], user_line())
+        n = _checked(n, axis, shape[axis], _dag.user_line())
     return n
 
 

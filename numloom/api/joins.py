@@ -22,9 +22,10 @@ import operator
 import numpy as _np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
+from ..core import dag as _dag
 from ..core.array import _check_dtype, asarray, copyable, from_host, ndarray, result, share
 from ..core.array_views import numpy_view, reshape_array
-from ..core.dag import Op, View, node, user_line
+from ..core.dag import Op, View, node
 from ..core.device import get_device
 from ..core.views import reshape_view
 from . import elementwise as _api  # (where, clip, subtract...: the elementwise family)
@@ -612,7 +613,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     idx = index._node()
     shape = _take_shape(src.shape, ax, idx.shape)
     pending = isinstance(indices, ndarray) and indices._storage.pending
-    where = user_line() if pending and mode == "raise" else None  # checked when it runs
+    where = _dag.user_line() if pending and mode == "raise" else None  # checked when it runs
     gathered = node(Op.GATHER, (src._node(), idx), ax, shape, src.dtype, where=where)
     return _finish(gathered, out, src.device)
 

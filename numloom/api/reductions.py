@@ -13,10 +13,11 @@ import builtins
 import numpy as _np
 from numpy.lib.array_utils import normalize_axis_tuple
 
+from ..core import dag as _dag
 from ..core import fperrors
 from ..core.array import _RESULT_TYPES, asarray, ndarray, result
 from ..core.array_views import reshape_array
-from ..core.dag import Op, node, quiet_warnings, user_line, warn_at_user
+from ..core.dag import Op, node, quiet_warnings, warn_at_user
 from ..core.dag import prod as _size_of
 from .eager import reduce_now
 from .ufuncs import bind_reductions
@@ -195,7 +196,7 @@ def _planned(p: _Planned, a: ndarray):
         src = fperrors.record_if_raising(node(Op.CAST, (src,), None, src.shape, p.cast))
     n = node(Op.REDUCE, (src,), (p.kind, p.axes), p.shape, src.dtype) if p.axes else src
     if p.axes and p.raising:
-        fperrors.record(n, user_line())
+        fperrors.record(n, _dag.user_line())
     if n.dtype != p.out_dtype:
         n = fperrors.record_if_raising(node(Op.CAST, (n,), None, n.shape, p.out_dtype))
     r = result(n, a._storage.device)

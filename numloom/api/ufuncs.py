@@ -16,6 +16,7 @@ import math
 import numpy as _np
 
 from ..compile.ufunc_table import COMPARISONS
+from ..core import dag as _dag
 from ..core import fperrors
 from ..core.array import (
     _SUPPORTED_KINDS,
@@ -31,7 +32,7 @@ from ..core.array import (
     result,
 )
 from ..core.array_views import reshape_array
-from ..core.dag import Node, Op, map_node, node, quiet_warnings, user_line, warn_at_user
+from ..core.dag import Node, Op, map_node, node, quiet_warnings, warn_at_user
 from ..core.views import broadcast_node, broadcast_shapes, broadcast_view, view_node
 from . import eager
 from .writes import at_user
@@ -664,12 +665,12 @@ def _plain_call(uf: ufunc, args: tuple):
     if len(names) == 1:
         n = map_node(srcs, names[0], shape, loop[-1])
         if plain.raising:
-            fperrors.record(n, user_line())
+            fperrors.record(n, _dag.user_line())
         return result(n, device)
     nin = len(args)
     nodes = [map_node(srcs, name, shape, loop[nin + k]) for k, name in enumerate(names)]
     if plain.raising:
-        line = user_line()
+        line = _dag.user_line()
         for n in nodes:
             fperrors.record(n, line)
     return tuple(result(n, device) for n in nodes)
@@ -789,12 +790,12 @@ def apply(uf: ufunc, args: tuple, out, where, casting: str, dtype, signature=Non
     shape = _broadcast_shape(uf, inputs, outs, mask)
     srcs = tuple(as_loop_node(x, d, shape) for x, d in zip(inputs, loop))
     names = [uf.__name__] if uf.nout == 1 else [f"{uf.__name__}.{k}" for k in range(uf.nout)]
-    where_from = user_line() if _raises_for_data(uf, inputs, loop) else None
+    where_from = _dag.user_line() if _raises_for_data(uf, inputs, loop) else None
     nodes = [node(Op.MAP, srcs, name, shape, loop[uf.nin + k], where=where_from)
              for k, name in enumerate(names)]  # fmt: skip
     keep = None if mask is None else as_loop_node(mask, _np.dtype(bool), shape)
     if fperrors.raising(names[0], loop[0]):  # NumPy's error state at this call, for the sync
-        line = where_from or user_line()
+        line = where_from or _dag.user_line()
         for n in nodes:
             fperrors.record(n, line, keep)
     if keep is not None:

@@ -183,10 +183,8 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
         version, view = storage.version, self._view
         if version.op is not _VIEW and version.dtype == self._dtype:
             # (the common view, ``x[1, 1:-1]``: a view of the version itself, which is not its
-            # identity (else ``_identity``), interned as ``view_node`` would without its checks)
-            dtype, shape = version.dtype, view.shape
-            return _dag._intern(_VIEW, (version,), view, shape, dtype, None,
-                                (_VIEW_ID, dtype, shape, view), None)  # fmt: skip
+            # identity (else ``_identity``), as ``view_node`` makes it without its checks)
+            return _dag.checked_node(_VIEW, (version,), view, view.shape, version.dtype)
         return view_node(self._base(), view)
 
     def _base(self) -> Node:
@@ -511,7 +509,7 @@ class _Scalar(ndarray):
 
 
 _BOOL = _np.dtype(bool)
-_VIEW, _VIEW_ID = Op.VIEW, id(Op.VIEW)
+_VIEW = Op.VIEW
 _Scalar.__name__ = _Scalar.__qualname__ = "ndarray"  # (in messages, as every numloom array)
 _RESULT_TYPES = (_Scalar, ndarray)  # by the result's rank: 0-d results are scalars' stand-ins
 
@@ -796,10 +794,8 @@ def _install_tracing(api) -> None:
     fperrors.CALL_STATES[0] = _speedups.call_states
     host._ELEMENTS[0] = _speedups.elements
     # (the user's line of an operation that can raise: in C, its line looked up by code and
-    # instruction; the modules that took dag's function by name get this one)
+    # instruction; every caller asks for ``dag.user_line`` as it calls)
     dag.user_line = _speedups.user_line
-    for module in (api.reductions, api.indexing, api.ufuncs, api.elementwise, api.joins):
-        module.user_line = _speedups.user_line
 
 
 _PACKAGE = __name__.split(".")[0]

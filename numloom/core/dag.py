@@ -213,6 +213,13 @@ def map_node(srcs: tuple, name: str, shape: tuple, dtype) -> Node:
     return _intern(_MAP, srcs, name, shape, dtype, None, (_MAP_ID, dtype, shape, name), None)
 
 
+def checked_node(op: Op, srcs: tuple, arg, shape: tuple, dtype) -> Node:
+    """``node(op, srcs, arg, shape, dtype)`` of an operation with sources (not a leaf), for a
+    tuple of ints ``shape`` and a NumPy ``dtype``, without ``node``'s checks of them (a cast,
+    a handle's view)."""
+    return _intern(op, srcs, arg, shape, dtype, None, (id(op), dtype, shape, arg), None)
+
+
 _MAP, _MAP_ID, _BUFFER_ID = Op.MAP, id(Op.MAP), id(Op.BUFFER)
 
 
