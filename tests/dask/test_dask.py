@@ -452,7 +452,9 @@ def test_the_transfer_probe_moves_a_chunk_between_two_workers(client):
 
     line = transfer_probe(client, nbytes=1 << 20, repeat=2)
     assert "a 1 MiB chunk from one worker to the other" in line
-    device = str(numloom.empty(1).device)  # (cpu, or cuda:0 where the tests run on a GPU)
+    # the workers' default device (cpu, or cuda:0 where the tests run on a GPU), asked of a
+    # worker: a test before this one in the same process may have left this process's default
+    device = client.submit(lambda: str(numloom.empty(1).device), pure=False).result()
     assert f"arrived as {device} 1048576" in line
     if device == "cpu":
         assert "sender 0 device to host, receiver 0 host to device" in line
