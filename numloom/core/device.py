@@ -10,8 +10,10 @@ import contextlib
 import importlib
 import os
 import sys
+import threading
 
-_current: str | None = None
+_current: str | None = None  # the process's default (set_device, NUMLOOM_DEVICE)
+_blocks = threading.local()  # a thread's ``with device(...)``, as CuPy's Device context is
 
 
 class DeviceError(RuntimeError):
@@ -106,8 +108,12 @@ def set_device(name: str) -> None:
 
 
 def get_device() -> str:
-    """The device new arrays are created on."""
+    """The device new arrays are created on: the thread's ``with device(...)`` block's, else
+    the process's default."""
     global _current
+    block = getattr(_blocks, "name", None)
+    if block is not None:
+        return block
     if _current is None:
         env = os.environ.get("NUMLOOM_DEVICE")
         if env:
@@ -140,14 +146,14 @@ def _no_nvidia_driver() -> bool:
 
 @contextlib.contextmanager
 def device(name: str):
-    """``with numloom.device("cpu"): ...`` creates arrays on that device inside the block."""
-    global _current
-    previous = get_device()
-    set_device(name)
+    """``with numloom.device("cpu"): ...`` creates arrays on that device inside the block, in
+    this thread only (other threads keep theirs, as with CuPy's ``Device``)."""
+    previous = getattr(_blocks, "name", None)
+    _blocks.name = _check(_normalize(name))
     try:
         yield
     finally:
-        _current = previous
+        _blocks.name = previous
 
 
 def describe_devices() -> list:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import threading
 import tracemalloc
 import warnings
 
@@ -278,6 +279,7 @@ def test_stats_is_a_snapshot():
 
 
 def test_set_device_cpu_and_unusable_cuda(monkeypatch):
+    monkeypatch.setattr(nl.device_module, "_current", nl.get_device())  # (restored after)
     nl.set_device("cpu")
     assert nl.get_device() == "cpu"
     with nl.device("cpu"):
@@ -514,3 +516,32 @@ def test_nvtx_is_imported_only_where_a_profiler_records_its_ranges(tmp_path):
                              env={**env, "NVTX_INJECTION64_PATH": injected})  # fmt: skip
         assert run.returncode == 0, run.stderr
         assert run.stdout.strip() == imported
+
+
+def test_a_device_block_is_its_threads_own(monkeypatch):
+    """``with numloom.device(...)`` is the thread's own, as CuPy's ``Device`` context is: a
+    thread inside one does not move another thread's new arrays, and blocks that end in any
+    order leave the process's default as it was."""
+    monkeypatch.setattr(nl.device_module, "_check", lambda name: name)  # (no GPU needed)
+    before = nl.get_device()
+    inside, leave = threading.Event(), threading.Event()
+    seen = {}
+
+    def block(name):
+        with nl.device(name):
+            seen[name] = nl.get_device()
+            inside.set()
+            leave.wait(5)
+
+    other = threading.Thread(target=block, args=("cuda:7",))
+    other.start()
+    assert inside.wait(5)
+    assert nl.get_device() == before  # (this thread is outside any block)
+    with nl.device("cuda:3"):
+        assert nl.get_device() == "cuda:3"
+        leave.set()  # (the other block ends first)
+        other.join(5)
+        assert nl.get_device() == "cuda:3"
+    assert seen == {"cuda:7": "cuda:7"}
+    assert nl.get_device() == before
+
