@@ -34,6 +34,8 @@ import math
 
 import numpy as np
 
+from ..core.realize import count
+from . import cuda_cub
 from . import cuda_library as lib
 from .cuda_device import _get, fixed_functions
 
@@ -401,10 +403,35 @@ extern "C" __global__ void nl_zero(unsigned long long *__restrict__ out, const l
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = 0ull;
 }
+
+// a CUB sort's input (cuda_cub.py): each element's key, and (mode 2) its position or (mode 3)
+// its bits as the value carried with it
+extern "C" __global__ void __launch_bounds__(NL_THREADS) nl_cub_encode(
+        const T *__restrict__ in, U *__restrict__ keys, V *__restrict__ values, const int mode,
+        const long long n) {
+    const long long stride = (long long)gridDim.x * NL_THREADS;
+    for (long long i = (long long)blockIdx.x * NL_THREADS + threadIdx.x; i < n; i += stride) {
+        const T x = in[i];
+        keys[i] = nl_encode(x);
+        if (mode == 2) values[i] = (V)i;
+        else if (mode == 3) values[i] = (V)x;
+    }
+}
+
+// a CUB sort's output: the elements of sorted keys (in place), or positions as int64
+extern "C" __global__ void __launch_bounds__(NL_THREADS) nl_cub_decode(
+        U *__restrict__ keys, long long *__restrict__ positions, const V *__restrict__ values,
+        const long long n) {
+    const long long stride = (long long)gridDim.x * NL_THREADS;
+    for (long long i = (long long)blockIdx.x * NL_THREADS + threadIdx.x; i < n; i += stride) {
+        if (keys) ((T *)keys)[i] = nl_decode(keys[i]);
+        if (positions) positions[i] = (long long)values[i];
+    }
+}
 """
 
 KERNELS = ("nl_sort_count", "nl_sort_scan", "nl_sort_scatter", "nl_search", "nl_histogram",
-           "nl_bin_index", "nl_bincount", "nl_zero")  # fmt: skip
+           "nl_bin_index", "nl_bincount", "nl_zero", "nl_cub_encode", "nl_cub_decode")  # fmt: skip
 
 _EXPONENT_MASKS = {2: "0x7C00", 4: "0x7F800000u", 8: "0x7FF0000000000000ull"}
 
@@ -469,6 +496,10 @@ def sort_rows(a, keys: bool = True, indices: bool = False, exact: bool = False):
         return (lib.adopt(lib.empty(shape, dtype, device), device) if keys else None,
                 lib.adopt(lib.empty(shape, np.int64, device), device) if indices else None)  # fmt: skip
     pointer, holder = lib.operand(a)
+    if rows == 1 and dtype.kind in "iuf" and dtype.itemsize >= 4 and n >= cuda_cub.MIN_ELEMENTS:
+        found = _cub_sort(a, pointer, dtype, device, keys, indices, merged)
+        if found is not None:
+            return found
     segment_passes = -(-(rows - 1).bit_length() // RADIX_BITS) if rows > 1 else 0
     raw_values = merged and not indices and rows == 1 and dtype.itemsize == 4
     positions = indices or segment_passes > 0 or (merged and not raw_values)
@@ -516,6 +547,48 @@ def sort_rows(a, keys: bool = True, indices: bool = False, exact: bool = False):
         return lib.adopt(sorted_keys, device), got_positions
     # floats ranked as NumPy compares them: the elements themselves, gathered
     flat = got_positions if indices else lib.adopt(value_in, device).astype(np.int64)
+    return a.reshape(-1)[flat.reshape(-1)].reshape(shape), got_positions
+
+
+def _cub_sort(a, pointer, dtype, device: str, keys: bool, indices: bool, merged: bool):
+    """``sort_rows`` of one row of 4- or 8-byte elements by CUB's radix sort (``cuda_cub``):
+    numloom's keys sorted with the positions (or, for 4-byte floats kept exactly, the elements'
+    bits) they carry. None while CUB's sort is not built, or where it cannot run."""
+    shape, n = a.shape, a.size
+    raw_values = merged and not indices and dtype.itemsize == 4
+    positions = indices or (merged and not raw_values)
+    carried = np.dtype(np.uint32) if positions or raw_values else None
+    key_dtype = np.dtype(f"u{dtype.itemsize}")
+    found = cuda_cub.sort_for(device, key_dtype, carried)
+    if found is None:
+        return None
+    count("cub_sorts")
+    functions = _functions(dtype, merged, device)
+    grid = _grid(n, device)
+    key_buffers = [lib.empty(shape, dtype, device) for _ in range(2)]  # (keys, then elements)
+    value_buffers = ([lib.empty(shape, dtype if raw_values else carried, device)
+                      for _ in range(2)] if carried else None)  # fmt: skip
+    _launch(device, functions["nl_cub_encode"], grid, THREADS, _ptr(pointer),
+            _ptr(key_buffers[0]), _ptr(value_buffers[0] if carried else None),
+            np.int32(3 if raw_values else 2 if positions else 0), np.int64(n))  # fmt: skip
+    which = cuda_cub.sort(found, lib.stream(device), key_buffers, value_buffers, n, key_dtype,
+                          carried, temp=lambda nbytes: lib.empty((nbytes,), np.uint8, device))  # fmt: skip
+    sorted_keys, values = key_buffers[which], value_buffers[which] if carried else None
+    decoded = keys and not merged
+    out_positions = lib.empty(shape, np.int64, device) if indices else None
+    if decoded or indices:
+        _launch(device, functions["nl_cub_decode"], grid, THREADS,
+                _ptr(sorted_keys if decoded else None), _ptr(out_positions), _ptr(values),
+                np.int64(n))  # fmt: skip
+    got_positions = lib.adopt(out_positions, device) if indices else None
+    if not keys:
+        return None, got_positions
+    if decoded:
+        return lib.adopt(sorted_keys, device), got_positions
+    if raw_values:
+        return lib.adopt(values, device), got_positions
+    # 8-byte floats ranked as NumPy compares them: the elements themselves, gathered
+    flat = got_positions if indices else lib.adopt(values, device).astype(np.int64)
     return a.reshape(-1)[flat.reshape(-1)].reshape(shape), got_positions
 
 

@@ -44,6 +44,9 @@ VARIABLES = {
     "(NVRTC 12.8 and later; default 1)",
     "NUMLOOM_PURE_PYTHON": "1 runs the array handle and the traced operation in Python, not in the "
     "compiled numloom.core._speedups (default 0; used when the extension was not built)",
+    "NUMLOOM_CUB": "on a GPU, large sorts run CUB's radix sort (cuda-cccl): 1 builds it in the "
+    "background at first use and keeps it in the compile cache (default), wait builds it at "
+    "first use and waits, 0 keeps numloom's own sort",
 }
 
 

@@ -295,6 +295,7 @@ _STATS = {
     "device_to_host_bytes": 0,
     "device_compactions": 0,  # masks whose true positions a GPU found (a[mask], nonzero)
     "device_random_draws": 0,  # draws of NumPy's random streams made on a GPU
+    "cub_sorts": 0,  # sorts on a GPU by CUB's radix sort (backends/cuda_cub.py)
     "auto_flushes": 0,
     "values_read": 0,
 }
