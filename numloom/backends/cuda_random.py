@@ -11,10 +11,12 @@ by powers of two, or, within a tile, by one step from the tile's first draw.
   position of its tile and of a halo around it. A position is *sure* when no attempt in the
   ``NL_HALO`` positions before it can take draws past it: the chain of attempts from the start
   of the stream passes through every sure position. Each tile runs the chain from its first
-  sure position to the next tile's, so tiles need no other tile's result. A first pass counts
-  each tile's samples, a scan turns counts into offsets, and a second pass writes the samples,
-  ranked within the tile with warp ballots. The position after the last sample comes back to
-  the host (8 bytes): the number of draws taken, by which the host generator moves on.
+  sure position to the next tile's, so tiles need no other tile's result. A small kernel
+  jumps the stream to each tile's first draw (``nl_tile_bases``), a first pass counts each
+  tile's samples, a scan turns counts into offsets, and a second pass writes the samples: each
+  tile ranks its samples with a block scan, gathers them in order in shared memory and writes
+  them out together. The position after the last sample comes back to the host (8 bytes): the
+  number of draws taken, by which the host generator moves on.
 
 A tile that cannot finish this way (an attempt longer than ``NL_HALO`` draws, more rare
 positions than a tile can list: never seen in practice) flags the call, and the host draws it
@@ -37,7 +39,7 @@ from .cuda_memory import DeviceArray
 FILL_THREADS = 256
 FILL_LOG_GRID = 18  # 2**18 threads draw a fill, each every 2**18-th position
 TILE_THREADS = 256
-TILE = 4096  # positions a tile's chain covers
+TILE = 4096  # positions a tile's chain covers (NL_TP)
 SCAN_THREADS = cuda_nonzero.SCAN_THREADS
 NEAR = 4352  # the jumps by 0 .. NEAR-1 draws a tile's threads take from its first (NL_SPAN)
 
@@ -112,13 +114,19 @@ static __device__ __forceinline__ int nl_attempt(nl_u64 first, nl_src *r,
     return nl_exponential32_from((nl_u32)first, r, t, (float *)v);
 }
 
+/* the first 64-bit draw of the tile whose first position is ``base`` */
+static __device__ __forceinline__ long long nl_tile_draw(long long base, int unit32, int has0) {
+    const long long pb = base < 0 ? 0 : base;
+    return !unit32 ? pb : pb - has0 < 0 ? 0 : (pb - has0) >> 1;
+}
+
 template <int KIND, int WRITE>
 static __device__ __forceinline__ void nl_tile(nl_u64 s0hi, nl_u64 s0lo, nl_u64 inchi,
         nl_u64 inclo, const nl_u64 *__restrict__ jumps, int has0, nl_u32 buf0,
         const unsigned char *__restrict__ t, long long n, int *__restrict__ counts,
         const long long *__restrict__ offsets, typename nl_kind<KIND>::O *__restrict__ out,
         long long *__restrict__ info, int mode, double loc, double scale, nl_u64 excl,
-        nl_u64 threshold, nl_u64 off) {
+        nl_u64 threshold, nl_u64 off, const nl_u64 *__restrict__ bases) {
     typedef typename nl_kind<KIND>::V V;
     typedef typename nl_kind<KIND>::O O;
     __shared__ unsigned char s_c[NL_SPAN];    /* draws the attempt takes, 0x80: it accepts */
@@ -127,9 +135,7 @@ static __device__ __forceinline__ void nl_tile(nl_u64 s0hi, nl_u64 s0lo, nl_u64 
     __shared__ short s_sp[NL_MAXSP];          /* positions of the rare attempts, in order */
     __shared__ int s_cnt[NL_WARPS];           /* samples each warp gives */
     __shared__ int s_lo, s_hi, s_nsp;
-    __shared__ nl_u128 s_base;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const unsigned below = (1u << lane) - 1u;
     const long long base = (long long)blockIdx.x * NL_TP - NL_HALO;
     const int unit32 = nl_kind<KIND>::unit32;
     /* the stream where this thread's positions are: one step a 64-bit draw */
@@ -141,13 +147,14 @@ static __device__ __forceinline__ void nl_tile(nl_u64 s0hi, nl_u64 s0lo, nl_u64 
     const int fast_at = nl_kind<KIND>::fast_at, fast_bytes = nl_kind<KIND>::fast_bytes;
     for (int q = threadIdx.x; q < fast_bytes / 4; q += NL_TT)
         ((unsigned *)s_t)[q] = ((const unsigned *)(t + fast_at))[q];
-    /* the stream at the tile's first 64-bit draw, jumped to once; threads go on from there */
-    const long long pb = base < 0 ? 0 : base;
-    const long long jb = !unit32 ? pb : pb - has0 < 0 ? 0 : (pb - has0) >> 1;
-    if (threadIdx.x == 0) s_base = nl_jump(s0, jumps, jb);
-    __syncthreads();
-    const nl_u128 sb = s_base;
+    /* the stream at the tile's first 64-bit draw (nl_tile_bases); threads go on from there */
+    const long long jb = nl_tile_draw(base, unit32, has0);
+    nl_u128 sb;
+    sb.hi = bases[2 * blockIdx.x];
+    sb.lo = bases[2 * blockIdx.x + 1];
+    __syncthreads(); /* (the tables in shared memory) */
     const unsigned char *tf = s_t - fast_at; /* (the fast path reads its tables from here) */
+    unsigned rare_bits = 0; /* bit k: the attempt at position i0 + k is rare */
     for (int k = 0; k < NL_TR; k++) { /* the attempts accepted at once (the rest: below) */
         const int i = i0 + k;
         const long long p = base + i;
@@ -167,8 +174,10 @@ static __device__ __forceinline__ void nl_tile(nl_u64 s0hi, nl_u64 s0lo, nl_u64 
                 first = !unit32 ? drawn : (q & 1) ? (drawn >> 32) : (drawn & 0xffffffffULL);
             }
             V v = 0;
-            if (!nl_fast<KIND>(first, tf, &v, excl, threshold))
+            if (!nl_fast<KIND>(first, tf, &v, excl, threshold)) {
                 c = KIND >= 4 ? 0x01 : 0; /* (integers: rejected; else rare, finished below) */
+                rare_bits |= 1u << k;
+            }
             if (WRITE) s_v[i] = v;
         }
         s_c[i] = c;
@@ -176,16 +185,23 @@ static __device__ __forceinline__ void nl_tile(nl_u64 s0hi, nl_u64 s0lo, nl_u64 
     __syncthreads();
     if (KIND >= 4) { /* integers: an attempt is one draw, so every position is sure */
         if (threadIdx.x == 0) { s_nsp = 0; s_lo = NL_HALO; s_hi = NL_HALO + NL_TP; }
-    } else if (warp == 0) { /* the rare attempts, listed in order */
-        int nsp = 0;
-        for (int c0 = 0; c0 < NL_SPAN; c0 += 32) {
-            const bool rare = s_c[c0 + lane] == 0;
-            const unsigned ballot = __ballot_sync(0xffffffffu, rare);
-            const int at = nsp + __popc(ballot & below);
-            if (rare && at < NL_MAXSP) s_sp[at] = (short)(c0 + lane);
-            nsp += __popc(ballot);
+    } else { /* the rare attempts, listed in order: a scan of each thread's count */
+        const int mine = __popc(rare_bits);
+        int scan = mine;
+        for (int d = 1; d < 32; d *= 2) {
+            const int add = __shfl_up_sync(0xffffffffu, scan, d);
+            if (lane >= d) scan += add;
         }
-        if (lane == 0) {
+        if (lane == 31) s_cnt[warp] = scan;
+        __syncthreads();
+        int at = scan - mine, nsp = 0;
+        for (int w = 0; w < NL_WARPS; w++) {
+            at += w < warp ? s_cnt[w] : 0;
+            nsp += s_cnt[w];
+        }
+        for (unsigned bits = rare_bits; bits; bits &= bits - 1, at++)
+            if (at < NL_MAXSP) s_sp[at] = (short)(i0 + __ffs(bits) - 1);
+        if (threadIdx.x == 0) {
             if (nsp > NL_MAXSP) { info[2] = 1; nsp = NL_MAXSP; }
             s_nsp = nsp;
         }
@@ -257,36 +273,65 @@ static __device__ __forceinline__ void nl_tile(nl_u64 s0hi, nl_u64 s0lo, nl_u64 
         if (threadIdx.x == 0) counts[blockIdx.x] = total;
         return;
     }
-    long long rank = offsets[blockIdx.x] + before;
+    /* the samples moved to the front of s_v in order (each thread's first into registers: a
+       sample's place is at or before its position), then written out together */
+    const long long first_rank = offsets[blockIdx.x];
+    V kept[NL_TR];
+#pragma unroll
+    for (int k = 0; k < NL_TR; k++) kept[k] = s_v[i0 + k];
+    __syncthreads();
+    int at = before;
+#pragma unroll
     for (int k = 0; k < NL_TR; k++) {
         if (!((taken >> k) & 1u)) continue;
         const int i = i0 + k;
-        if (rank < n) {
-            const V v = s_v[i];
-            if (KIND >= 4) out[rank] = (O)(off + v); /* (NumPy's unsigned wrap) */
-            else if (mode == 1) out[rank] = (O)NL_DADD(loc, NL_DMUL(scale, (double)v));
-            else if (mode == 2) out[rank] = (O)NL_DMUL(scale, (double)v);
-            else out[rank] = (O)v;
-            if (rank == n - 1) info[1] = base + i + (s_c[i] & 0x3f);
-        }
-        rank++;
+        s_v[at] = kept[k];
+        if (first_rank + at == n - 1) info[1] = base + i + (s_c[i] & 0x3f);
+        at++;
+    }
+    __syncthreads();
+    const int count = (int)(n - first_rank < total ? (n - first_rank > 0 ? n - first_rank : 0)
+                                                   : total);
+    for (int q = threadIdx.x; q < count; q += NL_TT) {
+        const V v = s_v[q];
+        const long long rank = first_rank + q;
+        if (KIND >= 4) out[rank] = (O)(off + v); /* (NumPy's unsigned wrap) */
+        else if (mode == 1) out[rank] = (O)NL_DADD(loc, NL_DMUL(scale, (double)v));
+        else if (mode == 2) out[rank] = (O)NL_DMUL(scale, (double)v);
+        else out[rank] = (O)v;
     }
 }
+
 
 #define NL_TILE_KERNELS(KIND)                                                                     \
 extern "C" __global__ void __launch_bounds__(NL_TT) nl_count_##KIND(nl_u64 a, nl_u64 b,           \
         nl_u64 c, nl_u64 d, const nl_u64 *jumps, int has0, nl_u32 buf0, const unsigned char *t,   \
-        long long n, int *counts, long long *info, nl_u64 excl, nl_u64 threshold) {               \
+        long long n, int *counts, long long *info, nl_u64 excl, nl_u64 threshold,                 \
+        const nl_u64 *bases) {                                                                    \
     nl_tile<KIND, 0>(a, b, c, d, jumps, has0, buf0, t, n, counts, 0, 0, info, 0, 0.0, 0.0, excl, \
-                     threshold, 0);                                                              \
+                     threshold, 0, bases);                                                       \
 }                                                                                                 \
 extern "C" __global__ void __launch_bounds__(NL_TT) nl_write_##KIND(nl_u64 a, nl_u64 b,           \
         nl_u64 c, nl_u64 d, const nl_u64 *jumps, int has0, nl_u32 buf0, const unsigned char *t,   \
         long long n, const long long *offsets, nl_kind<KIND>::O *out, long long *info, int mode,  \
-        double loc, double scale, nl_u64 excl, nl_u64 threshold, nl_u64 off) {                    \
+        double loc, double scale, nl_u64 excl, nl_u64 threshold, nl_u64 off,                      \
+        const nl_u64 *bases) {                                                                    \
     nl_tile<KIND, 1>(a, b, c, d, jumps, has0, buf0, t, n, 0, offsets, out, info, mode, loc,     \
-                     scale, excl, threshold, off);                                                \
+                     scale, excl, threshold, off, bases);                                         \
 }
+/* each tile's stream at its first 64-bit draw: a jump from the call's start, a thread a tile */
+extern "C" __global__ void __launch_bounds__(256) nl_tile_bases(nl_u64 a, nl_u64 b,
+        const nl_u64 *__restrict__ jumps, int has0, int unit32, long long tiles,
+        nl_u64 *__restrict__ bases) {
+    const long long tile = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (tile >= tiles) return;
+    nl_u128 s;
+    s.hi = a; s.lo = b;
+    s = nl_jump(s, jumps, nl_tile_draw(tile * NL_TP - NL_HALO, unit32, has0));
+    bases[2 * tile] = s.hi;
+    bases[2 * tile + 1] = s.lo;
+}
+
 NL_TILE_KERNELS(0)
 NL_TILE_KERNELS(1)
 NL_TILE_KERNELS(2)
@@ -330,7 +375,7 @@ extern "C" __global__ void __launch_bounds__(256) nl_fill32(nl_u64 a, nl_u64 b, 
 }
 """
 
-_NAMES = (["nl_fill64", "nl_fill32"]
+_NAMES = (["nl_fill64", "nl_fill32", "nl_tile_bases"]
           + [f"nl_{what}_{k}" for k in range(7) for what in ("count", "write")])  # fmt: skip
 
 
@@ -466,14 +511,19 @@ def _tiles(k: int, unit32: bool, per_sample: float, dtype, state: dict, shape: t
     common = (*_words(state), np.uint64(jumps.ptr), np.int32(state["has_uint32"]),
               np.uint32(state["uinteger"]), np.uint64(tables.ptr), np.int64(n))  # fmt: skip
     excl, threshold, off = (np.uint64(v) for v in bounds)
+    bases = DeviceArray((2 * tiles,), np.uint64, device)
+    launch(stream, LaunchConfig(grid=-(-tiles // 256), block=256), functions["nl_tile_bases"],
+           *_words(state)[:2], np.uint64(jumps.ptr), np.int32(state["has_uint32"]),
+           np.int32(unit32), np.int64(tiles), np.uint64(bases.ptr))  # fmt: skip
     config = LaunchConfig(grid=tiles, block=TILE_THREADS)
     launch(stream, config, functions[f"nl_count_{k}"], *common, np.uint64(counts.ptr),
-           np.uint64(info.ptr), excl, threshold)  # fmt: skip
+           np.uint64(info.ptr), excl, threshold, np.uint64(bases.ptr))  # fmt: skip
     scan = cuda_nonzero._functions(device)["nl_true_offsets"]  # (info[0]: the total)
     launch(stream, LaunchConfig(grid=1, block=SCAN_THREADS), scan, np.uint64(counts.ptr),
            np.int64(tiles), np.uint64(offsets.ptr), np.uint64(info.ptr))  # fmt: skip
     launch(stream, config, functions[f"nl_write_{k}"], *common, np.uint64(offsets.ptr),
-           np.uint64(out.ptr), np.uint64(info.ptr), *scaling, excl, threshold, off)  # fmt: skip
+           np.uint64(out.ptr), np.uint64(info.ptr), *scaling, excl, threshold, off,
+           np.uint64(bases.ptr))  # fmt: skip
     found = np.zeros(3, np.int64)
     stream.sync()
     _check(driver.cuMemcpyDtoH(found.ctypes.data, info.ptr, 24), "cuMemcpyDtoH")
