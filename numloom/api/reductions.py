@@ -19,6 +19,8 @@ from ..core.array import _RESULT_TYPES, asarray, ndarray, result
 from ..core.array_views import reshape_array
 from ..core.dag import Op, node, quiet_warnings, warn_at_user
 from ..core.dag import prod as _size_of
+from ..core.device import get_device
+from . import eager
 from .eager import reduce_now
 from .ufuncs import bind_reductions
 from .writes import at_user
@@ -115,10 +117,18 @@ def _finish(n, a: ndarray, axes: tuple, keepdims: bool, out):
 _NOW = frozenset(["sum", "prod", "max", "min", "any", "all"])  # (run at once on marked arrays)
 
 
+def _numpy_now(a: _np.ndarray) -> bool:
+    """Whether a reduction of NumPy's array ``a`` runs now through NumPy: small data a library
+    handed the program (the state a SciPy minimizer passes its objective), on the CPU."""
+    return eager._small_numpy(a) and get_device() == "cpu"
+
+
 def _reduce(kind: str, a, axis, dtype, out, keepdims, where, np_fn, initial=_NO_VALUE):
     """One REDUCE node; NumPy's ``np_fn`` on a stand-in gives the dtype and raises errors."""
-    whole = out is None and where is True and initial is _NO_VALUE and type(a) in _RESULT_TYPES
-    if whole and a._storage.eager and kind in _NOW:  # (a small array of a loop: NumPy's, now)
+    plain_call = out is None and where is True and initial is _NO_VALUE
+    whole = plain_call and type(a) in _RESULT_TYPES
+    if kind in _NOW and ((whole and a._storage.eager)  # (a small array of a loop: NumPy's, now)
+                         or (plain_call and type(a) is _np.ndarray and _numpy_now(a))):
         made = reduce_now(np_fn, a, axis, keepdims, dtype)
         if made is not None:
             return made
@@ -305,7 +315,8 @@ def all(a, axis=None, out=None, keepdims=False, *, where=True):
 
 
 def _arg_reduce(kind: str, a, axis, out, keepdims, np_fn):
-    if out is None and type(a) in _RESULT_TYPES and a._storage.eager:  # (NumPy's, at once)
+    if out is None and ((type(a) in _RESULT_TYPES and a._storage.eager)  # (NumPy's, at once)
+                        or (type(a) is _np.ndarray and _numpy_now(a))):
         made = reduce_now(np_fn, a, axis, keepdims)
         if made is not None:
             return made

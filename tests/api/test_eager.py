@@ -337,6 +337,27 @@ def test_ufuncs_of_small_numpy_arrays_run_at_once():
     assert not nl.add(y, nl.asarray(numpy.ones(3)) * 2)._storage.eager  # (a pending operand)
 
 
+def test_reductions_of_small_numpy_arrays_run_at_once():
+    """A SciPy objective (``np.sum(x**2)`` over the state SciPy's minimizer hands it, the
+    scientific-python-lectures' optimization chapter): numloom's sum, prod, max, min, any and
+    all of a small NumPy array run at once through NumPy, NumPy's scalars, no plan, so the
+    objective costs what it costs with NumPy; a large one is traced."""
+    x = numpy.linspace(-1.0, 1.0, 100)
+    before = nl.stats()["plans_evaluated"]
+    got = [nl.sum(x**2), nl.sum(x, axis=0), nl.max(x), nl.min(x), nl.prod(x[:5]),
+           nl.any(x > 0.5), nl.all(x > -2), nl.sum(x, dtype=numpy.float32), nl.argmax(x),
+           nl.argmin(x)]  # fmt: skip
+    want = [numpy.sum(x**2), numpy.sum(x, axis=0), numpy.max(x), numpy.min(x),
+            numpy.prod(x[:5]), numpy.any(x > 0.5), numpy.all(x > -2),
+            numpy.sum(x, dtype=numpy.float32), numpy.argmax(x), numpy.argmin(x)]  # fmt: skip
+    assert nl.stats()["plans_evaluated"] == before
+    for g, w in zip(got, want):
+        assert type(g) is type(w) and repr(g) == repr(w)
+    assert repr(nl.sum(x**2) ** 2 + nl.sum(x)) == repr(numpy.sum(x**2) ** 2 + numpy.sum(x))
+    assert nl.stats()["plans_evaluated"] == before
+    assert not nl.sum(numpy.arange(100_000.0), keepdims=True)._storage.eager
+
+
 def test_the_mean_of_an_empty_slice_warns_as_numpy_once_at_the_users_line():
     """NumPy checks numloom's call on an empty stand-in, quietly: the mean of a loop's empty
     array gives NumPy's two warnings, each once, at the user's line."""
