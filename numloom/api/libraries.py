@@ -14,6 +14,10 @@ something else, or take nothing but NumPy's own type in compiled code:
 - scikit-learn's functions check their arguments' types first (``img_to_graph(img,
   mask=mask)``: "must be None or an instance of 'numpy.ndarray'"), and so do its parameter
   grids (``GridSearchCV(model, {"degree": np.arange(21)})``);
+- SciPy's solvers (``scipy.optimize.minimize``, ``least_squares``, ``solve_ivp``...) hand what
+  the user's objective, gradient, Hessian and constraints return to compiled code that takes
+  NumPy's arrays only (L-BFGS-B, SLSQP, LSODA): those functions' numloom results reach them as
+  NumPy's;
 - ``json`` writes NumPy's float64 scalar (a float), and numloom's 0-d stand-in for it not;
   pandas' constructors and Python's ``statistics`` infer from a list of NumPy's scalars what
   they cannot from numloom's 0-d results (a float column; a result of the items' type).
@@ -401,8 +405,89 @@ def _numpy_testing(testing) -> None:
                 setattr(utils, name, wrapped)
 
 
+def _returned(x, depth: int = 0):
+    """What a user's function returned, for a library: numloom arrays as NumPy's (their
+    memory), a 0-d one as NumPy's scalar, also inside a tuple or list (``(f, grad)``)."""
+    if isinstance(x, ndarray):
+        host = _np.asarray(x)
+        return host[()] if host.ndim == 0 else host
+    t = type(x)
+    if (t is tuple or t is list) and depth < 1:
+        items = [_returned(v, depth + 1) for v in x]
+        if any(a is not b for a, b in zip(items, x)):
+            return t(items)
+    return x
+
+
+_CALLABLES = (types.FunctionType, types.MethodType, types.BuiltinFunctionType,
+              functools.partial)  # fmt: skip
+
+
+def _returning_numpy(fn):
+    """A user's function (an objective, its gradient) that gives a library NumPy's arrays."""
+    if getattr(fn, "_numloom_returns", False) or not isinstance(fn, _CALLABLES):
+        return fn
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        return _returned(fn(*args, **kwargs))
+
+    run._numloom_returns = True
+    return run
+
+
+def _with_callbacks(x, depth: int = 0):
+    """An argument of a solver: a function wrapped by ``_returning_numpy``, and so the
+    functions in a dict (SciPy's constraint ``{"type": "ineq", "fun": ..., "jac": ...}``) or a
+    list of them; anything else as it is."""
+    if isinstance(x, _CALLABLES):
+        return _returning_numpy(x)
+    t = type(x)
+    if t is dict and depth < 2:
+        return {k: _with_callbacks(v, depth + 1) for k, v in x.items()}
+    if (t is list or t is tuple) and depth < 1 and any(type(v) is dict for v in x):
+        return t(_with_callbacks(v, depth + 1) for v in x)
+    return x
+
+
+def _solver(fn):
+    """A library's solver (``scipy.optimize.minimize``): the functions it is handed return NumPy's
+    arrays to it, as a NumPy program's would (its compiled code takes nothing else: L-BFGS-B's
+    "argument 7 must be numpy.ndarray"), and numloom arrays among its arguments are NumPy's."""
+    if getattr(fn, "_numloom_arguments", False):
+        return fn
+    convert = numpy_arguments(fn)
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        args = tuple([_with_callbacks(a) for a in args])
+        if kwargs:
+            kwargs = {k: _with_callbacks(v) for k, v in kwargs.items()}
+        return convert(*args, **kwargs)
+
+    run._numloom_arguments = True
+    return run
+
+
+def _solvers(module) -> None:
+    """SciPy's optimizers, root finders and integrators, and the classes that hold a user's
+    functions for them (``NonlinearConstraint``, ``ode``)."""
+    for name in getattr(module, "__all__", ()):
+        fn = getattr(module, name, None)
+        if isinstance(fn, type):
+            if "__init__" in fn.__dict__ and name in _HOLDERS_OF_FUNCTIONS:
+                fn.__init__ = _solver(fn.__init__)
+        elif isinstance(fn, types.FunctionType):
+            setattr(module, name, _solver(fn))
+
+
+_HOLDERS_OF_FUNCTIONS = frozenset(["NonlinearConstraint", "ode", "complex_ode"])
+
+
 # module -> what makes its entry points take numloom arrays, run once it is imported
 HOOKS = {
+    "scipy.optimize": _solvers,
+    "scipy.integrate": _solvers,
     "numpy.testing": _numpy_testing,
     **{f"numpy.polynomial.{m}": _polynomial for m in _VALS},
     "pandas": _pandas,

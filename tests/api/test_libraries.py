@@ -407,3 +407,62 @@ def test_python_and_numpys_namesakes_take_numloom_values_as_numpys(case):
             return type(error)
 
     assert outcome(nl) == outcome(numpy)
+
+
+def _rosen(np):
+    def f(x):
+        return 0.5 * (1 - x[0]) ** 2 + (x[1] - x[0] ** 2) ** 2
+
+    def jac(x):
+        return np.array((-2 * 0.5 * (1 - x[0]) - 4 * x[0] * (x[1] - x[0] ** 2),
+                         2 * (x[1] - x[0] ** 2)))  # fmt: skip
+
+    def hess(x):
+        return np.array(((1 - 4 * x[1] + 12 * x[0] ** 2, -4 * x[0]), (-4 * x[0], 2)))
+
+    return f, jac, hess
+
+
+SOLVES = {  # SciPy's solvers of functions written with numloom (scientific-python-lectures)
+    "L-BFGS-B": lambda sp, np, f, jac, hess: sp.optimize.minimize(
+        f, [2, 2], method="L-BFGS-B", jac=jac).x,
+    "Newton-CG": lambda sp, np, f, jac, hess: sp.optimize.minimize(
+        f, [2, -1], method="Newton-CG", jac=jac, hess=hess).x,
+    "trust-constr": lambda sp, np, f, jac, hess: sp.optimize.minimize(
+        f, [2, -1], method="trust-constr", jac=jac, hess=hess,
+        constraints=[sp.optimize.NonlinearConstraint(lambda x: np.sum(x**2), 0, 4,
+                                                     jac=lambda x: 2 * x)]).x,
+    "SLSQP, a dict constraint": lambda sp, np, f, jac, hess: sp.optimize.minimize(
+        f, [2, -1], method="SLSQP", jac=jac,
+        constraints={"type": "ineq", "fun": lambda x: np.array([4.0]) - np.sum(x**2),
+                     "jac": lambda x: -2 * x[None, :]}).x,
+    "fmin_l_bfgs_b": lambda sp, np, f, jac, hess: sp.optimize.fmin_l_bfgs_b(
+        f, np.array([2.0, 2.0]), fprime=jac)[0],
+    "least_squares": lambda sp, np, f, jac, hess: sp.optimize.least_squares(
+        lambda x: np.array([1 - x[0], 10 * (x[1] - x[0] ** 2)]), [2.0, 2.0],
+        jac=lambda x: np.array([[-1.0, 0.0], [-20 * x[0], 10.0]])).x,
+    "root": lambda sp, np, f, jac, hess: sp.optimize.root(
+        lambda x: np.array([x[0] + 0.5 * (x[0] - x[1]) ** 3 - 1, 0.5 * (x[1] - x[0]) ** 3 + x[1]]),
+        [0.0, 0.0], jac=lambda x: np.array([[1 + 1.5 * (x[0] - x[1]) ** 2,
+                                             -1.5 * (x[0] - x[1]) ** 2],
+                                            [-1.5 * (x[1] - x[0]) ** 2,
+                                             1 + 1.5 * (x[1] - x[0]) ** 2]])).x,
+    "solve_ivp": lambda sp, np, f, jac, hess: sp.integrate.solve_ivp(
+        lambda t, y: -0.5 * y, [0, 10], np.array([2.0, 4.0]), method="LSODA",
+        jac=lambda t, y: np.diag(np.array([-0.5, -0.5]))).y[:, -1],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(SOLVES))
+def test_scipys_solvers_take_functions_that_return_numloom_arrays(name):
+    """A SciPy solver calls the user's objective, gradient, Hessian and constraints, written
+    with numloom, and hands what they return to compiled code that takes NumPy's arrays only
+    (L-BFGS-B: "argument 7 must be numpy.ndarray, not ndarray"): it gets NumPy's arrays, and
+    the solution is NumPy's."""
+    sp = pytest.importorskip("scipy")
+    import scipy.integrate  # noqa: F401
+    import scipy.optimize  # noqa: F401
+
+    want = SOLVES[name](sp, numpy, *_rosen(numpy))
+    got = SOLVES[name](sp, nl, *_rosen(nl))
+    numpy.testing.assert_allclose(numpy.asarray(got), want, rtol=1e-9, atol=1e-12)
