@@ -432,6 +432,51 @@ def _array_of_arrays(items) -> ndarray:
     return result(n, parts[0].device)
 
 
+def frombuffer(buffer, dtype=float, count=-1, offset=0, *, like=None):
+    """NumPy's ``frombuffer``: of a numloom array, a view of its bytes (its base that array, so
+    writes through either show in the other); of other buffers (bytes, a bytearray, mmap),
+    NumPy's array of them."""
+    if isinstance(buffer, ndarray):
+        made = _bytes_view(buffer, _np.dtype(dtype) if dtype is not None else None, count,
+                           offset)  # fmt: skip
+        if made is not None:
+            return made
+    from .fallback import call_numpy
+
+    return call_numpy("frombuffer", _np.frombuffer, buffer, dtype, count, offset, like=like)
+
+
+def _bytes_view(a: ndarray, dtype, count: int, offset: int):
+    """``frombuffer(a, dtype, count, offset)`` as a view of ``a``'s bytes, with NumPy's errors;
+    None where numloom cannot view them so (a dtype it does not hold, an element not aligned to
+    its size): NumPy's array of them then."""
+    if dtype is None or dtype.kind not in "biufc":
+        return None
+    if not a.flags.c_contiguous:
+        raise ValueError("ndarray is not C-contiguous")
+    item, total = dtype.itemsize, a.nbytes
+    count, offset = operator.index(count), operator.index(offset)
+    if offset < 0 or offset > total:
+        raise ValueError(
+            f"offset must be non-negative and no greater than buffer length ({total})")
+    left = total - offset
+    if count < 0:
+        if left % item:
+            raise ValueError("buffer size must be a multiple of element size")
+        count = left // item
+    elif left < count * item:
+        raise ValueError("buffer is smaller than requested size")
+    if offset % item or (a.dtype.itemsize % item and item % a.dtype.itemsize):
+        return None
+    flat = a.reshape(-1).view(_np.uint8)[offset : offset + count * item]
+    try:
+        made = flat.view(dtype)
+    except NotImplementedError:  # (numloom views whole elements of its storage only)
+        return None
+    made._base_array = a  # (NumPy's base: the object whose buffer it is)
+    return made
+
+
 def asnumpy(a, stream=None, order="C", out=None) -> _np.ndarray:
     """``a`` as a NumPy array on the host; NumPy arrays and scalars are accepted as CuPy does."""
     if isinstance(a, ndarray):

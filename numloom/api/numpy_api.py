@@ -20,6 +20,7 @@ from .creation import (  # noqa: F401
     empty,
     empty_like,
     eye,
+    frombuffer,
     full,
     full_like,
     geomspace,

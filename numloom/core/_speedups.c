@@ -278,6 +278,29 @@ static PyObject *get_dtype(Handle *self, void *closure) {
     return Py_NewRef(self->dtype);
 }
 
+static PyObject *dtype_setter = NULL; /* array.py's _set_dtype */
+
+static int set_dtype(Handle *self, PyObject *value, void *closure) {
+    if (value == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "Cannot delete array dtype");
+        return -1;
+    }
+    if (dtype_setter == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "the array's dtype cannot be set yet");
+        return -1;
+    }
+    PyObject *r = PyObject_CallFunctionObjArgs(dtype_setter, (PyObject *)self, value, NULL);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+static PyObject *install_dtype_setter(PyObject *module, PyObject *fn) {
+    Py_XSETREF(dtype_setter, Py_NewRef(fn));
+    Py_RETURN_NONE;
+}
+
 static PyObject *get_ndim(Handle *self, void *closure) {
     PyObject *shape = view_shape(self);
     return shape == NULL ? NULL : PyLong_FromSsize_t(PyObject_Length(shape));
@@ -285,7 +308,7 @@ static PyObject *get_ndim(Handle *self, void *closure) {
 
 static PyGetSetDef handle_getset[] = {
     {"shape", (getter)get_shape, (setter)set_shape, "Tuple of array dimensions.", NULL},
-    {"dtype", (getter)get_dtype, NULL, "Data-type of the array's elements.", NULL},
+    {"dtype", (getter)get_dtype, (setter)set_dtype, "Data-type of the array's elements.", NULL},
     {"ndim", (getter)get_ndim, NULL, "Number of array dimensions.", NULL},
     {NULL},
 };
@@ -873,6 +896,8 @@ static PyMethodDef methods[] = {
     {"install", install, METH_VARARGS,
      "install(getitem_slow, setitem_slow, tracing, scalars, integers, shape_setter[, quiet_store, quiet_masks]): the "
      "Python paths and the objects the fast paths look at."},
+    {"install_dtype_setter", install_dtype_setter, METH_O,
+     "install_dtype_setter(fn): what ``a.dtype = value`` calls, fn(a, value)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -121,6 +121,18 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
     def dtype(self) -> _np.dtype:
         return self._dtype
 
+    @dtype.setter
+    def dtype(self, value) -> None:
+        _set_dtype(self, value)
+
+    @property
+    def data(self) -> memoryview:
+        """NumPy's ``a.data``: a memoryview of the array's memory (on a GPU, of a host copy
+        that is written back when the view is released)."""
+        if _speedups is None:  # (the Python handle exports no buffer: its host memory's)
+            return memoryview(_np.asarray(self))
+        return memoryview(self)
+
     @property
     def ndim(self) -> int:
         return len(self._view.shape)
@@ -364,6 +376,16 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
 _TRACING = realize.TRACING  # (the list itself: numloom.jit appends while it traces)
 
 
+def _set_dtype(a: ndarray, value) -> None:
+    """``a.dtype = value``: ``a`` becomes its own view as ``value`` (NumPy's ``a.view(value)``,
+    with its errors), in place."""
+    if value is None:
+        raise TypeError("Cannot convert None to a dtype")  # (NumPy: not "view as the same")
+    new = a.view(value)
+    a._view, a._dtype = new._view, new._dtype
+    a._identity, a._host = _is_identity(a._storage, new._view, new._dtype), None
+
+
 def _delitem(self, key):
     raise ValueError("cannot delete array elements")
 
@@ -378,6 +400,7 @@ if _speedups is not None:
     del ndarray.shape, ndarray.dtype, ndarray.ndim  # (read from the slots in C)
     _speedups.install(getitem_slow, setitem_slow, _TRACING, _SCALARS, _INTEGERS, shape_setter,
                       quiet_store, host.QUIET_MASKS)
+    _speedups.install_dtype_setter(_set_dtype)
     from . import views as _views
 
     _speedups.install_views(ndarray, View, _views._WARN_ON_WRITE, _is_identity)

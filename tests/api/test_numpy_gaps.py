@@ -389,3 +389,38 @@ def test_numpy_testing_compares_numloom_arrays_as_numpys():
     with pytest.raises(AssertionError):
         nl.testing.assert_equal(nl.array([1.0, 2.0]), [1, 3])
     numpy.testing.assert_array_almost_equal(nl.arange(3.0) / 3, numpy.arange(3.0) / 3)
+
+
+@numpy_compare()
+def test_the_buffer_of_an_array_as_its_data_and_frombuffer(xp):
+    """scientific-python-lectures' "advanced NumPy": ``x.data`` is a memoryview of x's memory,
+    ``frombuffer(x)`` a view of x's bytes whose base is x (a write into x shows in it, and one
+    into it in x), and setting ``x.dtype`` reinterprets x's memory in place."""
+    x = xp.array([1, 2, 3], dtype=xp.int32)
+    data = x.data
+    raw = bytes(x.data)
+    y = xp.frombuffer(x, dtype=xp.int8)
+    z = xp.frombuffer(x, dtype=xp.int16, count=2, offset=4)
+    x[0] = 7
+    y[8] = 5
+    w = xp.array([1, 2, 3, 4], dtype=xp.uint8)
+    w.dtype = "<i2"
+    v = w.view("<i4")
+    w[1] = 5
+    return (data.format, data.shape, data.nbytes, data.readonly, raw, y, y.base is x,
+            y.flags.owndata, z, z.base is x, x, w, v)
+
+
+@pytest.mark.parametrize("call", [
+    lambda xp, x: xp.frombuffer(x, dtype=xp.int32, offset=2),
+    lambda xp, x: xp.frombuffer(x, dtype=xp.int32, offset=-1),
+    lambda xp, x: xp.frombuffer(x, dtype=xp.int32, offset=13),
+    lambda xp, x: xp.frombuffer(x, dtype=xp.int16, count=7),
+    lambda xp, x: xp.frombuffer(x[::2], dtype=xp.int8),
+    lambda xp, x: xp.frombuffer(x, dtype=xp.int8, offset=12),
+    lambda xp, x: setattr(x, "dtype", xp.int64),
+])  # fmt: skip
+@numpy_compare()
+def test_frombuffer_and_the_dtype_setter_raise_numpys_errors(xp, call):
+    x = xp.array([1, 2, 3], dtype=xp.int32)
+    return call(xp, x), x
