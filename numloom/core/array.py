@@ -471,6 +471,9 @@ def _read_only_host(a: ndarray) -> _np.ndarray:
     return host
 
 
+_RESIZE_REFERENCES = 4
+
+
 def _resize(a: ndarray, new_shape: tuple, refcheck: bool) -> None:
     """NumPy's in-place ``a.resize(new_shape)``: a's data in C order, cut or padded with zeros,
     in a new storage of the new shape (views of the old one keep the old data)."""
@@ -481,7 +484,15 @@ def _resize(a: ndarray, new_shape: tuple, refcheck: bool) -> None:
     if not a._identity:
         raise ValueError("cannot resize this array: it does not own its data")
     host = a.get()
+    size = host.size
     host.resize(new_shape, refcheck=False)  # NumPy's shape errors
+    # NumPy reallocates a's memory for a new size only where nothing else refers to a: its
+    # count of references is the caller's name and the method's (here also this function's
+    # argument and getrefcount's own)
+    if refcheck and host.size != size and sys.getrefcount(a) > _RESIZE_REFERENCES:
+        raise ValueError("cannot resize an array that references or is referenced\nby another "
+                         "object in this way.\nUse the np.resize function to get a new resized "
+                         "copy or\n set refcheck=False to disable this check")  # fmt: skip
     made = from_host(host, a.device)
     _adopt(a, made._storage, made._view, a._readonly)
 

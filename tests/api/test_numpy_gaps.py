@@ -424,3 +424,23 @@ def test_the_buffer_of_an_array_as_its_data_and_frombuffer(xp):
 def test_frombuffer_and_the_dtype_setter_raise_numpys_errors(xp, call):
     x = xp.array([1, 2, 3], dtype=xp.int32)
     return call(xp, x), x
+
+
+@pytest.mark.parametrize("how", ["alone", "another name", "a view", "same size", "no check"])
+@numpy_compare()
+def test_resize_checks_references_as_numpy(xp, how):
+    """``a.resize`` reallocates ``a`` in place, which NumPy refuses while another name or a view
+    refers to it (its "refcheck"), unless the size stays or ``refcheck=False``
+    (scientific-python-lectures' operations chapter)."""
+    a = xp.arange(4)
+    b = a if how == "another name" else a[1:] if how == "a view" else None
+    if how == "same size":
+        b = a
+        a.resize((2, 2))
+    elif how == "no check":
+        b = a
+        a.resize((6,), refcheck=False)
+    else:
+        a.resize((6,))
+    del b
+    return a
