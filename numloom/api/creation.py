@@ -443,7 +443,20 @@ def frombuffer(buffer, dtype=float, count=-1, offset=0, *, like=None):
             return made
     from .fallback import call_numpy
 
-    return call_numpy("frombuffer", _np.frombuffer, buffer, dtype, count, offset, like=like)
+    made = call_numpy("frombuffer", _np.frombuffer, buffer, dtype, count, offset, like=like)
+    if isinstance(made, ndarray) and _read_only_buffer(buffer):
+        # (bytes: NumPy's array is a read-only view whose base is the bytes; numloom's holds
+        # a copy, which nothing can tell apart: the bytes never change)
+        made._readonly, made._base_array = True, buffer
+    return made
+
+
+def _read_only_buffer(buffer) -> bool:
+    try:
+        with memoryview(buffer) as view:
+            return view.readonly
+    except TypeError:
+        return False
 
 
 def _bytes_view(a: ndarray, dtype, count: int, offset: int):

@@ -407,8 +407,11 @@ def test_the_buffer_of_an_array_as_its_data_and_frombuffer(xp):
     w.dtype = "<i2"
     v = w.view("<i4")
     w[1] = 5
+    b = b"1234"
+    u = xp.frombuffer(b, dtype=xp.int8)
     return (data.format, data.shape, data.nbytes, data.readonly, raw, y, y.base is x,
-            y.flags.owndata, z, z.base is x, x, w, v)
+            y.flags.owndata, z, z.base is x, x, w, v, u, u.base is b, u.flags.writeable,
+            u.flags.owndata)
 
 
 @pytest.mark.parametrize("call", [
