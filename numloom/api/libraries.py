@@ -453,17 +453,24 @@ def _with_callbacks(x, depth: int = 0):
 def _solver(fn):
     """A library's solver (``scipy.optimize.minimize``): the functions it is handed return NumPy's
     arrays to it, as a NumPy program's would (its compiled code takes nothing else: L-BFGS-B's
-    "argument 7 must be numpy.ndarray"), and numloom arrays among its arguments are NumPy's."""
+    "argument 7 must be numpy.ndarray"), and numloom arrays among its arguments are NumPy's.
+    Wrapped in C as ``numpy_arguments`` is, so the solver's warnings point at the user's line."""
     if getattr(fn, "_numloom_arguments", False):
         return fn
-    convert = numpy_arguments(fn)
 
-    @functools.wraps(fn)
-    def run(*args, **kwargs):
-        args = tuple([_with_callbacks(a) for a in args])
+    def convert(args, kwargs):
+        args = tuple([_with_callbacks(_converted(a, False)) for a in args])
         if kwargs:
-            kwargs = {k: _with_callbacks(v) for k, v in kwargs.items()}
-        return convert(*args, **kwargs)
+            kwargs = {k: _with_callbacks(_converted(v, False)) for k, v in kwargs.items()}
+        return args, kwargs
+
+    if _ArgsWrapper is not None:
+        run = functools.update_wrapper(_ArgsWrapper(fn, convert, _HOLDERS + _CALLABLES), fn)
+    else:
+
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            return at_user(fn, *convert(args, kwargs))
 
     run._numloom_arguments = True
     return run

@@ -253,6 +253,19 @@ def test_a_wrapped_librarys_warnings_point_at_the_users_line(compiled, monkeypat
         got = wrapped(nl.arange(3), inplace=True)
     assert [w.filename for w in caught] == [__file__]
     assert isinstance(got, numpy.ndarray) and got.tolist() == [0, 1, 2]
+
+    def minimize(fun, x0, options=None):  # (a solver: its functions' results are NumPy's)
+        if options:
+            warnings.warn(f"Unknown solver options: {', '.join(options)}", UserWarning,
+                          stacklevel=2)  # fmt: skip
+        return fun(x0)
+
+    solver = libraries._solver(minimize)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = solver(lambda x: nl.asarray(x) * 2, nl.arange(3.0), options={"ftol": 1e-3})
+    assert [w.filename for w in caught] == [__file__]
+    assert type(got) is numpy.ndarray and got.tolist() == [0.0, 2.0, 4.0]
     pandas = pytest.importorskip("pandas")
     frame = pandas.DataFrame({"state": ["a", "b"], "v": [1, 2]})
     with warnings.catch_warnings(record=True) as caught:
