@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core import config
 from ..core.dag import warn_at_user
 from . import ktypes
 from .kerrors import KernelError, TypingError
@@ -102,9 +103,15 @@ class vectorize:
         try:
             result = self._compiled_call(args, kwargs)
         except (KernelError, _Uncompilable) as why:
-            if not isinstance(why, _OtherData):  # (NumPy's own data: nothing is lost)
+            # NumPy's loop: on a GPU a round trip through the host, warned about once (with
+            # why numloom did not compile it); on the CPU it reads numloom's own memory, as
+            # any NumPy function does there: neither a warning nor a fallback (NUMLOOM_DEBUG=1
+            # says why all the same)
+            device = _device_of(args, kwargs)
+            round_trip = device is not None and device != "cpu"
+            if not isinstance(why, _OtherData) and (round_trip or config.DEBUG >= 1):
                 self._warn(why)
-            result = self._numpy_call(args, kwargs)
+            result = self._numpy_call(args, kwargs, round_trip)
         if out is not None:
             out[...] = result
             return out
@@ -233,12 +240,13 @@ class vectorize:
 
     # -- NumPy's loop --
 
-    def _numpy_call(self, args: tuple, kwargs: dict):
+    def _numpy_call(self, args: tuple, kwargs: dict, round_trip: bool = True):
         from ..api import writes
         from ..api.fallback import to_numloom
         from ..core.realize import count_fallback
 
-        count_fallback("vectorize")
+        if round_trip:
+            count_fallback("vectorize")
         otypes = self.otypes
         if self.signatures and otypes is None:
             ret = self.signatures[0][0]

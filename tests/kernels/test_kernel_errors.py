@@ -182,7 +182,16 @@ def uses_a_list(x):
     return [x, 1][0] * 2
 
 
-def test_vectorize_falls_back_with_one_warning():
+@pytest.fixture
+def says_why(monkeypatch):
+    """NumPy's loop warns why numloom did not compile a function on a GPU (a round trip), and
+    on the CPU with ``NUMLOOM_DEBUG=1``."""
+    from numloom.core import config
+
+    monkeypatch.setattr(config, "DEBUG", 1)
+
+
+def test_vectorize_falls_back_with_one_warning(says_why):
     vf = nl.vectorize(uses_a_list)
     with pytest.warns(nl.NumloomFallbackWarning) as record:
         got = vf(nl.arange(5.0))
@@ -266,7 +275,7 @@ def calls_with_a_model(x):
 
 
 @pytest.mark.parametrize("fn", [scaled, calls_with_a_model])
-def test_a_fallback_warning_names_an_object_without_printing_its_arrays(fn):
+def test_a_fallback_warning_names_an_object_without_printing_its_arrays(fn, says_why):
     """(QuantEcon's lectures vectorize functions of a model holding arrays: the warning
     printed every array of the model.)"""
     with pytest.warns(nl.NumloomFallbackWarning) as record:
