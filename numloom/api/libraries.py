@@ -100,15 +100,10 @@ except ImportError:  # (the compiled module not built, or not wanted: the Python
     _ArgsWrapper = None
 else:
 
-    class _ArgsWrapper(ArgsWrapper):
-        """The library's function, wrapped: it prints as the function and pickles as a
+    def _ArgsWrapper(fn, convert, kinds):
+        """The library's function, wrapped in C: it prints as the function and pickles as a
         reference to where it lives (as the function did)."""
-
-        def __repr__(self):
-            return repr(self.__wrapped__)
-
-        def __reduce__(self):
-            return _lookup, (self.__module__, self.__qualname__)
+        return ArgsWrapper(fn, convert, kinds, _lookup)
 
 
 _HOLDERS = (ndarray, list, tuple, dict)  # (what _converted looks into)

@@ -766,6 +766,8 @@ typedef struct {
     PyObject *convert;
     PyObject *kinds; /* convert is called only where an argument is one of these (NULL: always) */
     PyObject *dict;
+    PyObject *lookup; /* pickling: lookup(module, qualname) finds the wrapper again (or NULL) */
+    vectorcallfunc vectorcall;
 } ArgsWrapper;
 
 /* 1 where one of the arguments is an instance of w->kinds, 0 where none is, -1 on error */
@@ -813,9 +815,61 @@ static PyObject *args_wrapper_call(PyObject *self, PyObject *args, PyObject *kwa
     return out;
 }
 
+/* The call without a tuple of the arguments: where nothing needs converting, fn gets them as
+ * they came, so it sees the reference counts a direct call gives (pandas' __setitem__ judges
+ * a chained assignment by its frame's count). */
+static PyObject *args_wrapper_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+                                         PyObject *kwnames) {
+    ArgsWrapper *w = (ArgsWrapper *)self;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    int needs = w->kinds == NULL;
+    for (Py_ssize_t i = 0; !needs && i < nargs + nkw; i++) {
+        needs = PyObject_IsInstance(args[i], w->kinds);
+        if (needs < 0)
+            return NULL;
+    }
+    if (!needs)
+        return PyObject_Vectorcall(w->fn, args, nargsf, kwnames);
+    PyObject *tuple = PyTuple_New(nargs);
+    if (tuple == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < nargs; i++)
+        PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
+    PyObject *kwargs = NULL;
+    if (nkw) {
+        kwargs = PyDict_New();
+        for (Py_ssize_t j = 0; kwargs != NULL && j < nkw; j++) {
+            if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, j), args[nargs + j]) < 0)
+                Py_CLEAR(kwargs);
+        }
+        if (kwargs == NULL) {
+            Py_DECREF(tuple);
+            return NULL;
+        }
+    }
+    PyObject *converted = PyObject_CallFunctionObjArgs(w->convert, tuple,
+                                                       kwargs ? kwargs : Py_None, NULL);
+    Py_DECREF(tuple);
+    Py_XDECREF(kwargs);
+    if (converted == NULL)
+        return NULL;
+    if (!PyTuple_Check(converted) || PyTuple_GET_SIZE(converted) != 2 ||
+        !PyTuple_Check(PyTuple_GET_ITEM(converted, 0))) {
+        Py_DECREF(converted);
+        PyErr_SetString(PyExc_TypeError, "ArgsWrapper: convert must return (tuple, dict)");
+        return NULL;
+    }
+    PyObject *new_kwargs = PyTuple_GET_ITEM(converted, 1);
+    PyObject *out = PyObject_Call(w->fn, PyTuple_GET_ITEM(converted, 0),
+                                  new_kwargs == Py_None ? NULL : new_kwargs);
+    Py_DECREF(converted);
+    return out;
+}
+
 static PyObject *args_wrapper_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-    PyObject *fn, *convert, *kinds = NULL;
-    if (!PyArg_ParseTuple(args, "OO|O:ArgsWrapper", &fn, &convert, &kinds))
+    PyObject *fn, *convert, *kinds = NULL, *lookup = NULL;
+    if (!PyArg_ParseTuple(args, "OO|OO:ArgsWrapper", &fn, &convert, &kinds, &lookup))
         return NULL;
     ArgsWrapper *w = (ArgsWrapper *)type->tp_alloc(type, 0);
     if (w == NULL)
@@ -823,9 +877,36 @@ static PyObject *args_wrapper_new(PyTypeObject *type, PyObject *args, PyObject *
     w->fn = Py_NewRef(fn);
     w->convert = Py_NewRef(convert);
     w->kinds = kinds == Py_None ? NULL : Py_XNewRef(kinds);
+    w->lookup = lookup == Py_None ? NULL : Py_XNewRef(lookup);
     w->dict = NULL;
+    w->vectorcall = args_wrapper_vectorcall;
     return (PyObject *)w;
 }
+
+/* It prints as the function it wraps, and pickles as a reference to where it lives
+ * (``lookup(module, qualname)``), as that function did. */
+static PyObject *args_wrapper_repr(PyObject *self) {
+    return PyObject_Repr(((ArgsWrapper *)self)->fn);
+}
+
+static PyObject *args_wrapper_reduce(PyObject *self, PyObject *unused) {
+    ArgsWrapper *w = (ArgsWrapper *)self;
+    if (w->lookup == NULL) {
+        PyErr_SetString(PyExc_TypeError, "cannot pickle this ArgsWrapper");
+        return NULL;
+    }
+    PyObject *module = PyObject_GetAttrString(self, "__module__");
+    PyObject *qualname = module ? PyObject_GetAttrString(self, "__qualname__") : NULL;
+    PyObject *out = qualname ? Py_BuildValue("O(OO)", w->lookup, module, qualname) : NULL;
+    Py_XDECREF(module);
+    Py_XDECREF(qualname);
+    return out;
+}
+
+static PyMethodDef args_wrapper_methods[] = {
+    {"__reduce__", args_wrapper_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
 
 static int args_wrapper_traverse(PyObject *self, visitproc visit, void *arg) {
     ArgsWrapper *w = (ArgsWrapper *)self;
@@ -833,6 +914,7 @@ static int args_wrapper_traverse(PyObject *self, visitproc visit, void *arg) {
     Py_VISIT(w->convert);
     Py_VISIT(w->kinds);
     Py_VISIT(w->dict);
+    Py_VISIT(w->lookup);
     return 0;
 }
 
@@ -842,6 +924,7 @@ static int args_wrapper_clear(PyObject *self) {
     Py_CLEAR(w->convert);
     Py_CLEAR(w->kinds);
     Py_CLEAR(w->dict);
+    Py_CLEAR(w->lookup);
     return 0;
 }
 
@@ -866,11 +949,17 @@ static PyTypeObject ArgsWrapperType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "numloom.core._speedups.ArgsWrapper",
     .tp_basicsize = sizeof(ArgsWrapper),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "ArgsWrapper(fn, convert[, kinds]): fn called with convert(args, kwargs) where an "
-              "argument is of kinds, no frame between.",
+    /* (METHOD_DESCRIPTOR: as a class's attribute it is called with the instance first, no
+     * bound method between, as a function is) */
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+                Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_doc = "ArgsWrapper(fn, convert[, kinds[, lookup]]): fn called with convert(args, kwargs) "
+              "where an argument is of kinds, no frame between.",
     .tp_new = args_wrapper_new,
     .tp_call = args_wrapper_call,
+    .tp_vectorcall_offset = offsetof(ArgsWrapper, vectorcall),
+    .tp_repr = args_wrapper_repr,
+    .tp_methods = args_wrapper_methods,
     .tp_descr_get = args_wrapper_get,
     .tp_traverse = args_wrapper_traverse,
     .tp_clear = args_wrapper_clear,

@@ -479,3 +479,31 @@ def test_scipys_solvers_take_functions_that_return_numloom_arrays(name):
     want = SOLVES[name](sp, numpy, *_rosen(numpy))
     got = SOLVES[name](sp, nl, *_rosen(nl))
     numpy.testing.assert_allclose(numpy.asarray(got), want, rtol=1e-9, atol=1e-12)
+
+
+def test_pandas_still_warns_of_a_chained_assignment():
+    """pandas warns where an assignment goes into a temporary copy (``df.loc[mask]["c"] = v``,
+    Python for Data Analysis' chapter 5), judging by the reference count of the frame its
+    ``__setitem__`` gets: numloom's wrapper of ``__setitem__`` hands it on with no reference
+    of its own (the warning was lost)."""
+    import warnings
+
+    from numloom.api import libraries
+
+    pandas = pytest.importorskip("pandas")
+    from pandas.errors import ChainedAssignmentError
+
+    if libraries._ArgsWrapper is None:
+        pytest.skip("the Python wrapper holds references of its own (the compiled module is off)")
+
+    data = pandas.DataFrame(numpy.arange(16).reshape((4, 4)), columns=["a", "b", "c", "d"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        data.loc[data.c == 6]["c"] = 7
+    assert [w.category for w in caught] == [ChainedAssignmentError]
+    assert caught[0].filename == __file__
+    assert data.c.tolist() == [2, 6, 10, 14]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        data["c"] = nl.arange(4)  # (a plain assignment: nothing to warn about)
+    assert data.c.tolist() == [0, 1, 2, 3]
