@@ -261,11 +261,12 @@ def _filled(value, shape: tuple, dtype):
 
 
 def _masked(src, where, kind, initial):
-    """Elements outside ``where`` replaced by the reduction's identity (or ``initial``)."""
+    """Elements outside ``where`` replaced by the reduction's identity (max and min have none:
+    ``initial`` then, which the result includes anyway)."""
     from .elementwise import where as select
 
     identity = {"sum": 0, "prod": 1, "any": False, "all": True}.get(kind)
-    if initial is not _NO_VALUE:
+    if identity is None and initial is not _NO_VALUE:
         identity = initial
     if identity is None:
         name = {"max": "maximum", "min": "minimum"}[kind]
