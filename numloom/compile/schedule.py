@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 
 from ..core.dag import Node, Op, toposort
 from .blas import blas_readable
+from .snippets import Unsupported
 from .sum_order import f_ordered_sum, numpy_sum_order
 
 KIND = {
@@ -257,7 +258,10 @@ def _f_ordered(r: Node) -> bool:
     walks them in C order."""
     kind, axes = r.arg
     src = r.srcs[0]
-    return numpy_sum_order(src, axes, kind) is None and f_ordered_sum(src, axes, kind)
+    try:
+        return numpy_sum_order(src, axes, kind) is None and f_ordered_sum(src, axes, kind)
+    except Unsupported:  # (a dtype numloom's kernels lack, extended precision: run by NumPy)
+        return False
 
 
 # A whole-array reduction fused with its uses makes the whole array one row: one thread runs
