@@ -507,7 +507,10 @@ def _interp_real(x, xp, fp, left, right):
     w = _ew.where
     if m == 1:
         return w(_ew.less(x, xp[0]), lval, w(_ew.greater(x, xp[0]), rval, fp[0]))
-    j = _ew.subtract(_count_at_or_below(xp, x), 1)
+    # (NumPy's search gives -1 only where x < xp[0]: a NaN first in xp is below no x, and
+    # the interval then is the first, whose NaN the result takes)
+    below = _ew.less(x, xp[0])
+    j = w(below, -1, _ew.maximum(_ew.subtract(_count_at_or_below(xp, x), 1), 0))
     at = _ew.clip(j, 0, m - 2)
     x0, x1 = take(xp, at), take(xp, _ew.add(at, 1))
     y0, y1 = take(fp, at), take(fp, _ew.add(at, 1))
@@ -518,7 +521,7 @@ def _interp_real(x, xp, fp, left, right):
     value = w(_ew.logical_and(_ew.isnan(value), _ew.equal(y0, y1)), y0, value)
     value = w(_ew.equal(x0, x), y0, value)
     value = w(_ew.equal(j, m - 1), fp[m - 1], value)
-    value = w(_ew.less(j, 0), lval, value)
+    value = w(below, lval, value)
     value = w(_ew.greater(x, xp[m - 1]), rval, value)
     return w(_ew.isnan(x), x, value)
 

@@ -479,6 +479,28 @@ def test_interp(k):
     body()
 
 
+@pytest.mark.parametrize("where", ["first", "last", "inside"])
+@pytest.mark.parametrize("kind", ["real", "complex"])
+@numpy_compare()
+def test_interp_propagates_a_nan_among_the_points(xp, where, kind):
+    """NumPy's own test: a NaN in ``xp`` or ``fp`` gives NaN where NumPy's search lands next to
+    it (a NaN first in xp is not "below every x", so the left value does not stand in)."""
+    at = {"first": 0, "last": 1, "inside": 1}[where]
+    points = [0.0, 1.0] if where != "inside" else [0.0, 1.0, 2.0]
+    values = [0.0, 10.0] + ([20.0] if where == "inside" else [])
+    holed = list(points)
+    holed[at] = numpy.nan
+    dtype = float if kind == "real" else complex
+    fp = xp.asarray(values, dtype=dtype)
+    nan_fp = xp.asarray(values, dtype=dtype)
+    nan_fp[at] = numpy.nan
+    # (pending operands, many points: numloom's composition, not NumPy's call on small data)
+    x = xp.concatenate([xp.asarray([0.5, -1.0, 3.0, 1.5]), xp.linspace(-1, 3, 4000)]) * 1
+    holed, points, fp, nan_fp = (xp.asarray(v) * 1 for v in (holed, points, fp, nan_fp))
+    return (xp.interp(x, holed, fp), xp.interp(x, points, nan_fp),
+            xp.interp(xp.asarray(0.5) * 1, holed, fp))
+
+
 @given(st.integers(1, 40), st.integers(0, 2**31))
 @settings(max_examples=30, deadline=None)
 def test_interp_hypothesis(points, seed):
