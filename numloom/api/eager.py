@@ -224,6 +224,8 @@ def functions_now(np_fn, args: tuple, kwargs: dict):
         return None
     host_args = [_now_value(x) for x in args]
     host_kwargs = {k: _now_value(v) for k, v in kwargs.items()}
+    if host_kwargs.get("overwrite_input"):  # (median's: numloom's memory is handed read-only,
+        host_kwargs["overwrite_input"] = False  # and NumPy may leave its input as it likes)
     made = _run(lambda: np_fn(*host_args, **host_kwargs), np_fn.__name__)
     if _views_an_operand(made, host_args):
         return None
