@@ -504,8 +504,10 @@ def piecewise(x, condlist, funclist, *args, **kw):
     its constant); the functions are called on numloom arrays of the selected elements."""
     x = asarray(x)
     n2 = len(funclist)
-    if _np.isscalar(condlist) or (not isinstance(condlist[0], (list, ndarray, _np.ndarray))
-                                  and x.ndim != 0):  # fmt: skip
+    zero_d = isinstance(condlist, (ndarray, _np.ndarray)) and condlist.ndim == 0  # (x > 3 of
+    # a 0-d x: NumPy's scalar, numloom's 0-d array)
+    if _np.isscalar(condlist) or zero_d or (
+            not isinstance(condlist[0], (list, ndarray, _np.ndarray)) and x.ndim != 0):
         condlist = [condlist]
     condlist = array(condlist, dtype=bool) if not isinstance(condlist, ndarray) else \
         condlist.astype(bool)  # fmt: skip

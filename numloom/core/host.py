@@ -132,6 +132,9 @@ def _is_identity(storage: Storage, view: View, dtype) -> bool:
 def _row(a, i: int):
     """``a[i]`` of an array of two or more axes: the view of row ``i`` (a loop over rows)."""
     view = a._view
+    if not view.shape:
+        raise IndexError("too many indices for array: array is 0-dimensional, but 1 were "
+                         "indexed")  # fmt: skip
     n = view.shape[0]
     if not -n <= i < n:
         raise IndexError(f"index {i} is out of bounds for axis 0 with size {n}")

@@ -467,3 +467,16 @@ def test_order_statistics_that_may_overwrite_their_input(call, size):
     want = call(numpy, host.copy())
     for a in (nl.asarray(host.copy()), nl.array(host.tolist()).copy()):  # (a list's: eager)
         numpy.testing.assert_array_equal(numpy.asarray(call(nl, a)), want)
+
+
+@pytest.mark.parametrize("call", [
+    lambda xp: xp.piecewise(xp.array(3), xp.array(3) > 3, [4, 0]),
+    lambda xp: xp.piecewise(xp.array(5.0), [xp.array(5.0) > 3], [lambda v: v * 2, 7.0]),
+    lambda xp: xp.array(3)[0],
+    lambda xp: xp.array(3.5)[1, 2],
+])  # fmt: skip
+@numpy_compare()
+def test_zero_dimensional_arrays_in_piecewise_and_indexing(xp, call):
+    """NumPy's own tests: ``piecewise`` of a 0-d array with its 0-d condition (a NumPy scalar
+    there, a 0-d array here); indexing a 0-d array raises NumPy's IndexError."""
+    return call(xp)
