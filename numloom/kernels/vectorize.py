@@ -70,12 +70,17 @@ class vectorize:
         self.signatures = []
         if isinstance(pyfunc, (str, list, tuple)):  # Numba: vectorize(signatures, ...)
             sigs = [pyfunc] if isinstance(pyfunc, str) else list(pyfunc)
-            self.signatures = [_numba_signature(s) for s in sigs]
+            try:
+                self.signatures = [_numba_signature(s) for s in sigs]
+            except ValueError as why:  # (NumPy's error: np.vectorize("string") is a misuse)
+                error = TypeError("When used as a decorator, only accepts keyword arguments.")
+                error.add_note(f"As Numba's vectorize(signatures): {why}")
+                raise error from None
             pyfunc = _NO_VALUE
+        elif pyfunc is not _NO_VALUE and not callable(pyfunc):
+            raise TypeError("When used as a decorator, only accepts keyword arguments.")
         self.pyfunc = None if pyfunc is _NO_VALUE else pyfunc
-        if isinstance(otypes, str):
-            otypes = list(otypes)
-        self.otypes = None if otypes is None else [np.dtype(t) for t in otypes]
+        self.otypes = otypes
         self.excluded = set(excluded or ())
         self.signature, self.cache = signature, cache
         if signature is not None:  # NumPy's error for a bad signature, at construction
@@ -92,6 +97,21 @@ class vectorize:
     def __repr__(self) -> str:
         return f"<numloom.vectorize {getattr(self, '__name__', '?')}>"
 
+    @property
+    def otypes(self):
+        """The output types as given (NumPy keeps a string of type codes as a string, a list as
+        its dtypes); ``_otypes`` is the list of dtypes, None where not given."""
+        return self._otypes_given
+
+    @otypes.setter
+    def otypes(self, value) -> None:
+        if value is None:
+            self._otypes_given = self._otypes = None
+            return
+        dtypes = [np.dtype(t) for t in (list(value) if isinstance(value, str) else value)]
+        self._otypes_given = value if isinstance(value, str) else dtypes
+        self._otypes = dtypes
+
     def __call__(self, *args, **kwargs):
         if self.pyfunc is None:  # used as a decorator
             (fn,) = args
@@ -100,7 +120,14 @@ class vectorize:
             self.__doc__ = self.__doc__ or fn.__doc__
             return self
         out = kwargs.pop("out", None) if self.signatures else None
+        if self._otypes is None and not self.signatures and _size_zero(args, kwargs):
+            raise ValueError("cannot call `vectorize` on size 0 inputs unless `otypes` is set")
         try:
+            if not args and not kwargs:  # (NumPy calls a function of nothing once)
+                raise _OtherData("no arguments")
+            if not hasattr(inspect.unwrap(self.pyfunc), "__code__"):
+                raise _Uncompilable(f"{self.__name__} is not a Python function (a builtin, "
+                                    f"a functools.partial): numloom has no source to compile")
             result = self._compiled_call(args, kwargs)
         except (KernelError, _Uncompilable) as why:
             # NumPy's loop: on a GPU a round trip through the host, warned about once (with
@@ -183,7 +210,7 @@ class vectorize:
 
     def _specialize(self, full: tuple, loop) -> tuple:
         """(MAP name, output dtypes) of the function compiled for these parameter types."""
-        key = (full, loop)
+        key = (full, loop, None if self._otypes is None else tuple(self._otypes))
         found = self._specs.get(key)
         if isinstance(found, Exception):
             raise found
@@ -207,7 +234,7 @@ class vectorize:
         spec, program = translate_scalar(self.pyfunc, values)
         results = _results(self.__name__, spec.ret)
         first = results
-        if loop is None and self.otypes is None:  # the dtypes of a call on NumPy scalars
+        if loop is None and self._otypes is None:  # the dtypes of a call on NumPy scalars
             first = _results(self.__name__, translate_scalar(self.pyfunc, full)[0].ret)
             if len(first) != len(results):
                 raise TypingError(f"{self.__name__} returns {len(first)} or {len(results)} values")
@@ -231,11 +258,11 @@ class vectorize:
             return [loop[0].dtype] * len(results) if not isinstance(loop[0], ktypes.Tuple) else [
                 t.dtype for t in loop[0].items
             ]  # fmt: skip
-        if self.otypes is not None:
-            if len(self.otypes) != len(results):
+        if self._otypes is not None:
+            if len(self._otypes) != len(results):
                 raise TypingError(f"{self.__name__} returns {len(results)} values but otypes "
-                                  f"names {len(self.otypes)}")  # fmt: skip
-            return list(self.otypes)
+                                  f"names {len(self._otypes)}")  # fmt: skip
+            return list(self._otypes)
         return [r.dtype for r in results]
 
     # -- NumPy's loop --
@@ -247,7 +274,7 @@ class vectorize:
 
         if round_trip:
             count_fallback("vectorize")
-        otypes = self.otypes
+        otypes = self._otypes
         if self.signatures and otypes is None:
             ret = self.signatures[0][0]
             otypes = [ret.dtype] if isinstance(ret, ktypes.Scalar) else None
@@ -361,6 +388,13 @@ def _numba_signature(sig) -> tuple:
     ret = getattr(sig, "return_type", None)
     args = tuple(getattr(a, "_numloom_type", a) for a in getattr(sig, "args", ()))
     return getattr(ret, "_numloom_type", ret), args
+
+
+def _size_zero(args: tuple, kwargs: dict) -> bool:
+    """Whether an array among the arguments has no elements (NumPy's loop then cannot find
+    the output types by calling the function)."""
+    return any(getattr(v, "size", 1) == 0 and getattr(v, "ndim", 0) > 0
+               for v in list(args) + list(kwargs.values()))  # fmt: skip
 
 
 def _device_of(args: tuple, kwargs: dict):

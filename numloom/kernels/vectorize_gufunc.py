@@ -73,9 +73,9 @@ def call(vf, args: tuple, kwargs: dict):
     if any(out_dims):
         return _array_call(vf, arrays, loop_shape, dim_sizes, shapes)
     if math.prod(loop_shape) == 0:
-        if vf.otypes is None:
+        if vf._otypes is None:
             raise ValueError("cannot call `vectorize` on size 0 inputs unless `otypes` is set")
-        outs = [_api.empty(loop_shape, t) for t in vf.otypes[: len(out_dims)]]
+        outs = [_api.empty(loop_shape, t) for t in vf._otypes[: len(out_dims)]]
         return outs[0] if len(out_dims) == 1 else tuple(outs)
     types = tuple(_core_type(a.dtype, len(d)) for a, d in zip(arrays, in_dims))
     dtypes = _out_dtypes(vf, types, len(out_dims))
@@ -139,10 +139,10 @@ def _result_dtypes(vf, types: tuple, nout: int) -> list:
     if len(results) != nout:
         raise ValueError(f"wrong number of outputs from pyfunc: expected {nout!r}, "
                          f"got {len(results)!r}")  # fmt: skip
-    if vf.otypes is not None:
-        if len(vf.otypes) != nout:
-            raise Uncompilable(f"otypes names {len(vf.otypes)} outputs for {nout}")
-        return list(vf.otypes)
+    if vf._otypes is not None:
+        if len(vf._otypes) != nout:
+            raise Uncompilable(f"otypes names {len(vf._otypes)} outputs for {nout}")
+        return list(vf._otypes)
     return [r.dtype for r in results]
 
 
@@ -205,10 +205,10 @@ def _array_call(vf, arrays: list, loop_shape: tuple, dim_sizes: dict, shapes: li
     """The compiled call of a gufunc whose outputs have core dimensions."""
     in_dims, out_dims = vf._core_dims
     if math.prod(loop_shape) == 0:
-        if vf.otypes is None or any(d not in dim_sizes for dims in out_dims for d in dims):
+        if vf._otypes is None or any(d not in dim_sizes for dims in out_dims for d in dims):
             raise Uncompilable("a size-0 loop (NumPy's loop gives NumPy's result or error)")
         outs = [_api.empty(loop_shape + tuple(dim_sizes[d] for d in dims), t)
-                for dims, t in zip(out_dims, vf.otypes)]  # fmt: skip
+                for dims, t in zip(out_dims, vf._otypes)]  # fmt: skip
         return outs[0] if len(outs) == 1 else tuple(outs)
     flat = loop_shape or (1,)
     inputs = [_api.broadcast_to(a, flat + s[len(loop_shape) :]) for a, s in zip(arrays, shapes)]
@@ -275,7 +275,7 @@ def _check_first_point(vf, inputs, nloop, types, dim_sizes) -> tuple:
     if ktypes.storage_ctype(dtypes[0]) is None or any(
             ktypes.storage_ctype(d) is None for d in dtypes):  # fmt: skip
         raise Uncompilable("results of a dtype numloom arrays do not hold")
-    if vf.otypes is not None and [np.dtype(t) for t in vf.otypes] != dtypes:
+    if vf._otypes is not None and [np.dtype(t) for t in vf._otypes] != dtypes:
         raise Uncompilable("otypes other than the dtypes of the arrays the function returns")
     made = vf.__dict__.setdefault("_array_functions", {})
     ndims = tuple(len(c) for c in cores)

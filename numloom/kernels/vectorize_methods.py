@@ -57,8 +57,8 @@ def _result_dtype(vf, dtype) -> np.dtype:
     """The dtype ``f(a, b)`` gives for two elements of ``dtype`` (the accumulator's)."""
     if vf.signatures:
         return vf._loop([_scalar(dtype)] * 2)[0].dtype
-    if vf.otypes:
-        return vf.otypes[0]
+    if vf._otypes:
+        return vf._otypes[0]
     from .translate import translate_scalar
 
     spec, _ = translate_scalar(vf.pyfunc, (_scalar(dtype), _scalar(dtype)))

@@ -4,6 +4,7 @@ kernels around it; Numba's signature form; reduce, accumulate and outer."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import warnings
 
@@ -565,3 +566,39 @@ def test_a_string_argument_runs_numpys_loop_without_a_warning():
     want = numpy.vectorize(f)("PM2.5", numpy.arange(3))
     numpy.testing.assert_array_equal(numpy.asarray(got), want)
     assert words.tolist() == [1, 3]
+
+
+def _no_arguments():
+    return 1
+
+
+def _plus(x, y):
+    return x + y
+
+
+@pytest.mark.parametrize("call", [
+    lambda xp: xp.vectorize(math.cos)(xp.linspace(0, 6, 7)),
+    lambda xp: xp.vectorize(functools.partial(_plus, 3))(xp.arange(4)),
+    lambda xp: xp.vectorize(_no_arguments)(),
+    lambda xp: _with_otypes(xp.vectorize(lambda x: x), "i")(xp.arange(5.0)),
+    lambda xp: _with_otypes(xp.vectorize(lambda x: x), "i").otypes,
+    lambda xp: xp.vectorize(lambda x: x, otypes=[numpy.float64, "i"]).otypes,
+    lambda xp: xp.vectorize(lambda x: x)(xp.zeros((0, 5), dtype=int)),
+    lambda xp: xp.vectorize(lambda x: x, otypes="d")(xp.zeros((0, 5), dtype=int)),
+    lambda xp: xp.vectorize(pyfunc=3),
+    lambda xp: xp.vectorize("string"),
+])  # fmt: skip
+@numpy_compare()
+def test_vectorize_takes_what_numpys_takes(xp, call):
+    """NumPy's own tests of ``vectorize``: a builtin (``math.cos``) and a ``functools.partial``
+    run NumPy's loop (they have no Python source to compile), a function of no arguments is
+    called once, ``otypes`` may be set afterwards as a string of type codes, a size-0 input
+    needs ``otypes``, and a pyfunc that is not callable raises NumPy's TypeError."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", nl.NumloomFallbackWarning)
+        return call(xp)
+
+
+def _with_otypes(f, otypes):
+    f.otypes = otypes
+    return f
