@@ -120,7 +120,8 @@ class vectorize:
             self.__doc__ = self.__doc__ or fn.__doc__
             return self
         out = kwargs.pop("out", None) if self.signatures else None
-        if self._otypes is None and not self.signatures and _size_zero(args, kwargs):
+        if (self._otypes is None and not self.signatures and self.signature is None
+                and _size_zero(args, kwargs)):  # (a signature's call checks its loop's size)
             raise ValueError("cannot call `vectorize` on size 0 inputs unless `otypes` is set")
         try:
             if not args and not kwargs:  # (NumPy calls a function of nothing once)
