@@ -263,7 +263,10 @@ def _as_input(x):
         return x
     if isinstance(x, _np.ndarray) and type(x) is not _np.ndarray:
         raise OtherSubclass(type(x))  # (a masked array, np.matrix: NumPy's ufunc keeps them)
-    host = _np.asarray(x)  # subclasses of Python scalars (IntEnum) are strong, as in NumPy
+    try:
+        host = _np.asarray(x)  # subclasses of Python scalars (IntEnum) are strong, as in NumPy
+    except ValueError:  # (a program's class whose __array__ makes a numloom array)
+        return asarray(x)
     return asarray(host) if host.dtype.kind in _SUPPORTED_KINDS else x
 
 

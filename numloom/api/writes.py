@@ -171,7 +171,14 @@ def run(fn, args: tuple, kwargs: dict, written=(), device=None, before_retry=Non
         return v
 
     try:
-        out = at_user(fn, walk(args, to_host), walk(kwargs, to_host))
+        try:
+            out = at_user(fn, walk(args, to_host), walk(kwargs, to_host))
+        except ValueError as error:
+            if "__array__ method not producing an array" not in str(error):
+                raise
+            # (a program's object whose __array__ made a numloom array: that array's memory)
+            out = at_user(fn, walk(args, lambda v: _programs_array(to_host(v))),
+                          walk(kwargs, lambda v: _programs_array(to_host(v))))  # fmt: skip
     except ValueError as error:
         if "read-only" not in str(error) or not arrays:
             memory.finish()
@@ -186,6 +193,25 @@ def run(fn, args: tuple, kwargs: dict, written=(), device=None, before_retry=Non
     given: set = set()  # NumPy arrays the caller passed: theirs, never adopted
     walk((args, kwargs), lambda v: given.add(id(v)) if isinstance(v, _np.ndarray) else None)
     return walk(out, lambda x: _back(x, handed, device, given))
+
+
+def _programs_array(v):
+    """An object of the program's whose ``__array__`` makes its array with the program's
+    ``np`` (under numloom a numloom array, which NumPy refuses as ``__array__``'s result): that
+    array's host memory; anything else as it is."""
+    if type(v) in _PLAIN or isinstance(v, (_np.ndarray, _np.generic)):
+        return v
+    make = getattr(type(v), "__array__", None)
+    if make is None:
+        return v
+    try:
+        made = v.__array__()
+    except Exception:  # noqa: BLE001 (NumPy calls it again, and raises what it raises)
+        return v
+    return _np.asarray(made) if isinstance(made, _ndarray_type) else v
+
+
+_PLAIN = frozenset([int, float, complex, bool, str, bytes, list, tuple, dict, type(None)])
 
 
 def at_user(fn, args: tuple, kwargs: dict):

@@ -480,3 +480,28 @@ def test_zero_dimensional_arrays_in_piecewise_and_indexing(xp, call):
     """NumPy's own tests: ``piecewise`` of a 0-d array with its 0-d condition (a NumPy scalar
     there, a 0-d array here); indexing a 0-d array raises NumPy's IndexError."""
     return call(xp)
+
+
+class _ArrayLike:
+    """A program's class whose ``__array__`` makes its array with the program's ``np``: under
+    numloom a numloom array (NumPy's own tests: ``bincount`` of such an object)."""
+
+    def __init__(self, xp):
+        self.xp = xp
+
+    def __array__(self, dtype=None, copy=None):
+        return self.xp.array([0, 1, 1, 3, 2, 1, 7], dtype=numpy.uint64)
+
+
+@pytest.mark.parametrize("call", [
+    lambda xp, a: xp.bincount(a),
+    lambda xp, a: xp.sin(a),
+    lambda xp, a: xp.add(a, 1),
+    lambda xp, a: xp.sort(a),
+    lambda xp, a: xp.mean(a),
+    lambda xp, a: xp.concatenate([a, a]),
+    lambda xp, a: xp.asarray(a),
+])  # fmt: skip
+@numpy_compare()
+def test_an_object_whose_array_is_the_programs(xp, call):
+    return call(xp, _ArrayLike(xp))
