@@ -501,6 +501,8 @@ class _ArrayLike:
     lambda xp, a: xp.mean(a),
     lambda xp, a: xp.concatenate([a, a]),
     lambda xp, a: xp.asarray(a),
+    lambda xp, a: xp.intersect1d(a, [1, 7]),
+    lambda xp, a: xp.union1d(a, [9]),
 ])  # fmt: skip
 @numpy_compare()
 def test_an_object_whose_array_is_the_programs(xp, call):
