@@ -77,28 +77,9 @@ def _wrapped(fn, numpy_fn, dispatching: bool):
             return fn(*args, **kwargs)
         except OtherDtype:
             return call_numpy_quietly(numpy_fn, args, kwargs)
-        except ValueError as error:
-            if "__array__ method not producing an array" not in str(error):
-                raise
-            # (a program's object whose __array__ made a numloom array, which NumPy refused:
-            # that array is the argument)
-            return fn(*[_programs_array(a) for a in args],
-                      **{k: _programs_array(v) for k, v in kwargs.items()})
 
     run._numpy_guard, run._now = True, now
     return run
-
-
-def _programs_array(v):
-    """``v.__array__()`` where that is a numloom array (an object of the program's whose
-    ``__array__`` uses the program's ``np``), else ``v``."""
-    if isinstance(v, (ndarray, _np.ndarray)) or getattr(type(v), "__array__", None) is None:
-        return v
-    try:
-        made = v.__array__()
-    except Exception:  # noqa: BLE001 (the call raises what NumPy raises for it)
-        return v
-    return made if isinstance(made, ndarray) else v
 
 
 def guard_namespace(namespace: dict, numpy_module) -> None:
