@@ -96,6 +96,8 @@ static int current_host(Handle *self, PyObject **version) {
 
 static PyObject *slice_handle(Handle *self, PyObject *key);
 
+static PyObject *view_cls; /* numloom's ndarray (install_views; defined with the views below) */
+
 static PyObject *handle_subscript(Handle *self, PyObject *key) {
     PyTypeObject *t = Py_TYPE(key);
     if ((t == &PyLong_Type || t == &PyTuple_Type) && PyList_GET_SIZE(tracing) == 0) {
@@ -110,7 +112,9 @@ static PyObject *handle_subscript(Handle *self, PyObject *key) {
                 return PyObject_GetItem(PyTuple_GET_ITEM(h, 1), key);
         }
     }
-    if (t == &PyTuple_Type || t == &PySlice_Type) { /* (slices: a view, made here) */
+    if ((t == &PyTuple_Type || t == &PySlice_Type) &&
+        (view_cls == NULL || Py_TYPE(self) == (PyTypeObject *)view_cls)) {
+        /* (slices: a view, made here; a program's subclass's, in Python: of its class) */
         PyObject *made = slice_handle(self, key);
         if (made != NULL || PyErr_Occurred())
             return made;

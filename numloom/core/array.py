@@ -305,7 +305,8 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
             elif not (key and type(key[0]) is slice) and _full_integer(key, len(self._view.shape)):
                 return self._host_view()[key]  # (a slice first: the common view, no scan)
             if t is int:
-                return _row(self, key)
+                row = _row(self, key)
+                return row if type(self) in _RESULT_TYPES else _as_subclass(row, self)
             if (0 < len(key) < len(self._view.shape) and type(self) in _RESULT_TYPES
                     and all(type(k) is int for k in key)):  # fmt: skip
                 return _int_prefix(self, key)
@@ -352,6 +353,10 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
         _api.setitem(self, key, value)
 
     # --- methods that need the handle's internals (the rest: core/methods.py) -------------
+
+    def copy(self, order="C"):
+        made = Methods.copy(self, order)  # (a program's subclass: the copy is of its class)
+        return made if type(self) in _RESULT_TYPES else _as_subclass(made, self)
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         try:
@@ -458,6 +463,9 @@ def _as_subclass(out, a: ndarray, cls=None):
     cls = type(a) if cls is None else cls
     SUBCLASSES.add(cls)
     made = _adopt(ndarray.__new__(cls), out._storage, out._view, out._readonly, out._dtype)
+    base = getattr(out, "_base_array", None)
+    if base is not None:
+        made._base_array = base
     if cls.__array_finalize__ is not ndarray.__array_finalize__:
         made.__array_finalize__(a)
     return made
@@ -621,6 +629,8 @@ def share(a: ndarray, view: View, readonly: bool | None = None, dtype=None) -> n
     made = _adopt(ndarray.__new__(ndarray), a._storage, view, ro, dtype or a._dtype)
     owner = getattr(a, "_base_array", None)
     made._base_array = a if owner is None else owner
+    if type(a) not in _RESULT_TYPES:  # (a program's subclass: its views are of its class)
+        return _as_subclass(made, a)
     return made
 
 

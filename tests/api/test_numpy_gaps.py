@@ -507,3 +507,35 @@ class _ArrayLike:
 @numpy_compare()
 def test_an_object_whose_array_is_the_programs(xp, call):
     return call(xp, _ArrayLike(xp))
+
+
+@pytest.mark.parametrize("call", [
+    lambda xp, c: c[0],
+    lambda xp, c: c[1:, ::2],
+    lambda xp, c: c[..., None],
+    lambda xp, c: c.T,
+    lambda xp, c: c.reshape(3, 2),
+    lambda xp, c: c.ravel(),
+    lambda xp, c: c.copy(),
+    lambda xp, c: c + 1,
+    lambda xp, c: xp.sin(c),
+])  # fmt: skip
+def test_views_and_copies_of_a_programs_subclass_keep_its_class(call):
+    """A program's subclass of ``ndarray`` (``class Frame(np.ndarray)`` with methods of its
+    own): its views (indexing, ``.T``, ``reshape``) and ``.copy()`` are of its class, their
+    ``__array_finalize__`` called, as NumPy's are (they came back as plain arrays, which lack
+    the subclass's methods); ufuncs kept it already."""
+    got = {}
+    for xp in (numpy, nl):
+        class Frame(xp.ndarray):
+            def __array_finalize__(self, obj):
+                self.unit = getattr(obj, "unit", "m")
+
+            def doubled(self):
+                return self * 2
+
+        c = xp.arange(6.0).reshape(2, 3).view(Frame)
+        c.unit = "km"
+        made = call(xp, c)
+        got[xp] = (type(made) is Frame, getattr(made, "unit", None), made.doubled().tolist())
+    assert got[nl] == got[numpy]
