@@ -473,8 +473,10 @@ def _ptr(x) -> np.uint64:
 
 
 def supports(dtype, size: int) -> bool:
-    """Whether these kernels sort and search ``size`` elements of ``dtype`` (not complex)."""
-    return np.dtype(dtype).kind in "biuf" and size <= MAX_ELEMENTS
+    """Whether these kernels sort and search ``size`` elements of ``dtype`` (not complex, nor
+    extended precision: keys of at most 8 bytes)."""
+    dtype = np.dtype(dtype)
+    return dtype.kind in "biuf" and dtype.itemsize <= 8 and size <= MAX_ELEMENTS
 
 
 def _key_bits(dtype) -> int:
