@@ -80,8 +80,15 @@ def numpy_arguments(fn, copy: bool = False):
             kwargs = {k: _converted(v, copy) for k, v in kwargs.items()}
         return args, kwargs
 
-    if _ArgsWrapper is not None:  # (convert runs where an argument may hold a numloom array)
-        run = functools.update_wrapper(_ArgsWrapper(fn, convert, _HOLDERS), fn)
+    return _entry_point(fn, convert, _HOLDERS)  # (convert runs where an argument may hold one)
+
+
+def _entry_point(fn, convert, kinds: tuple):
+    """``fn`` called with ``convert(args, kwargs)`` where an argument is of ``kinds``: in C
+    where the compiled module is (no frame of numloom's between the caller and ``fn``), else
+    in Python, its warnings issued again at the user's line."""
+    if _ArgsWrapper is not None:
+        run = functools.update_wrapper(_ArgsWrapper(fn, convert, kinds), fn)
     else:
 
         @functools.wraps(fn)
@@ -459,16 +466,7 @@ def _solver(fn):
             kwargs = {k: _with_callbacks(_converted(v, False)) for k, v in kwargs.items()}
         return args, kwargs
 
-    if _ArgsWrapper is not None:
-        run = functools.update_wrapper(_ArgsWrapper(fn, convert, _HOLDERS + _CALLABLES), fn)
-    else:
-
-        @functools.wraps(fn)
-        def run(*args, **kwargs):
-            return at_user(fn, *convert(args, kwargs))
-
-    run._numloom_arguments = True
-    return run
+    return _entry_point(fn, convert, _HOLDERS + _CALLABLES)
 
 
 def _solvers(module) -> None:

@@ -795,13 +795,8 @@ static int args_wrapper_needs(ArgsWrapper *w, PyObject *args, PyObject *kwargs) 
     return 0;
 }
 
-static PyObject *args_wrapper_call(PyObject *self, PyObject *args, PyObject *kwargs) {
-    ArgsWrapper *w = (ArgsWrapper *)self;
-    int needs = args_wrapper_needs(w, args, kwargs);
-    if (needs < 0)
-        return NULL;
-    if (needs == 0)
-        return PyObject_Call(w->fn, args, kwargs);
+/* fn called with convert(args, kwargs) */
+static PyObject *args_wrapper_converted(ArgsWrapper *w, PyObject *args, PyObject *kwargs) {
     PyObject *converted = PyObject_CallFunctionObjArgs(w->convert, args,
                                                        kwargs ? kwargs : Py_None, NULL);
     if (converted == NULL)
@@ -817,6 +812,16 @@ static PyObject *args_wrapper_call(PyObject *self, PyObject *args, PyObject *kwa
                                   new_kwargs == Py_None ? NULL : new_kwargs);
     Py_DECREF(converted);
     return out;
+}
+
+static PyObject *args_wrapper_call(PyObject *self, PyObject *args, PyObject *kwargs) {
+    ArgsWrapper *w = (ArgsWrapper *)self;
+    int needs = args_wrapper_needs(w, args, kwargs);
+    if (needs < 0)
+        return NULL;
+    if (needs == 0)
+        return PyObject_Call(w->fn, args, kwargs);
+    return args_wrapper_converted(w, args, kwargs);
 }
 
 /* The call without a tuple of the arguments: where nothing needs converting, fn gets them as
@@ -852,22 +857,9 @@ static PyObject *args_wrapper_vectorcall(PyObject *self, PyObject *const *args, 
             return NULL;
         }
     }
-    PyObject *converted = PyObject_CallFunctionObjArgs(w->convert, tuple,
-                                                       kwargs ? kwargs : Py_None, NULL);
+    PyObject *out = args_wrapper_converted(w, tuple, kwargs);
     Py_DECREF(tuple);
     Py_XDECREF(kwargs);
-    if (converted == NULL)
-        return NULL;
-    if (!PyTuple_Check(converted) || PyTuple_GET_SIZE(converted) != 2 ||
-        !PyTuple_Check(PyTuple_GET_ITEM(converted, 0))) {
-        Py_DECREF(converted);
-        PyErr_SetString(PyExc_TypeError, "ArgsWrapper: convert must return (tuple, dict)");
-        return NULL;
-    }
-    PyObject *new_kwargs = PyTuple_GET_ITEM(converted, 1);
-    PyObject *out = PyObject_Call(w->fn, PyTuple_GET_ITEM(converted, 0),
-                                  new_kwargs == Py_None ? NULL : new_kwargs);
-    Py_DECREF(converted);
     return out;
 }
 
