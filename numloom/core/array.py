@@ -127,8 +127,8 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
 
     @property
     def data(self) -> memoryview:
-        """NumPy's ``a.data``: a memoryview of the array's memory (on a GPU, of a host copy
-        that is written back when the view is released)."""
+        """NumPy's ``a.data``: a memoryview of the array's memory (on a GPU, of a read-only
+        host copy, as ``numpy.asarray(a)`` is there)."""
         if _speedups is None:  # (the Python handle exports no buffer: its host memory's)
             return memoryview(_np.asarray(self))
         return memoryview(self)
@@ -461,6 +461,8 @@ def _as_subclass(out, a: ndarray, cls=None):
     if not isinstance(out, ndarray):
         return out
     cls = type(a) if cls is None else cls
+    if type(out) is cls:  # (a view share() made of a's class already: finalized once)
+        return out
     SUBCLASSES.add(cls)
     made = _adopt(ndarray.__new__(cls), out._storage, out._view, out._readonly, out._dtype)
     base = getattr(out, "_base_array", None)
