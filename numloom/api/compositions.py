@@ -364,8 +364,11 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
 def unravel_index(indices, shape, order="C"):
     """The coordinates, in an array of ``shape``, of the flat ``indices`` (reads whether any
     is out of range: one boolean)."""
-    _checked_index_probe(lambda idx, *r, **kw: _np.unravel_index(idx[0], *r, **kw),
-                         [indices], shape, order=order)  # fmt: skip
+    if _np.ndim(indices) == 0:  # (a 0-d index: NumPy's errors for its shape, of a 0-d one)
+        _np.unravel_index(_np.zeros((), asarray(indices).dtype), shape, order=order)
+    else:
+        _checked_index_probe(lambda idx, *r, **kw: _np.unravel_index(idx[0], *r, **kw),
+                             [indices], shape, order=order)  # fmt: skip
     shape = tuple(int(d) for d in _np.atleast_1d(shape))
     idx = asarray(indices).astype(_np.intp)
     size = int(_np.prod(shape))

@@ -539,3 +539,16 @@ def test_views_and_copies_of_a_programs_subclass_keep_its_class(call):
         made = call(xp, c)
         got[xp] = (type(made) is Frame, getattr(made, "unit", None), made.doubled().tolist())
     assert got[nl] == got[numpy]
+
+
+@pytest.mark.parametrize("call", [
+    lambda xp: xp.unravel_index(0, ()),
+    lambda xp: xp.unravel_index(xp.asarray(0), ()),
+    lambda xp: xp.unravel_index([0], ()),
+    lambda xp: xp.unravel_index(1, ()),
+    lambda xp: xp.unravel_index(5, (2, 3)),
+])  # fmt: skip
+@numpy_compare()
+def test_unravel_index_of_a_zero_dimensional_shape(xp, call):
+    """NumPy's own tests (gh-580): the one index of shape ``()`` unravels to ``()``."""
+    return call(xp)
