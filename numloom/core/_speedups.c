@@ -262,16 +262,25 @@ static PyObject *get_shape(Handle *self, void *closure) {
     return shape == NULL ? NULL : Py_NewRef(shape);
 }
 
-static int set_shape(Handle *self, PyObject *value, void *closure) {
+/* ``a.<what> = value`` through the Python ``setter`` (array.py's), NumPy's error for ``del`` */
+static int call_setter(PyObject *setter, Handle *self, PyObject *value, const char *what) {
     if (value == NULL) {
-        PyErr_SetString(PyExc_AttributeError, "Cannot delete array shape");
+        PyErr_Format(PyExc_AttributeError, "Cannot delete array %s", what);
         return -1;
     }
-    PyObject *r = PyObject_CallFunctionObjArgs(shape_setter, (PyObject *)self, value, NULL);
+    if (setter == NULL) {
+        PyErr_Format(PyExc_AttributeError, "the array's %s cannot be set yet", what);
+        return -1;
+    }
+    PyObject *r = PyObject_CallFunctionObjArgs(setter, (PyObject *)self, value, NULL);
     if (r == NULL)
         return -1;
     Py_DECREF(r);
     return 0;
+}
+
+static int set_shape(Handle *self, PyObject *value, void *closure) {
+    return call_setter(shape_setter, self, value, "shape");
 }
 
 static PyObject *get_dtype(Handle *self, void *closure) {
@@ -285,19 +294,7 @@ static PyObject *get_dtype(Handle *self, void *closure) {
 static PyObject *dtype_setter = NULL; /* array.py's _set_dtype */
 
 static int set_dtype(Handle *self, PyObject *value, void *closure) {
-    if (value == NULL) {
-        PyErr_SetString(PyExc_AttributeError, "Cannot delete array dtype");
-        return -1;
-    }
-    if (dtype_setter == NULL) {
-        PyErr_SetString(PyExc_AttributeError, "the array's dtype cannot be set yet");
-        return -1;
-    }
-    PyObject *r = PyObject_CallFunctionObjArgs(dtype_setter, (PyObject *)self, value, NULL);
-    if (r == NULL)
-        return -1;
-    Py_DECREF(r);
-    return 0;
+    return call_setter(dtype_setter, self, value, "dtype");
 }
 
 static PyObject *install_dtype_setter(PyObject *module, PyObject *fn) {
