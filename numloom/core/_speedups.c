@@ -23,7 +23,6 @@ static PyObject *getitem_slow, *setitem_slow, *tracing, *scalars, *integers, *sh
 /* host.py's quiet_store(key, ndim, value, dtype) and QUIET_MASKS ({dtype: which Python scalars
  * store into it with no warning}), or NULL */
 static PyObject *quiet_store, *quiet_masks;
-static PyObject *s_version, *s_arg, *s_exports;
 
 static int handle_traverse(Handle *self, visitproc visit, void *arg) {
     Py_VISIT(self->storage);
@@ -83,7 +82,7 @@ static int current_host(Handle *self, PyObject **version) {
     *version = NULL;
     if (h == NULL || !PyTuple_CheckExact(h) || PyTuple_GET_SIZE(h) < 4 || self->storage == NULL)
         return 0;
-    PyObject *v = PyObject_GetAttr(self->storage, s_version);
+    PyObject *v = nl_field(self->storage, NL_VERSION);
     if (v == NULL)
         return -1;
     if (nl_referent(PyTuple_GET_ITEM(h, 0)) != v) {
@@ -197,7 +196,7 @@ static int writes_in_place(Handle *self, PyObject *key, PyObject *value) {
     int alone = Py_REFCNT(version) <= 2;
     int ok = 0;
     if (alone) {
-        PyObject *arg = PyObject_GetAttr(version, s_arg);
+        PyObject *arg = nl_field(version, NL_ARG);
         if (arg == NULL) {
             Py_DECREF(version);
             return -1;
@@ -207,7 +206,7 @@ static int writes_in_place(Handle *self, PyObject *key, PyObject *value) {
          * ``_set_device_element``: its writes are still to be copied to the device) */
         if (Py_REFCNT(arg) <= 2 &&
             (PyTuple_GET_SIZE(h) < 5 || (PyObject *)Py_TYPE(arg) == PyTuple_GET_ITEM(h, 4))) {
-            PyObject *exports = PyObject_GetAttr(arg, s_exports);
+            PyObject *exports = nl_field(arg, NL_EXPORTS);
             if (exports == NULL) {
                 Py_DECREF(arg);
                 Py_DECREF(version);
@@ -989,11 +988,6 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__speedups(void) {
     if (PyType_Ready(&HandleType) < 0)
-        return NULL;
-    s_version = PyUnicode_InternFromString("version");
-    s_arg = PyUnicode_InternFromString("arg");
-    s_exports = PyUnicode_InternFromString("exports");
-    if (!s_version || !s_arg || !s_exports)
         return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL)

@@ -31,6 +31,12 @@ PyObject *nl_compact(PyObject *self, PyObject *key);
 /* The module functions _tracing.c adds (install_tracing, plain_call, structure). */
 extern PyMethodDef nl_tracing_methods[];
 
+/* ``storage.version``, ``node.arg`` or ``buffer.exports``: read at its slot where the object
+ * is of numloom's exact class and tracing is installed, else by ``getattr``. A new reference,
+ * or NULL with an error set. */
+PyObject *nl_field(PyObject *o, int which);
+enum { NL_VERSION, NL_ARG, NL_EXPORTS };
+
 /* The weakly referenced object of ``ref``, borrowed (NULL if it is gone): only compared by
  * identity or used while the caller holds a reference that keeps it alive. */
 static inline PyObject *nl_referent(PyObject *ref) {

@@ -503,6 +503,35 @@ static PyObject *loop_node(PyObject *x, PyObject *dtype, PyObject *shape) {
     return PyObject_CallFunctionObjArgs(as_loop_node_py, x, dtype, shape, NULL);
 }
 
+/* --- fields read by the element paths (_speedups.c) ------------------------------------- */
+
+static PyObject *field_names[3];
+
+static int field_slot(PyObject *o, int which, Py_ssize_t *off) {
+    if (!installed)
+        return 0;
+    PyTypeObject *t = which == NL_VERSION ? StorageType : which == NL_ARG ? NodeType : BufferType;
+    *off = which == NL_VERSION ? off_version : which == NL_ARG ? off_arg : off_bexports;
+    return Py_IS_TYPE(o, t);
+}
+
+PyObject *nl_field(PyObject *o, int which) {
+    Py_ssize_t off;
+    if (field_slot(o, which, &off)) {
+        PyObject *v = SLOT(o, off);
+        if (v == NULL)
+            PyErr_Format(PyExc_AttributeError, "numloom: a field of %R is not set", o);
+        return Py_XNewRef(v);
+    }
+    if (field_names[which] == NULL) {
+        const char *names[3] = {"version", "arg", "exports"};
+        field_names[which] = PyUnicode_InternFromString(names[which]);
+        if (field_names[which] == NULL)
+            return NULL;
+    }
+    return PyObject_GetAttr(o, field_names[which]);
+}
+
 /* --- results ----------------------------------------------------------------------------- */
 
 static long config_long(PyObject *name) {
