@@ -29,6 +29,20 @@ def _median(fn, repeat: int) -> float:
     return statistics.median(times)
 
 
+def _host_median(enqueue, wait, repeat: int) -> float:
+    """Median seconds the host takes to hand one call to the device (``enqueue``), the device
+    idle before it (``wait`` after each): what a loop that waits for each result pays on top
+    of the device's time."""
+    times = []
+    for _ in range(repeat):
+        wait()
+        start = time.perf_counter()
+        enqueue()
+        times.append(time.perf_counter() - start)
+    wait()
+    return statistics.median(times)
+
+
 def _first(fn) -> float:
     start = time.perf_counter()
     fn()
@@ -69,8 +83,9 @@ def _numloom_row(function: str, host, want, device: str, repeat: int) -> tuple:
     first = _first(call)
     _check(f"numloom {function}", fn(x).get(), want)
     median = _median(call, repeat)
+    host = _host_median(lambda: numloom.evaluate(fn(x)), numloom.sync, repeat)
     fallbacks = sum(numloom.stats()["fallbacks"].values()) - before
-    return first, median, fallbacks
+    return first, median, fallbacks, host
 
 
 def _cupy_row(function: str, host, want, repeat: int):
@@ -89,7 +104,8 @@ def _cupy_row(function: str, host, want, repeat: int):
 
     first = _first(call)
     _check(f"CuPy {function}", fn(x).get(), want)
-    return first, _median(call, repeat)
+    host = _host_median(lambda: fn(x), cupy.cuda.runtime.deviceSynchronize, repeat)
+    return first, _median(call, repeat), host
 
 
 def main() -> None:
@@ -101,18 +117,21 @@ def main() -> None:
     repeat = max(args.repeat, 10)
     print(f"device {args.device}, numpy {numpy.__version__}, median of {repeat} calls\n")
     print("| case | NumPy (host) | numloom | numloom first call | CuPy | NumPy / numloom | "
-          "CuPy / numloom | fallbacks |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|")
+          "CuPy / numloom | fallbacks | host part: numloom | CuPy |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, function, host in cases(args.small):
         numpy_fn = getattr(numpy.fft, function)
         want = numpy_fn(host)
         base = _median(lambda f=numpy_fn, x=host: f(x), repeat)
-        first, ours, fallbacks = _numloom_row(function, host, want, args.device, repeat)
+        first, ours, fallbacks, ours_host = _numloom_row(function, host, want, args.device,
+                                                         repeat)  # fmt: skip
         peer = _cupy_row(function, host, want, repeat) if args.device != "cpu" else None
         cupy_time = "-" if peer is None else f"{peer[1] * 1e3:.3f} ms"
         cupy_ratio = "-" if peer is None else f"{peer[1] / ours:.2f}x"
+        cupy_host = "-" if peer is None else f"{peer[2] * 1e6:.0f} us"
         print(f"| {name} | {base * 1e3:.3f} ms | {ours * 1e3:.3f} ms | {first * 1e3:.1f} ms | "
-              f"{cupy_time} | {base / ours:.2f}x | {cupy_ratio} | {fallbacks} |")  # fmt: skip
+              f"{cupy_time} | {base / ours:.2f}x | {cupy_ratio} | {fallbacks} | "
+              f"{ours_host * 1e6:.0f} us | {cupy_host} |")  # fmt: skip
 
 
 if __name__ == "__main__":

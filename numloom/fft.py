@@ -354,6 +354,8 @@ def _check(shape: tuple, dtype, step: _Step) -> tuple:
     out_dtype = real_dtype if is_real and not is_forward else _np.result_type(dtype, 1j)
     out = step.out
     if out is None:
+        if isinstance(n_out, (bool, _np.bool_)):  # (NumPy's ``empty_like(a, shape=...)`` of it)
+            raise TypeError("an integer is required")
         out_shape = shape[:axis] + (operator.index(n_out),) + shape[axis + 1 :]
     else:
         out_shape = getattr(out, "shape", None)
@@ -365,6 +367,26 @@ def _check(shape: tuple, dtype, step: _Step) -> tuple:
     next_dtype = out_dtype if out is None else out.dtype
     return _Pass(kind, axis, n, is_forward, fct, broadcast), tuple(out_shape), next_dtype
 
+
+def _checked(shape: tuple, dtype, step: _Step) -> tuple:
+    """``_check``'s answer, kept for the next call with the same shape, dtype and arguments of
+    the same types (``n=1.0`` raises where ``n=1`` does not): a loop's transforms check once,
+    and a step writing into ``out`` is checked each time."""
+    key = (shape, dtype, step, type(step.n), type(step.axis)) if step.out is None else None
+    try:
+        found = _checks.get(key) if key is not None else None
+    except TypeError:  # (an argument that is not hashable: NumPy's check raises for it)
+        key = found = None
+    if found is None:
+        found = _check(shape, dtype, step)
+        if key is not None:
+            if len(_checks) >= 1024:
+                _checks.clear()
+            _checks[key] = found
+    return found
+
+
+_checks: dict = {}  # (shape, dtype, step, type of n, type of axis) -> _check's answer
 
 _UFUNCS = {"fft": "fft", "ifft": "ifft", "rfft": "rfft_n_even", "irfft": "irfft"}
 
@@ -412,7 +434,7 @@ def _run(library, a: ndarray, steps: list, out):
     with ``library``; written into ``out`` when given."""
     shape, dtype, passes = a.shape, a.dtype, []
     for step in steps:
-        p, shape, dtype = _check(shape, dtype, step)
+        p, shape, dtype = _checked(shape, dtype, step)
         passes.append(p)
     result = a
     for group in _groups(passes):

@@ -325,6 +325,17 @@ def test_bad_arguments_and_empty_arrays(path, name, shape, dtype, kwargs):
     same_as_numpy(lambda xp: getattr(xp.fft, name)(signal(xp, shape, dtype), **kwargs))
 
 
+def test_a_checked_call_is_checked_again_with_arguments_of_other_types(path):
+    """A loop's transforms check their arguments once (their checks are kept by shape, dtype
+    and arguments); ``n=4.0`` after ``n=4``, equal as keys, still raises NumPy's TypeError."""
+    for n in (4, 4.0, True, numpy.int64(4)):
+        same_as_numpy(lambda xp, n=n: xp.fft.fft(signal(xp, (8,), "complex128"), n=n))
+    for axis in (0, 0.0):
+        same_as_numpy(lambda xp, a=axis: xp.fft.rfft(signal(xp, (8,), "float64"), axis=a))
+    for n in (True, 2):
+        same_as_numpy(lambda xp, n=n: xp.fft.rfft(signal(xp, (8,), "float64"), n=n))
+
+
 def test_lists_and_numpy_arrays_are_taken(path):
     same_as_numpy(lambda xp: xp.fft.fft([1.0, 2.0, 0.5, -1.0]))
     same_as_numpy(lambda xp: xp.fft.rfft2(numpy.arange(12.0).reshape(3, 4)))
