@@ -138,6 +138,15 @@ def _prepared(k: Kernel, target: Target, device: str) -> tuple:
     return None, lowered, source.replace(symbol, named), named
 
 
+def _distinct(kernels: list) -> int:
+    """About how many distinct sources ``kernels`` compile to (kernels alike in structure,
+    as a chunked program's or a loop's are, share one source and compile once): those of
+    distinct kinds, node structures (``Node.sid``) and inputs. A plan of many kernels waits
+    for its runs to have taken ``COMPILE_AFTER_MS`` for each of these, not for each kernel."""
+    return len({(k.kind, tuple(n.sid for n in k.nodes), tuple(n.sid for n in k.inputs))
+                for k in kernels})  # fmt: skip
+
+
 def _hint(kind: str, name: str) -> str:
     """A short readable part of a kernel's symbol: its kind and the operation that ends it
     (``map_divide``, ``reduce_sum``), for profilers' timelines."""
@@ -160,20 +169,24 @@ def build(order: list, roots: list, device: str, target: Target, interpret: bool
     rendered first, then the new ones compile together (``Target.precompile``), then load.
     ``interpret``: the kernels that would compile run through NumPy instead, where the target
     says so, those of a plan of many kernels not even lowered (the program's ``interpreted``
-    then counts the seconds that takes and ``waiting`` those kernels; ``Target.tier_up``: then
-    they compile, or load from the compile cache)."""
+    then counts the seconds that takes and ``waiting`` the sources those kernels would compile,
+    ``_distinct``'s count for a large plan; ``Target.tier_up``: then they compile, or load
+    from the compile cache)."""
     with phase("numloom: plan"):
         plan = schedule(roots, device, order)
-        waiting, prepared = [], None
+        waiting, prepared, distinct = [], None, 0
         if interpret:
             special = [target.special(k, device) for k in plan.kernels]
             waiting = [i for i, c in enumerate(special) if c is None]
-            if not waiting or not target.interprets(order, len(waiting)):
+            distinct = len(waiting) if len(waiting) <= LOOKED_UP else _distinct(
+                [plan.kernels[i] for i in waiting])  # fmt: skip
+            if not waiting or not target.interprets(order, distinct):
                 waiting = []
             elif len(waiting) <= LOOKED_UP:  # (those the compile cache holds load now)
                 prepared = [_prepared(k, target, device) for k in plan.kernels]
                 waiting = [i for i, p in enumerate(prepared)
                            if p[0] is None and not target.available(p[2])]  # fmt: skip
+                distinct = len(waiting)
                 for i in waiting:
                     prepared[i] = (Compiled(), None, None, None)
             else:  # (a large plan, as a deep graph's flush makes: not lowered until then)
@@ -187,7 +200,7 @@ def build(order: list, roots: list, device: str, target: Target, interpret: bool
         compiled = [_loaded(p, target, device) for p in prepared]
     program = target.program(plan, compiled, order, roots, device)
     if waiting:
-        program.interpreted, program.waiting = 0.0, len(waiting)
+        program.interpreted, program.waiting = 0.0, distinct
     if config.DEBUG >= 2:
         print(_describe(program.plan), file=sys.stderr)
     return program

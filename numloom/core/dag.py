@@ -42,6 +42,7 @@ import contextlib
 import enum
 import functools
 import itertools
+import math
 import sys
 import threading
 import warnings
@@ -92,7 +93,7 @@ class View(NamedTuple):
 
     @property
     def size(self) -> int:
-        return prod(self.shape)
+        return math.prod(self.shape)
 
     def is_contiguous(self) -> bool:
         """True when the view reads a C-order run of memory (size-1 axes ignored)."""
@@ -109,11 +110,7 @@ class View(NamedTuple):
         return self.offset == 0 and self.shape == tuple(base_shape) and self.is_contiguous()
 
 
-def prod(shape) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
+prod = math.prod  # (a shape's element count)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -138,7 +135,7 @@ class Node:
 
     @property
     def size(self) -> int:
-        return prod(self.shape)
+        return math.prod(self.shape)
 
     @property
     def ndim(self) -> int:

@@ -9,6 +9,7 @@ device's backend runs them and hands back one ``Buffer`` per output.
 from __future__ import annotations
 
 import itertools
+import math
 import sys
 import threading
 import time
@@ -552,29 +553,36 @@ class DataError(Exception):
         self.error = error
 
 
+_prod = math.prod
+
+
 def reduced_bytes(version: Node, factor: int = 8, floor: int = 1 << 20) -> int:
     """The bytes of the largest array pending ``version`` reduces (sums, a matrix product)
     where that array is at least ``factor`` times its size and of ``floor`` bytes or more;
     else 0. Leaving such a result pending holds that array's inputs; evaluating it lets them
     go. (A slice or a gather of a large pending array is not one: the array it reads is
     usually held elsewhere too.) Only the small side of the graph is walked, the nodes below
-    the reduction's size, and only its first 64 nodes (the reduction is near the top), so a
-    long pending graph costs nothing."""
+    the reduction's size, and only its first 16 nodes (the reduction is at or near the top:
+    Dask asks this of every task's result), so a long pending graph costs nothing."""
     if version.op is _BUFFER:
         return 0
-    big = max(factor * version.size, floor // max(version.dtype.itemsize, 1))
+    big = max(factor * _prod(version.shape), floor // max(version.dtype.itemsize, 1))
     seen, stack, found = set(), [version], 0
-    while stack and len(seen) < 64:
+    while stack and len(seen) < 16:
         n = stack.pop()
         if id(n) in seen:
             continue
         seen.add(id(n))
-        if n.op is _REDUCE or n.op is _MATMUL:
-            for src in n.srcs:
-                if src.size >= big:
-                    found = max(found, src.size * src.dtype.itemsize)
-        if n.op is not _BUFFER:
-            stack.extend(src for src in n.srcs if src.size < big)
+        op = n.op
+        if op is _BUFFER:
+            continue
+        reduces = op is _REDUCE or op is _MATMUL
+        for src in n.srcs:
+            size = _prod(src.shape)
+            if size < big:
+                stack.append(src)
+            elif reduces:
+                found = max(found, size * src.dtype.itemsize)
     return found
 
 

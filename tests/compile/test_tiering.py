@@ -105,6 +105,26 @@ def test_a_plan_of_many_kernels_is_not_lowered_until_it_compiles(tiering, monkey
     assert lowered == []
 
 
+def test_a_plan_of_many_alike_kernels_waits_for_its_distinct_sources(tiering, monkeypatch):
+    """A plan of many kernels alike in structure (a chunked program's chunks, Dask's tasks)
+    compiles each source once: it runs through NumPy until its runs have taken
+    ``COMPILE_AFTER_MS`` for each distinct source, not for each kernel (a chunked Jacobi's
+    406 kernels waited 8 s of runs, so its computes never compiled)."""
+    monkeypatch.setattr(nl.compile.pipeline, "LOOKED_UP", 4)
+    monkeypatch.setattr(cpu.TARGET.plans, "entries", {})
+    chunks = [nl.asarray(numpy.arange(40.0) + k) for k in range(30)]
+    ends = [nl.asarray(numpy.arange(7.0) + k) for k in range(30)]
+    outs = [nl.cumsum(c) * 2 for c in chunks] + [nl.cumsum(e) - 1 for e in ends]
+    nl.evaluate(*outs)
+    for k in (0, 29):
+        numpy.testing.assert_array_equal(outs[k].get(), numpy.cumsum(numpy.arange(40.0) + k) * 2)
+        numpy.testing.assert_array_equal(outs[30 + k].get(),
+                                         numpy.cumsum(numpy.arange(7.0) + k) - 1)  # fmt: skip
+    (program,) = cpu.TARGET.plans.entries.values()
+    assert len(program.steps) == 120  # (a scan and a map a chunk)
+    assert program.waiting == 4  # (the scan and the map of each of two sizes)
+
+
 def test_jit_compiles_at_once(tiering):
     @nl.jit
     def step(a):
