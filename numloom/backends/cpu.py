@@ -161,7 +161,9 @@ class _Target(pipeline.Target):
         return fn
 
     def interprets(self, order: list, kernels: int) -> bool:
-        return config.COMPILE_AFTER_MS > 0 and _compiler_ready() and _small(order, kernels)
+        # (a compiled gufunc through NumPy is NumPy's Python loop: it compiles at once)
+        return (config.COMPILE_AFTER_MS > 0 and _compiler_ready() and _small(order, kernels)
+                and not any(n.op is Op.GUFUNC for n in order))  # fmt: skip
 
     def available(self, source: str) -> bool:
         from ..compile.compiler import c_available

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..compile.ufunc_table import NUMPY_UFUNCS, USER_UFUNCS
+from ..compile.ufunc_table import NUMPY_UFUNCS, USER_GUFUNCS, USER_UFUNCS
 from ..core.dag import Node, Op, strided  # noqa: F401  (strided: the reference's rule for views)
 from ..core.realize import Buffer, DataError, count, node
 
@@ -66,6 +66,9 @@ def compute(n: Node, srcs: list):
             check_exponents(n, srcs[1])
         out = fn(*srcs)
         return np.asarray(out, dtype=n.dtype) if np.ndim(out) == 0 else out
+    if op is Op.GUFUNC:
+        name, k = n.arg
+        return USER_GUFUNCS[name].numpy(k, *srcs)
     if op is Op.REDUCE:
         return _reduce(n, srcs[0])
     if op is Op.SCAN:

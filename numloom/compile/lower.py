@@ -37,7 +37,7 @@ from .snippets import (
     storage_type,
 )
 from .sum_order import f_ordered_sum, numpy_sum_order
-from .ufunc_table import USER_UFUNCS
+from .ufunc_table import USER_GUFUNCS, USER_UFUNCS
 
 # --- lowering ------------------------------------------------------------------------------------
 
@@ -289,6 +289,8 @@ class _Lowerer:
             return self.concat(n, idx)
         if op is Op.GATHER:
             return self.gather(n, idx)
+        if op is Op.GUFUNC:
+            return self.gufunc(n, idx)
         raise Unsupported(f"{op.name} inside a compiled kernel")
 
     def noted(self, n: Node, expr: str) -> str:
@@ -391,6 +393,46 @@ class _Lowerer:
             src_coords.append(self.let("int64_t", f"nl_index({value}, {size}, {slot})"))
         src_coords += coords[a0 + indices[0].ndim :]
         return self.value(src, ("coords", tuple(src_coords)))
+
+    def gufunc(self, n: Node, idx) -> str:
+        """A compiled gufunc's result ``k`` at a loop point: its function called with each
+        core operand as a pointer into memory at the point (with the core's sizes and
+        strides) and each scalar operand's value there."""
+        name, k = n.arg
+        user = USER_GUFUNCS.get(name)
+        if user is None:
+            raise Unsupported(f"no compiled function for {name}")
+        for item in user.definitions:
+            if item not in self.functions:
+                self.functions.append(item)
+        coords = self.coords(idx, n.shape, ("gufunc", id(n)))
+        args = []
+        for j, (s, t) in enumerate(zip(n.srcs, user.types)):
+            core = getattr(t, "ndim", 0)
+            if not core:
+                args.append(self.value(s, ("coords", coords)))
+                continue
+            args += self.core_pointer(s, coords, core, user.pointer(j), ("gufunc", id(n), j))
+        return self.let(compute_type(n.dtype), user.snippet(args, k))
+
+    def core_pointer(self, s: Node, coords: tuple, core: int, pointer: str, key) -> list:
+        """A gufunc's core operand ``s`` at loop coordinates ``coords``: the pointer to its
+        first core element, then its ``core`` trailing sizes and strides (elements)."""
+        if id(s) in self.inputs or s.op is Op.BUFFER:
+            j, strides, offset = self.inputs[id(s)], contiguous_strides(s.shape), 0
+        elif s.op is Op.VIEW and (id(s.srcs[0]) in self.inputs or s.srcs[0].op is Op.BUFFER):
+            j, strides, offset = self.inputs[id(s.srcs[0])], s.arg.strides, s.arg.offset
+        else:
+            raise Unsupported("a gufunc's core operand that is not in memory")
+        loop = len(coords)
+        terms = [self.term(c, stride, (key, "s", d), size) for d, (c, stride, size)
+                 in enumerate(zip(coords, strides[:loop], s.shape[:loop]))]  # fmt: skip
+        if offset:
+            terms.append(self.param((key, "off"), offset))
+        flat = " + ".join(t for t in terms if t) or "0"
+        sizes = [self.param((key, "n", d), s.shape[loop + d]) for d in range(core)]
+        steps = [self.param((key, "cs", d), strides[loop + d]) for d in range(core)]
+        return [f"(({pointer})in{j} + ({flat}))", *sizes, *steps]
 
     def iota(self, n: Node, idx) -> str:
         """``start + i * delta`` as NumPy's arange fills (delta = (start + step) - start)."""

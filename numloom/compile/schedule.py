@@ -40,6 +40,7 @@ KIND = {
     Op.CONCAT: "map",
     Op.BITCAST: "copy",
     Op.KERNEL: "kernel",
+    Op.GUFUNC: "map",
 }
 FREE = frozenset({Op.BUFFER, Op.CONST, Op.VIEW})
 
@@ -110,6 +111,8 @@ def _name(n: Node) -> str:
         return n.arg[0].kernel.name
     if n.op is Op.MAP:
         return n.arg
+    if n.op is Op.GUFUNC:
+        return n.arg[0].replace(".", "_")
     if n.op in (Op.REDUCE, Op.SCAN):
         return n.arg[0]
     return n.op.value
@@ -214,6 +217,11 @@ def _materialized(order: list, roots: list) -> dict:
             for s in n.srcs:
                 if s.op not in LEAVES_OR_VIEWS:
                     why.setdefault(id(s), "an argument of a kernel written in Python")
+        if n.op is Op.GUFUNC:
+            for s in n.srcs:
+                if s.shape != n.shape and s.op is not Op.BUFFER and not (
+                        s.op is Op.VIEW and s.srcs[0].op is Op.BUFFER):  # fmt: skip
+                    why.setdefault(id(s), "read along its core dimensions by a compiled gufunc")
         if n.op is Op.VIEW and n.srcs[0].op not in (Op.BUFFER, Op.CONST):
             src = n.srcs[0]
             if src.op is Op.VIEW or broadcast_dims(n.arg, src.shape) is None:

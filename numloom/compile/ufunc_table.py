@@ -69,3 +69,10 @@ COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", 
 # objects with ``snippet(args, dtype)`` (the C call), ``definitions`` (the kir functions it
 # needs) and ``numpy(*arrays)`` (the same function through NumPy, for the reference executor).
 USER_UFUNCS: dict = {}
+
+# Compiled ``numloom.vectorize(signature=...)`` functions of scalar results, by the name their
+# GUFUNC nodes carry ("gufunc.<hash>"): objects with ``types`` (the function's parameter types,
+# arrays for core operands), ``pointer(i)`` (the C pointer type of array parameter ``i``),
+# ``snippet(args, k)`` (the C call giving result ``k``), ``definitions`` and ``numpy(k,
+# *arrays)`` (result ``k`` through NumPy's loop, for the reference executor).
+USER_GUFUNCS: dict = {}

@@ -68,6 +68,7 @@ class Op(enum.Enum):
     CONCAT = "concat"
     BITCAST = "bitcast"
     KERNEL = "kernel"
+    GUFUNC = "gufunc"  # a compiled gufunc's call at each loop point (numloom.vectorize)
 
 
 LEAVES = frozenset({Op.BUFFER, Op.CONST, Op.IOTA})

@@ -15,8 +15,8 @@ Numba's signatures it computes in the declared types::
     gaussian_pdf(x, 0.0, 1.0).sum()     # one map-reduce kernel calling nl_fn_gaussian_pdf_...
 
 With a gufunc ``signature`` whose outputs are scalars (``"(n),(n)->()"``), the function
-compiles for its core-dimension views and runs as one kernel over the loop dimensions
-(``vectorize_gufunc.py``). Otherwise NumPy's ``vectorize`` runs the Python loop (on host
+compiles for its core-dimension views and its call fuses with its neighbours, elementwise over
+the loop dimensions (``vectorize_gufunc.py``). Otherwise NumPy's ``vectorize`` runs the Python loop (on host
 copies), after one warning that names the construct numloom could not compile. Binary functions also have ``reduce``,
 ``accumulate`` and ``outer``.
 """

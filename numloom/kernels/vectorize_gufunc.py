@@ -3,8 +3,11 @@
 NumPy calls ``pyfunc`` once per point of the loop dimensions (the broadcast of what precedes
 each input's core dimensions) with views of the inputs' core dimensions, and stores what it
 returns. When the function is in the kernel subset and returns scalars (every output's core
-dimensions are ``()``), numloom compiles it as a device function and launches one kernel
-thread per loop point::
+dimensions are ``()``), numloom compiles it as a device function called at each loop point by
+the fused kernels of the plan: each result is a ``GUFUNC`` node, elementwise over the loop
+dimensions, whose core operands the kernel hands over as pointers into memory (``_Fused``),
+so the arithmetic around the call fuses with it. For float16 and complex values it launches a
+kernel of its own, a thread per loop point::
 
     @np.vectorize(signature="(n),(n)->()")          def gufunc(x0, x1, y0):
     def dot(a, b):                                       i = cuda.grid(1)
@@ -81,11 +84,84 @@ def call(vf, args: tuple, kwargs: dict):
     dtypes = _out_dtypes(vf, types, len(out_dims))
     flat = loop_shape or (1,)  # a kernel indexes at least one loop dimension
     inputs = [_api.broadcast_to(a, flat + s[len(loop_shape) :]) for a, s in zip(arrays, shapes)]
-    outs = [_output(flat, d, inputs[0].device) for d in dtypes]
-    kernel = _kernel(vf, len(inputs), len(outs), len(flat))
-    kernel.forall(math.prod(flat), _THREADS)(*inputs, *outs)
+    if all(_fusable(d) for d in [a.dtype for a in arrays] + list(dtypes)):
+        outs = _fused_call(_fused(vf, types, dtypes), inputs, flat)
+    else:
+        outs = [_output(flat, d, inputs[0].device) for d in dtypes]
+        kernel = _kernel(vf, len(inputs), len(outs), len(flat))
+        kernel.forall(math.prod(flat), _THREADS)(*inputs, *outs)
     outs = [o.reshape(loop_shape) for o in outs]
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+# --- functions of scalar results, fused ----------------------------------------------------------
+
+
+def _fusable(dtype) -> bool:
+    """Whether a fused call hands values of ``dtype`` to the function as they are (booleans,
+    integers, float32 and float64; float16 and complex values take the kernel of their own)."""
+    dtype = np.dtype(dtype)
+    return dtype.kind in "biu" or dtype in (np.float32, np.float64)
+
+
+class _Fused:
+    """A gufunc's function of scalar results as fused kernels call it (``lower.gufunc``): one
+    ``GUFUNC`` node per result, elementwise over the loop dimensions, so the arithmetic before
+    its scalar operands and after its results fuses into the kernel that calls it. Its core
+    operands are read in memory, through pointers."""
+
+    def __init__(self, vf, types: tuple, outs: tuple):
+        from .translate import translate_scalar
+
+        spec, program = translate_scalar(vf.pyfunc, types)
+        self.cname, self.types, self.outs = spec.name, types, tuple(outs)
+        self.results = list(spec.ret.items) if isinstance(spec.ret, ktypes.Tuple) else [spec.ret]
+        self.definitions = tuple(program.items)
+        self.pyfunc, self.signature = vf.pyfunc, vf.signature
+        digest = hashlib.sha256(repr((spec.name, self.outs)).encode()).hexdigest()[:12]
+        self.key = f"gufunc.{digest}"
+
+    def pointer(self, i: int) -> str:
+        return f"{ktypes.storage_ctype(self.types[i].dtype)} *"
+
+    def snippet(self, args: list, k: int) -> str:
+        from .kvalues import Value, convert
+
+        field = "" if len(self.results) == 1 else f".f{k}"
+        call = f"{self.cname}({', '.join(args)}){field}"
+        return convert(Value(self.results[k], call), ktypes.Scalar(self.outs[k]))
+
+    def numpy(self, k: int, *arrays):
+        """Result ``k`` through NumPy's own loop (the reference executor's path)."""
+        made = np.vectorize(self.pyfunc, signature=self.signature, otypes=list(self.outs))(
+            *arrays)  # fmt: skip
+        return made[k] if len(self.outs) > 1 else made
+
+
+def _fused(vf, types: tuple, dtypes) -> _Fused:
+    """The fused form of ``vf``'s function for these argument types (made once), registered
+    where the compiler finds it (``ufunc_table.USER_GUFUNCS``)."""
+    from ..compile.ufunc_table import USER_GUFUNCS
+
+    def make():
+        fused = _Fused(vf, types, tuple(dtypes))
+        USER_GUFUNCS[fused.key] = fused
+        return fused
+
+    return _once(vf, ("gufunc fused", types, tuple(dtypes)), make, Exception)
+
+
+def _fused_call(fused: _Fused, inputs: list, flat: tuple) -> list:
+    """The results of ``fused`` over ``inputs`` (broadcast to the loop dimensions ``flat``
+    and their own core dimensions): one traced node each."""
+    from ..api.ufuncs import as_loop_node
+    from ..core.array import result
+    from ..core.dag import Op, node
+
+    srcs = tuple(as_loop_node(x, x.dtype, x.shape) for x in inputs)
+    device = inputs[0].device
+    return [result(node(Op.GUFUNC, srcs, (fused.key, k), flat, d), device)
+            for k, d in enumerate(fused.outs)]  # fmt: skip
 
 
 def _operand(v):

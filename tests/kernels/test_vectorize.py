@@ -425,6 +425,67 @@ def test_gufunc_scalar_output_is_one_kernel():
     numpy.testing.assert_allclose(got.get(), numpy.einsum("ijk,ijk->ij", host, host), rtol=1e-13)
 
 
+P64, Q64 = RNG.standard_normal((5, 6)), RNG.standard_normal((5, 6))
+
+
+def _fused_dot(xp):
+    def dot_of(a, b):
+        s = 0.0
+        for i in range(len(a)):
+            s += a[i] * b[i]
+        return s
+
+    return xp.vectorize(dot_of, signature="(n),(n)->()")
+
+
+@numpy_compare(rtol=1e-13)
+def test_gufunc_results_fuse_with_the_arithmetic_around_them(xp):
+    """A gufunc of scalar results is elementwise over its loop dimensions: its scalar
+    operands' arithmetic and its results' consumers fuse into the kernel that calls it; its
+    core operands are read in memory (strided, reversed, broadcast views of it as they are)."""
+    a, b = xp.asarray(P64), xp.asarray(Q64)
+    dot = _fused_dot(xp)
+    scaled = xp.vectorize(scaled_trace, signature="(i,j),()->()")
+    return (dot(a, b) * 3.0 + 1.0,
+            dot(a[:, ::-1], b[::-1, :]) - a[:, 0],
+            dot(a[:, None, :], b[None, :, :]).sum(axis=1),
+            xp.sqrt(xp.abs(dot(a.T[:3], a.T[-3:]))),
+            scaled(xp.stack([a, b]).reshape(2, 5, 6)[:, :, :5], xp.arange(2.0) * 0.5 + 1),
+            dot(xp.ones((5, 6)), b), dot(xp.zeros(6) + 1, b), dot(xp.arange(6.0), a),
+            dot(b.astype(numpy.float32), (a * 10).astype(numpy.int32)), dot(a > 0.5, b),
+            dot(a[0], b[1]))  # fmt: skip
+
+
+def test_gufunc_of_scalar_results_is_one_kernel_with_its_neighbours():
+    """``dot(a, b) * 3 + 1`` and ``exp(dot(a, 2 * b))``: the gufunc's call and
+    the arithmetic after it are one kernel; a core operand that is computed is written
+    first (the function reads it along its core dimension)."""
+    a, b = nl.asarray(P64), nl.asarray(Q64)
+    nl.evaluate(a, b)
+    dot = _fused_dot(nl)
+
+    def after():
+        got = dot(a, b) * 3.0 + 1.0
+        nl.evaluate(got)
+        return got
+
+    with no_fallback(nl):
+        n, got = kernels_for(after)
+    assert n == 1
+    numpy.testing.assert_allclose(got.get(), (P64 * Q64).sum(axis=1) * 3.0 + 1.0, rtol=1e-13)
+
+    def computed():
+        got = nl.exp(dot(a, 2.0 * b))
+        nl.evaluate(got)
+        return got
+
+    with no_fallback(nl):
+        n, got = kernels_for(computed)
+    assert n == 2
+    numpy.testing.assert_allclose(got.get(), numpy.exp((P64 * 2.0 * Q64).sum(axis=1)),
+                                  rtol=1e-13)  # fmt: skip
+
+
 def test_gufunc_array_output_is_one_kernel_and_its_first_point_is_found_once():
     """One kernel over the loop points; the first point's host call (NumPy's first call: the
     outputs' dtypes and sizes) is made once for these types and sizes, not at the next call."""
@@ -545,8 +606,11 @@ def test_gufunc_loop_kernels_compile_for_cuda():
     assert lo.tolist() == I32.min(axis=1).tolist() and hi.tolist() == I32.max(axis=1).tolist()
     if not compiler.nvrtc_available():
         return
-    sources = [s.source("cuda")[1] for k in f._gufunc_kernels.values()
-               for s in k.specializations.values()]  # fmt: skip
+    # (scalar results: the function is called by the fused kernels of the plan)
+    x = nl.asarray(I32)
+    lo, hi = f(x[:, ::-1] * 2)
+    plan = nl.explain(lo - hi + x[:, 0], target="cuda")
+    sources = [k.source for k in plan.kernels if k.source and "nl_fn_extremes" in k.source]
     assert sources and compiler.check_cuda_sources(sources, "sm_80", ptx=True) == [None]
     g = nl.vectorize(running_sum_and_peak, signature="(n)->(n),(p,q)")
     g(nl.asarray(I32))
