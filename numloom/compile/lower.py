@@ -413,7 +413,10 @@ class _Lowerer:
                 args.append(self.value(s, ("coords", coords)))
                 continue
             args += self.core_pointer(s, coords, core, user.pointer(j), ("gufunc", id(n), j))
-        return self.let(compute_type(n.dtype), user.snippet(args, k))
+        key = ("gufunc call", name, tuple(map(id, n.srcs)), idx)  # (one call for all results)
+        if key not in self.memo:
+            self.memo[key] = self.let(user.ret_ctype, user.call(args))
+        return self.let(compute_type(n.dtype), user.result(self.memo[key], k))
 
     def core_pointer(self, s: Node, coords: tuple, core: int, pointer: str, key) -> list:
         """A gufunc's core operand ``s`` at loop coordinates ``coords``: the pointer to its

@@ -461,11 +461,12 @@ def _walks_rows_of(root: Node, r: Node) -> bool:
 
 
 def _launches(order: list) -> dict:
-    """The storages one launch of a Python kernel writes come out of one kernel."""
+    """The storages one launch of a Python kernel writes come out of one kernel, and so do
+    the results of one call of a compiled gufunc (its function runs once a loop point)."""
     group, first = {}, {}
     for n in order:
-        if n.op is Op.KERNEL:
-            key = (n.arg[0], tuple(map(id, n.srcs)))
+        if n.op is Op.KERNEL or n.op is Op.GUFUNC:
+            key = (n.op, n.arg[0], tuple(map(id, n.srcs)))
             group[id(n)] = first.setdefault(key, id(n))
     return group
 

@@ -73,6 +73,7 @@ USER_UFUNCS: dict = {}
 # Compiled ``numloom.vectorize(signature=...)`` functions of scalar results, by the name their
 # GUFUNC nodes carry ("gufunc.<hash>"): objects with ``types`` (the function's parameter types,
 # arrays for core operands), ``pointer(i)`` (the C pointer type of array parameter ``i``),
-# ``snippet(args, k)`` (the C call giving result ``k``), ``definitions`` and ``numpy(k,
-# *arrays)`` (result ``k`` through NumPy's loop, for the reference executor).
+# ``call(args)`` (the C call, of type ``ret_ctype``), ``result(value, k)`` (result ``k`` of a
+# call's value), ``definitions`` and ``numpy(k, *arrays)`` (result ``k`` through NumPy's loop,
+# for the reference executor).
 USER_GUFUNCS: dict = {}

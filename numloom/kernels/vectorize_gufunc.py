@@ -114,7 +114,7 @@ class _Fused:
         from .translate import translate_scalar
 
         spec, program = translate_scalar(vf.pyfunc, types)
-        self.cname, self.types, self.outs = spec.name, types, tuple(outs)
+        self.cname, self.ret_ctype, self.types, self.outs = spec.name, spec.ir.ret, types, tuple(outs)
         self.results = list(spec.ret.items) if isinstance(spec.ret, ktypes.Tuple) else [spec.ret]
         self.definitions = tuple(program.items)
         self.pyfunc, self.signature = vf.pyfunc, vf.signature
@@ -124,12 +124,16 @@ class _Fused:
     def pointer(self, i: int) -> str:
         return f"{ktypes.storage_ctype(self.types[i].dtype)} *"
 
-    def snippet(self, args: list, k: int) -> str:
+    def call(self, args: list) -> str:
+        """The C call of the function (of type ``ret_ctype``: a struct of several results)."""
+        return f"{self.cname}({', '.join(args)})"
+
+    def result(self, value: str, k: int) -> str:
+        """Result ``k`` of the call whose value ``value`` holds, in the output's dtype."""
         from .kvalues import Value, convert
 
         field = "" if len(self.results) == 1 else f".f{k}"
-        call = f"{self.cname}({', '.join(args)}){field}"
-        return convert(Value(self.results[k], call), ktypes.Scalar(self.outs[k]))
+        return convert(Value(self.results[k], f"{value}{field}"), ktypes.Scalar(self.outs[k]))
 
     def numpy(self, k: int, *arrays):
         """Result ``k`` through NumPy's own loop (the reference executor's path)."""

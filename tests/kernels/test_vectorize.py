@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import re
 import warnings
 
 import numpy
@@ -484,6 +485,22 @@ def test_gufunc_of_scalar_results_is_one_kernel_with_its_neighbours():
     assert n == 2
     numpy.testing.assert_allclose(got.get(), numpy.exp((P64 * 2.0 * Q64).sum(axis=1)),
                                   rtol=1e-13)  # fmt: skip
+    extremes_of = nl.vectorize(extremes, signature="(n)->(),()")
+
+    def both():
+        lo, hi = extremes_of(a)
+        nl.evaluate(lo, hi)
+        return lo, hi
+
+    with no_fallback(nl):
+        n, (lo, hi) = kernels_for(both)
+    assert n == 1  # (the two results of one call: one kernel, the function called once)
+    assert lo.tolist() == P64.min(axis=1).tolist() and hi.tolist() == P64.max(axis=1).tolist()
+    plan = nl.explain(*extremes_of(a), target="cuda")
+    (source,) = [k.source for k in plan.kernels]
+    calls = re.findall(r"= nl_fn_extremes\w*\(", source)
+    kernels = re.findall(r"__global__", source)
+    assert len(calls) == len(kernels)  # (each variant of the kernel calls the function once)
 
 
 def test_gufunc_array_output_is_one_kernel_and_its_first_point_is_found_once():
