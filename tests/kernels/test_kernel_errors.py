@@ -130,6 +130,24 @@ def test_invalid_launch_shape(blocks, threads, words):
     assert words in str(e.value)
 
 
+def test_a_launch_configuration_is_checked_once_and_equal_bad_ones_still_raise(monkeypatch):
+    """A loop's launches check their configuration once (the checks and the user's line cost
+    more than the launch); ``[True, 32]`` equals ``[1, 32]`` but is refused all the same."""
+    from numloom.kernels.cuda import dispatcher
+
+    two_args[2, 32](nl.zeros(4), nl.zeros(4))
+    checked = []
+    original = dispatcher._dims
+    monkeypatch.setattr(dispatcher, "_dims", lambda *a: checked.append(a) or original(*a))
+    for _ in range(3):
+        two_args[2, 32](nl.zeros(4), nl.zeros(4))
+    assert checked == []
+    for bad in ((True, 32), (2, 32.0), (numpy.int64(0), 32)):
+        with pytest.raises(LaunchError):
+            two_args[bad](nl.zeros(4), nl.zeros(4))
+    assert len(checked) >= 3
+
+
 def test_launch_without_a_configuration():
     with pytest.raises(LaunchError) as e:
         two_args(nl.zeros(4), nl.zeros(4))

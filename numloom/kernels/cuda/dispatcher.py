@@ -89,6 +89,7 @@ class Dispatcher:
         self.debug = debug
         self.options = options
         self.specializations: dict = {}
+        self._launchers: dict = {}  # launch configuration of Python ints -> its Launcher
         self.params = list(inspect.signature(py_func).parameters)
         self.signatures = [_parse(s) for s in signatures] if signatures else []
         for sig in self.signatures:
@@ -111,6 +112,9 @@ class Dispatcher:
         )  # fmt: skip
 
     def __getitem__(self, config_):
+        known = self._launchers.get(config_) if _plain(config_) else None
+        if known is not None:  # (a loop's launches: checked once)
+            return known
         if self.device:
             raise LaunchError(f"{self.__name__} is a device function: kernels call it",
                               caller_where())  # fmt: skip
@@ -121,9 +125,14 @@ class Dispatcher:
                               f"stream, shared_bytes], not [{config_!r}]", where)  # fmt: skip
         grid, block = config_[0], config_[1]
         shared = config_[3] if len(config_) == 4 else 0
-        return Launcher(self, _dims(grid, "blocks", MAX_GRID, where, self.__name__),
-                        _dims(block, "threads", MAX_BLOCK, where, self.__name__),
-                        _shared_bytes(shared, where, self.__name__), where)  # fmt: skip
+        launcher = Launcher(self, _dims(grid, "blocks", MAX_GRID, where, self.__name__),
+                            _dims(block, "threads", MAX_BLOCK, where, self.__name__),
+                            _shared_bytes(shared, where, self.__name__), where)  # fmt: skip
+        if _plain(config_):
+            if len(self._launchers) >= 64:
+                self._launchers.clear()
+            self._launchers[config_] = launcher
+        return launcher
 
     def forall(self, ntasks: int, tpb: int = 0, stream=0, sharedmem: int = 0):
         """A launch with at least ``ntasks`` threads (CudaPy's "number of threads" call)."""
@@ -196,6 +205,18 @@ class Launcher:
         types = _arg_types(d, args, where)
         spec = d.specialize(types)
         launch(spec, args, self.grid, self.block, self.shared, where)
+
+
+def _plain(config_) -> bool:
+    """Whether a launch configuration is a tuple of Python ints and tuples of them (whose
+    checks, once passed, hold for every equal configuration: ``True`` equals 1 but is
+    refused, so other types are checked each time)."""
+    if type(config_) is not tuple:
+        return False
+    for c in config_:
+        if type(c) is not int and not (type(c) is tuple and all(type(d) is int for d in c)):
+            return False
+    return True
 
 
 def _arg_types(d: Dispatcher, args: tuple, where) -> tuple:
