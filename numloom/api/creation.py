@@ -86,12 +86,15 @@ def in_order(a: ndarray, order, like=None) -> ndarray:
     """``a``, a new C-ordered array, laid out as ``order`` asks: 'F' in Fortran order (a view
     with Fortran strides of the values stored transposed), 'A' as ``like`` is laid out
     (Fortran order when it is F- but not C-contiguous), 'K' in the order of ``like``'s
-    strides, largest first (NumPy's: a transposed view's copy is laid out as the view)."""
+    strides, largest first (NumPy's: a transposed view's copy is laid out as the view; C order
+    where ``like`` has another number of axes)."""
     if order is None or order in ("C", "c") or a.ndim < 2:
         return a
     axes = tuple(reversed(range(a.ndim)))  # (Fortran order)
     if order in ("A", "a", "K", "k"):
-        if like is None or like.flags.c_contiguous or like.ndim != a.ndim:
+        if like is None or like.flags.c_contiguous:
+            return a
+        if order in ("K", "k") and like.ndim != a.ndim:
             return a
         if order in ("K", "k") and not like.flags.f_contiguous:
             axes = tuple(sorted(range(a.ndim), key=lambda k: -abs(like.strides[k])))

@@ -925,6 +925,22 @@ def test_require_as_numpy(requirements, dtype, layout):
     assert numloom.require(read_only, requirements="W").flags.writeable
 
 
+@pytest.mark.parametrize("order", ["C", "F", "A", "K"])
+@pytest.mark.parametrize("shape", [None, (), (5,), (3, 4), (2, 3, 4)])
+@pytest.mark.parametrize("layout", ["C", "F", "strided", "3-d permuted"])
+@pytest.mark.parametrize("like", ["zeros_like", "ones_like", "empty_like", "full_like"])
+def test_like_functions_lay_out_a_new_shape_as_numpy(like, layout, shape, order):
+    """A ``*_like`` of another shape: 'A' is Fortran order where the prototype is F- but not
+    C-contiguous, whatever the number of axes; 'K' then is C order."""
+    def run(xp):
+        v = LAYOUTS[layout](xp)
+        args = (v, 7) if like == "full_like" else (v,)
+        r = getattr(xp, like)(*args, order=order, shape=shape)
+        return r.shape, r.flags.c_contiguous, r.flags.f_contiguous, r.strides
+
+    assert run(numloom) == run(numpy)
+
+
 @pytest.mark.parametrize("args", [(100,), (100, 80, 3), (130, None, -5), (70, 70, 0)])
 @numpy_compare()
 def test_a_large_eye_has_ones_on_its_diagonal_only(xp, args):
