@@ -16,6 +16,7 @@ import numpy as _np
 from ..core import config
 from ..core.array import (
     _ADOPT,
+    _as_subclass,
     _check_dtype,
     _device_name,
     adopt_host,
@@ -201,22 +202,30 @@ def _like_args(a, dtype, shape):
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None) -> ndarray:
-    return _like(a, 0, dtype, order, shape, device)
+    return _like(a, 0, dtype, order, subok, shape, device)
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None) -> ndarray:
-    return _like(a, 1, dtype, order, shape, device)
+    return _like(a, 1, dtype, order, subok, shape, device)
 
 
 def empty_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None) -> ndarray:
-    return _like(a, 0, dtype, order, shape, device)
+    return _like(a, 0, dtype, order, subok, shape, device)
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    return _like(a, fill_value, dtype, order, shape, device)
+    return _like(a, fill_value, dtype, order, subok, shape, device)
 
 
-def _like(a, fill_value, dtype, order, shape, device) -> ndarray:
+def _like(a, fill_value, dtype, order, subok, shape, device) -> ndarray:
+    """``full_like``, of ``a``'s class where ``a`` is of a program's subclass and ``subok``."""
+    made = _full_like(a, fill_value, dtype, order, shape, device)
+    if subok and type(a) is not ndarray and isinstance(a, ndarray):
+        return _as_subclass(made, a)
+    return made
+
+
+def _full_like(a, fill_value, dtype, order, shape, device) -> ndarray:
     """``full_like``: lazy, except where ``a`` is a marked array (a small array of a loop,
     ``api/eager.py``): NumPy's array then, adopted and marked, so the loop's work on it runs at
     once too (CFD Python's ``b = numpy.zeros_like(u)`` each step)."""

@@ -542,6 +542,53 @@ def test_views_and_copies_of_a_programs_subclass_keep_its_class(call):
 
 
 @pytest.mark.parametrize("call", [
+    lambda xp, c: xp.zeros_like(c),
+    lambda xp, c: xp.ones_like(c, dtype="int8"),
+    lambda xp, c: xp.empty_like(c, shape=(4,)),
+    lambda xp, c: xp.full_like(c, 7.5),
+    lambda xp, c: xp.zeros_like(c, subok=False),
+    lambda xp, c: xp.full_like(c, 7.5, subok=False),
+    lambda xp, c: xp.resize(c, 5),
+    lambda xp, c: xp.resize(c, (3, 3)),
+    lambda xp, c: xp.resize(c, 0),
+    lambda xp, c: xp.resize(c[:0], 4),
+])  # fmt: skip
+def test_functions_that_keep_a_programs_subclass(call):
+    """The ``*_like`` functions (``subok=True``, their default) and ``resize`` give an array of
+    a program's subclass, its ``__array_finalize__`` called, as NumPy's do (they gave plain
+    arrays)."""
+    got = {}
+    for xp in (numpy, nl):
+        class Frame(xp.ndarray):
+            __array_priority__ = 1.0
+
+            def __array_finalize__(self, obj):
+                self.unit = getattr(obj, "unit", "m")
+
+        c = xp.arange(6.0).reshape(2, 3).view(Frame)
+        c.unit = "km"
+        made = call(xp, c)
+        got[xp] = (type(made).__name__, getattr(made, "unit", None), made.shape, made.dtype)
+    assert got[nl] == got[numpy]
+
+
+def test_a_reduction_calls_a_subclass_s_own_method():
+    """``np.sum(x, keepdims=True)`` of a subclass that overrides ``sum`` calls that method with
+    NumPy's arguments (its TypeError where it takes no ``keepdims``), as NumPy does."""
+    results = []
+    for xp in (numpy, nl):
+        class Summed(xp.ndarray):
+            def sum(self, axis=None, dtype=None, out=None):
+                return type(self).__mro__[1].sum(self, axis, dtype, out, keepdims=True)
+
+        x = xp.arange(6).reshape(2, 3).view(Summed)
+        with pytest.raises(TypeError) as error:
+            xp.sum(x, keepdims=True)
+        results.append((str(error.value), xp.sum(x, axis=0).tolist(), xp.sum(x).shape))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("call", [
     lambda xp: xp.unravel_index(0, ()),
     lambda xp: xp.unravel_index(xp.asarray(0), ()),
     lambda xp: xp.unravel_index([0], ()),
