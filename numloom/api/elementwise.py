@@ -348,7 +348,18 @@ def fix(x, out=None):
     return trunc(x) if out is None else trunc(x, out=out)
 
 
-def astype(x, dtype, /, *, casting="unsafe", copy=True, device=None):  # noqa: F811 (NumPy's name)
+def astype(x, dtype, /, *, copy=True, device=None):  # noqa: F811 (NumPy's name)
+    """NumPy's ``np.astype``: of an array, or of a scalar its own ``astype`` (a NumPy scalar's
+    gives a scalar, a Python number has none: NumPy's AttributeError); no other array-like."""
+    if type(x) not in _RESULT_TYPES and not isinstance(x, (ndarray, _np.ndarray)):
+        if not _np.isscalar(x):
+            raise TypeError(f"Input should be a NumPy array or scalar. It is a {type(x)} instead.")
+        return x.astype(dtype, copy=copy)
+    return _cast(x, dtype, copy=copy)
+
+
+def _cast(x, dtype, casting="unsafe", copy=True):
+    """``x.astype(dtype, casting=casting, copy=copy)`` of a numloom array or array-like."""
     if casting == "same_value":  # (NumPy 2.4's: every value checked, NumPy's error if one changes)
         from .fallback import call_method
 

@@ -360,7 +360,7 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         try:
-            made = _api.astype(self, dtype, casting=casting, copy=copy)
+            made = _api._cast(self, dtype, casting=casting, copy=copy)
         except OtherDtype:  # strings, datetimes, objects: NumPy's array
             return _np.asarray(self).astype(dtype, order, casting, subok, copy)
         if made is self:  # (copy=False: a copy only where the order asks another layout)

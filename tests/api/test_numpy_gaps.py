@@ -588,6 +588,16 @@ def test_a_reduction_calls_a_subclass_s_own_method():
     assert results[0] == results[1]
 
 
+@pytest.mark.parametrize("x", [[1, 2], (1.5,), numpy.int64(10), numpy.float32(2.5), 3, 2.5,
+                               numpy.arange(3)])  # fmt: skip
+@numpy_compare()
+def test_astype_takes_arrays_and_scalars_only(xp, x):
+    """``np.astype`` of a list is NumPy's TypeError, of a NumPy scalar that scalar's own
+    ``astype`` (a scalar), of a Python number NumPy's AttributeError (it gave arrays)."""
+    made = xp.astype(x, numpy.float64)
+    return type(made).__name__.replace("ndarray", "array"), made
+
+
 @pytest.mark.parametrize("call", [
     lambda xp: xp.unravel_index(0, ()),
     lambda xp: xp.unravel_index(xp.asarray(0), ()),
