@@ -409,11 +409,32 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
         y = y.astype(_np.result_type(y.dtype, 1.0), copy=False)
     elif isinstance(y, int):
         y = float(y)
-    close = less_equal(absolute(subtract(x, y)), add(atol, multiply(rtol, absolute(y))))
+    if not (_all_finite(atol) and _all_finite(rtol)):
+        _invalid_tolerance(f"One of rtol or atol is not valid, atol: {atol}, rtol: {rtol}")
+    # (Python's operators: tolerances and ``y`` that are Python numbers stay Python's, weak)
+    close = less_equal(absolute(subtract(x, y)), atol + rtol * builtins.abs(y))
     out = bitwise_or(bitwise_and(close, isfinite(y)), equal(x, y))
     if equal_nan:
         out = bitwise_or(out, bitwise_and(isnan(x), isnan(y)))
     return out
+
+
+def _all_finite(tolerance) -> bool:
+    if isinstance(tolerance, (int, float, complex)):
+        return bool(_np.isfinite(tolerance))
+    return bool(isfinite(tolerance).all())
+
+
+def _invalid_tolerance(message: str) -> None:
+    """NumPy's answer to a tolerance that is not finite, as the error state's ``invalid``
+    says: a RuntimeWarning at the user's line, a FloatingPointError, or a printed line."""
+    state = _np.geterr()["invalid"]
+    if state == "warn":
+        _dag.warn_at_user(message, RuntimeWarning)
+    elif state == "raise":
+        raise FloatingPointError(message)
+    elif state == "print":
+        print(message)
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
