@@ -147,9 +147,9 @@ _SMALL_DTYPES.update({_np.dtype(t): _np.dtype(t) for t in list(_SMALL_DTYPES)})
 _SMALL_DTYPES.update({_np.dtype(t).type: _np.dtype(t) for t in list(_SMALL_DTYPES)})
 
 
-def zeros(shape, dtype=float, order="C", *, device=None, like=None) -> ndarray:
+def zeros(shape, dtype=None, order="C", *, device=None, like=None) -> ndarray:
     if device is None and order == "C":
-        made = _small_now(_np.zeros, shape, dtype)
+        made = _small_now(_np.zeros, shape, float if dtype is None else dtype)
         if made is not None:
             return made
     return full(shape, 0, _dtype_arg(dtype), order, device=device)
@@ -163,7 +163,7 @@ def ones(shape, dtype=None, order="C", *, device=None, like=None) -> ndarray:
     return full(shape, 1, _dtype_arg(dtype), order, device=device)
 
 
-def empty(shape, dtype=float, order="C", *, device=None, like=None) -> ndarray:
+def empty(shape, dtype=None, order="C", *, device=None, like=None) -> ndarray:
     """Like NumPy's ``empty``; numloom's empty arrays hold zeros."""
     return zeros(shape, dtype, order, device=device)
 
@@ -209,8 +209,8 @@ def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None) 
     return _like(a, 1, dtype, order, subok, shape, device)
 
 
-def empty_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None) -> ndarray:
-    return _like(a, 0, dtype, order, subok, shape, device)
+def empty_like(prototype, /, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return _like(prototype, 0, dtype, order, subok, shape, device)
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):

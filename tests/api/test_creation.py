@@ -9,6 +9,7 @@ generated C for the creation nodes (IOTA, broadcast constants, casts).
 from __future__ import annotations
 
 import copy as copy_module
+import inspect
 import os
 import warnings
 
@@ -939,6 +940,17 @@ def test_like_functions_lay_out_a_new_shape_as_numpy(like, layout, shape, order)
         return r.shape, r.flags.c_contiguous, r.flags.f_contiguous, r.strides
 
     assert run(numloom) == run(numpy)
+
+
+@pytest.mark.parametrize("name", ["zeros", "empty", "ones", "full", "eye", "identity",
+                                  "zeros_like", "empty_like", "ones_like", "full_like"])  # fmt: skip
+def test_creation_signatures_are_numpys(name):
+    """The parameters of the creation functions, their kinds and defaults, are NumPy's
+    (``zeros``' and ``empty``'s ``dtype`` defaulted to ``float``, NumPy's to None)."""
+    def parameters(fn):
+        return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+
+    assert parameters(getattr(numloom, name)) == parameters(getattr(numpy, name))
 
 
 @pytest.mark.parametrize("args", [(100,), (100, 80, 3), (130, None, -5), (70, 70, 0)])
