@@ -309,7 +309,8 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=N
         out = _array_of_arrays(obj)
         out = out if dtype is None else out.astype(dtype, copy=False)
     else:  # NumPy converts (and raises for copy=False where it would have to copy)
-        host = _np.array(obj, dtype=dtype, copy=None if copy else False, ndmin=ndmin)
+        host = _np.array(obj, dtype=dtype, copy=None if copy or copy is None else False,
+                         ndmin=ndmin)
         own = host
         if type(obj) is not _np.ndarray and type(host) is _np.ndarray and not _fresh(host):
             own = _np.array(host, order="C")  # (a view of a pandas Series' data, say)
