@@ -523,9 +523,11 @@ def ascontiguousarray(a, dtype=None, *, like=None) -> ndarray:
 
 def copy(a, order="K", subok=False) -> ndarray:
     """A new array with ``a``'s current values: a new storage whose first version is ``a``'s
-    value node, so later writes to either one leave the other as it is."""
+    value node, so later writes to either one leave the other as it is; of ``a``'s class
+    where ``a`` is of a program's subclass and ``subok``."""
     a = asarray(a)
-    return marked_copy(a, in_order(array_result(copyable(a._node()), a.device), order, a))
+    made = marked_copy(a, in_order(array_result(copyable(a._node()), a.device), order, a))
+    return _as_subclass(made, a) if subok and type(a) is not ndarray else made
 
 
 def asfortranarray(a, dtype=None, *, like=None) -> ndarray:

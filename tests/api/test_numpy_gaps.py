@@ -552,11 +552,14 @@ def test_views_and_copies_of_a_programs_subclass_keep_its_class(call):
     lambda xp, c: xp.resize(c, (3, 3)),
     lambda xp, c: xp.resize(c, 0),
     lambda xp, c: xp.resize(c[:0], 4),
+    lambda xp, c: xp.copy(c, subok=True),
+    lambda xp, c: xp.copy(c, order="F", subok=True),
+    lambda xp, c: xp.copy(c),
 ])  # fmt: skip
 def test_functions_that_keep_a_programs_subclass(call):
-    """The ``*_like`` functions (``subok=True``, their default) and ``resize`` give an array of
-    a program's subclass, its ``__array_finalize__`` called, as NumPy's do (they gave plain
-    arrays)."""
+    """The ``*_like`` functions (``subok=True``, their default), ``copy(subok=True)`` and
+    ``resize`` give an array of a program's subclass, its ``__array_finalize__`` called, as
+    NumPy's do (they gave plain arrays)."""
     got = {}
     for xp in (numpy, nl):
         class Frame(xp.ndarray):
