@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as _np
 from numpy._core.einsumfunc import _parse_einsum_input
 
-from ..core.array import as_scalar_result, asarray, share
+from ..core.array import as_scalar_result, asarray, ndarray, share
 from ..core.array_views import reshape_array
 from ..core.dag import prod as _size_of
 from . import reductions as _r
@@ -36,6 +36,8 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
     ``casting``, ``optimize``), as numloom operations that fuse and run on every device."""
     if not operands:
         _np.einsum()  # NumPy's error
+    if out is not None and not isinstance(out, (ndarray, _np.ndarray)):
+        raise TypeError("keyword parameter out must be an array for einsum")
     positions = range(1, len(operands)) if isinstance(operands[0], str) else \
         range(0, len(operands) - len(operands) % 2, 2)  # fmt: skip
     arrays = {k: asarray(operands[k]) for k in positions}

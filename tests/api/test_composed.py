@@ -341,6 +341,9 @@ def test_einsum_views_are_writeable_and_write_into_the_operand(xp, subscripts, s
         lambda xp, a, b: xp.einsum("ij,jk->ik", a, b, out=xp.zeros((2, 2))),
         lambda xp, a, b: xp.einsum("ij,jk->ik", a, b, dtype=numpy.int8),
         lambda xp, a, b: xp.einsum(),
+        lambda xp, a, b: xp.einsum("", 0, out="test"),
+        lambda xp, a, b: xp.einsum("", 0, out="test", optimize=True),
+        lambda xp, a, b: xp.einsum("ij->", a, out=[0.0]),
     ],
 )  # fmt: skip
 def test_einsum_errors(call):
