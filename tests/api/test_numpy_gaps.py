@@ -175,6 +175,18 @@ FLAT_CASES = {
     "write repeats": lambda xp, a: (a.flat.__setitem__(slice(2, 9), [1, 2]), a)[1],
     "assign": lambda xp, a: (setattr(a, "flat", [7, 8, 9]), a)[1],
     "asarray": lambda xp, a: numpy.asarray(a.flat),
+    "read copies": lambda xp, a: (a.flat[1:4], a.flat[...], a.flat[()], a.flat[[True, 1]],
+                                  a.flat[xp.asarray([[1, 2], [3, 4]])], a.flat[[]],
+                                  a.flat[xp.asarray(a.ravel() > 5)], a.flat[xp.asarray([0, 5, 6]).flat],
+                                  a.flat[xp.asarray(2)]),
+    "write through a read": lambda xp, a: (a.flat[:3].__setitem__(0, -1), a)[1],
+    "write a mask": lambda xp, a: (a.flat.__setitem__(xp.asarray(a.ravel() > 5), 0), a)[1],
+    "read a list of bools": lambda xp, a: a.flat[[True, False, True]],
+    "read a mask too long": lambda xp, a: a.flat[xp.zeros(13, bool)],
+    "write a mask too long": lambda xp, a: a.flat.__setitem__(xp.zeros(13, bool), 1),
+    "read newaxis": lambda xp, a: a.flat[None],
+    "read two indices": lambda xp, a: a.flat[1, 2],
+    "write a 0-d index": lambda xp, a: a.flat.__setitem__((), 1),
 }
 
 
@@ -185,6 +197,22 @@ def test_flat_reads_writes_and_iterates(xp, case, layout):
     base = xp.arange(12.0).reshape(3, 4)
     a = base if layout == "c" else base.T
     return FLAT_CASES[case](xp, a), base
+
+
+@pytest.mark.parametrize("key", [True, False, [1.0, 2.0]])
+def test_flat_indexing_warns_of_numpys_deprecations(key):
+    """NumPy 2.4's deprecations of a flat iterator's 0-d boolean and non-array float indices:
+    its warning, at the user's line, and its value (numloom gave none, and a[True])."""
+    got = {}
+    for xp in (numpy, nl):
+        a = xp.arange(12.0).reshape(3, 4)
+        with pytest.warns(DeprecationWarning) as caught:
+            value = a.flat[key]
+        with pytest.warns(DeprecationWarning):
+            a.flat[key] = -1
+        got[xp] = (numpy.asarray(value).tolist(), [(str(w.message), w.filename) for w in caught],
+                   numpy.asarray(a).tolist())  # fmt: skip
+    assert got[nl] == got[numpy]
 
 
 @pytest.mark.parametrize("uf", ["add", "multiply", "maximum", "minimum", "logical_or"])
