@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as _np
 from numpy.lib.array_utils import normalize_axis_index
 
-from ..core.array import asarray, ndarray
+from ..core.array import asarray, ndarray, priority_subclass
 from ..core.array_views import reshape_array
 from ..core.dag import warn_at_user
 from . import elementwise as _ew
@@ -48,7 +48,7 @@ from .setops import (
     trim_zeros,
     union1d,
 )
-from .shapes import broadcast_arrays, broadcast_to, diagonal, moveaxis, transpose
+from .shapes import broadcast_arrays, broadcast_to, diagonal, moveaxis, ravel, transpose
 from .windows import bartlett, blackman, hamming, hanning, i0, kaiser
 
 __all__ = [
@@ -176,7 +176,7 @@ def resize(a, new_shape):
     (zeros when either is empty)."""
     if isinstance(new_shape, (int, _np.integer)):
         new_shape = (new_shape,)
-    a = asarray(a).reshape(-1)
+    a = ravel(a)
     new_size = 1
     for dim_length in new_shape:
         new_size *= dim_length
@@ -185,7 +185,7 @@ def resize(a, new_shape):
     if a.size == 0 or new_size == 0:
         return zeros_like(a, shape=new_shape)
     picks = _ew.remainder(arange(new_size, device=a.device), a.size)
-    return take(a, picks).reshape(new_shape)
+    return priority_subclass(take(a, picks), (a,)).reshape(new_shape)  # (as NumPy's join)
 
 
 def rollaxis(a, axis, start=0):

@@ -16,6 +16,7 @@ import numpy as _np
 from ..core import config
 from ..core.array import (
     _ADOPT,
+    _as_subclass,
     _check_dtype,
     _device_name,
     adopt_host,
@@ -86,12 +87,15 @@ def in_order(a: ndarray, order, like=None) -> ndarray:
     """``a``, a new C-ordered array, laid out as ``order`` asks: 'F' in Fortran order (a view
     with Fortran strides of the values stored transposed), 'A' as ``like`` is laid out
     (Fortran order when it is F- but not C-contiguous), 'K' in the order of ``like``'s
-    strides, largest first (NumPy's: a transposed view's copy is laid out as the view)."""
+    strides, largest first (NumPy's: a transposed view's copy is laid out as the view; C order
+    where ``like`` has another number of axes)."""
     if order is None or order in ("C", "c") or a.ndim < 2:
         return a
     axes = tuple(reversed(range(a.ndim)))  # (Fortran order)
     if order in ("A", "a", "K", "k"):
-        if like is None or like.flags.c_contiguous or like.ndim != a.ndim:
+        if like is None or like.flags.c_contiguous:
+            return a
+        if order in ("K", "k") and like.ndim != a.ndim:
             return a
         if order in ("K", "k") and not like.flags.f_contiguous:
             axes = tuple(sorted(range(a.ndim), key=lambda k: -abs(like.strides[k])))
@@ -143,9 +147,9 @@ _SMALL_DTYPES.update({_np.dtype(t): _np.dtype(t) for t in list(_SMALL_DTYPES)})
 _SMALL_DTYPES.update({_np.dtype(t).type: _np.dtype(t) for t in list(_SMALL_DTYPES)})
 
 
-def zeros(shape, dtype=float, order="C", *, device=None, like=None) -> ndarray:
+def zeros(shape, dtype=None, order="C", *, device=None, like=None) -> ndarray:
     if device is None and order == "C":
-        made = _small_now(_np.zeros, shape, dtype)
+        made = _small_now(_np.zeros, shape, float if dtype is None else dtype)
         if made is not None:
             return made
     return full(shape, 0, _dtype_arg(dtype), order, device=device)
@@ -159,7 +163,7 @@ def ones(shape, dtype=None, order="C", *, device=None, like=None) -> ndarray:
     return full(shape, 1, _dtype_arg(dtype), order, device=device)
 
 
-def empty(shape, dtype=float, order="C", *, device=None, like=None) -> ndarray:
+def empty(shape, dtype=None, order="C", *, device=None, like=None) -> ndarray:
     """Like NumPy's ``empty``; numloom's empty arrays hold zeros."""
     return zeros(shape, dtype, order, device=device)
 
@@ -198,22 +202,30 @@ def _like_args(a, dtype, shape):
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None) -> ndarray:
-    return _like(a, 0, dtype, order, shape, device)
+    return _like(a, 0, dtype, order, subok, shape, device)
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None) -> ndarray:
-    return _like(a, 1, dtype, order, shape, device)
+    return _like(a, 1, dtype, order, subok, shape, device)
 
 
-def empty_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None) -> ndarray:
-    return _like(a, 0, dtype, order, shape, device)
+def empty_like(prototype, /, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    return _like(prototype, 0, dtype, order, subok, shape, device)
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    return _like(a, fill_value, dtype, order, shape, device)
+    return _like(a, fill_value, dtype, order, subok, shape, device)
 
 
-def _like(a, fill_value, dtype, order, shape, device) -> ndarray:
+def _like(a, fill_value, dtype, order, subok, shape, device) -> ndarray:
+    """``full_like``, of ``a``'s class where ``a`` is of a program's subclass and ``subok``."""
+    made = _full_like(a, fill_value, dtype, order, shape, device)
+    if subok and type(a) is not ndarray and isinstance(a, ndarray):
+        return _as_subclass(made, a)
+    return made
+
+
+def _full_like(a, fill_value, dtype, order, shape, device) -> ndarray:
     """``full_like``: lazy, except where ``a`` is a marked array (a small array of a loop,
     ``api/eager.py``): NumPy's array then, adopted and marked, so the loop's work on it runs at
     once too (CFD Python's ``b = numpy.zeros_like(u)`` each step)."""
@@ -297,7 +309,8 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=N
         out = _array_of_arrays(obj)
         out = out if dtype is None else out.astype(dtype, copy=False)
     else:  # NumPy converts (and raises for copy=False where it would have to copy)
-        host = _np.array(obj, dtype=dtype, copy=None if copy else False, ndmin=ndmin)
+        host = _np.array(obj, dtype=dtype, copy=None if copy or copy is None else False,
+                         ndmin=ndmin)
         own = host
         if type(obj) is not _np.ndarray and type(host) is _np.ndarray and not _fresh(host):
             own = _np.array(host, order="C")  # (a view of a pandas Series' data, say)
@@ -510,9 +523,11 @@ def ascontiguousarray(a, dtype=None, *, like=None) -> ndarray:
 
 def copy(a, order="K", subok=False) -> ndarray:
     """A new array with ``a``'s current values: a new storage whose first version is ``a``'s
-    value node, so later writes to either one leave the other as it is."""
+    value node, so later writes to either one leave the other as it is; of ``a``'s class
+    where ``a`` is of a program's subclass and ``subok``."""
     a = asarray(a)
-    return marked_copy(a, in_order(array_result(copyable(a._node()), a.device), order, a))
+    made = marked_copy(a, in_order(array_result(copyable(a._node()), a.device), order, a))
+    return _as_subclass(made, a) if subok and type(a) is not ndarray else made
 
 
 def asfortranarray(a, dtype=None, *, like=None) -> ndarray:

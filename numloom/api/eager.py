@@ -194,6 +194,13 @@ def _ddof(args, kwargs) -> bool:
     return kwargs.get("ddof", 0) != 0 or len(args) > 4
 
 
+def _tolerance_not_finite(args, kwargs) -> bool:
+    """Whether ``isclose``'s ``rtol`` or ``atol`` is not finite (NumPy warns of it)."""
+    tolerances = [*args[2:4], kwargs.get("rtol", 0.0), kwargs.get("atol", 0.0)]
+    return not all(bool(_np.isfinite(_host(t) if isinstance(t, ndarray) else t).all())
+                   for t in tolerances)  # fmt: skip
+
+
 # Calls of these that NumPy warns about other than by its error state (its warning would
 # point at numloom's line, not the user's): traced instead
 _WARNS = {
@@ -201,6 +208,7 @@ _WARNS = {
     _np.var: _ddof,
     _np.cross: lambda args, kwargs: any(_np.shape(a)[-1:] != (3,) for a in args[:2]),
 }
+_WARNS.update({fn: _tolerance_not_finite for fn in (_np.isclose, _np.allclose)})
 _WARNS.update({fn: _nan_in for fn in (_np.nanmean, _np.nansum, _np.nanprod, _np.nanmax,
                                       _np.nanmin, _np.nanmedian, _np.nanargmax,
                                       _np.nanargmin, _np.nancumsum)})  # fmt: skip

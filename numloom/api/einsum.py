@@ -13,10 +13,11 @@ from __future__ import annotations
 import numpy as _np
 from numpy._core.einsumfunc import _parse_einsum_input
 
-from ..core.array import as_scalar_result, asarray, share
+from ..core.array import as_scalar_result, asarray, ndarray, share
 from ..core.array_views import reshape_array
 from ..core.dag import prod as _size_of
 from . import reductions as _r
+from .creation import laid_out
 from .elementwise import multiply
 from .products import matmul
 from .shapes import broadcast_to, diagonal, transpose
@@ -36,6 +37,8 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
     ``casting``, ``optimize``), as numloom operations that fuse and run on every device."""
     if not operands:
         _np.einsum()  # NumPy's error
+    if out is not None and not isinstance(out, (ndarray, _np.ndarray)):
+        raise TypeError("keyword parameter out must be an array for einsum")
     positions = range(1, len(operands)) if isinstance(operands[0], str) else \
         range(0, len(operands) - len(operands) % 2, 2)  # fmt: skip
     arrays = {k: asarray(operands[k]) for k in positions}
@@ -67,10 +70,21 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
             # a view of the operand (``'ii->i'``, ``'ij->ji'``): NumPy's is writeable, and a
             # write through it is a write into the operand
             r = share(r, r._view, readonly=False)
+        r = _laid_out(r, kwargs.get("order", "K"), ordered)
         return as_scalar_result(r, *ordered)  # (a full contraction: NumPy's scalar)
     if tuple(out.shape) != r.shape:
         _np.einsum(*full, out=_zero_strided(out.shape, out.dtype), optimize=optimize, **kwargs)
     return _r.deliver(r, out)
+
+
+def _laid_out(r, order, operands: list):
+    """``r`` contiguous in the ``order`` asked: 'C', 'F', or 'A' (Fortran order where every
+    operand is F-contiguous, else C); 'K' as it is."""
+    if order in ("A", "a"):
+        order = "F" if all(a.flags.f_contiguous for a in operands) else "C"
+    if order in ("C", "c", "F", "f") and r.ndim > 1:
+        return laid_out(r, order, None)
+    return r
 
 
 def _consistent(arrays: list, labels: list) -> bool:

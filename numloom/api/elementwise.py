@@ -348,7 +348,18 @@ def fix(x, out=None):
     return trunc(x) if out is None else trunc(x, out=out)
 
 
-def astype(x, dtype, /, *, casting="unsafe", copy=True, device=None):  # noqa: F811 (NumPy's name)
+def astype(x, dtype, /, *, copy=True, device=None):  # noqa: F811 (NumPy's name)
+    """NumPy's ``np.astype``: of an array, or of a scalar its own ``astype`` (a NumPy scalar's
+    gives a scalar, a Python number has none: NumPy's AttributeError); no other array-like."""
+    if type(x) not in _RESULT_TYPES and not isinstance(x, (ndarray, _np.ndarray)):
+        if not _np.isscalar(x):
+            raise TypeError(f"Input should be a NumPy array or scalar. It is a {type(x)} instead.")
+        return x.astype(dtype, copy=copy)
+    return _cast(x, dtype, copy=copy)
+
+
+def _cast(x, dtype, casting="unsafe", copy=True):
+    """``x.astype(dtype, casting=casting, copy=copy)`` of a numloom array or array-like."""
     if casting == "same_value":  # (NumPy 2.4's: every value checked, NumPy's error if one changes)
         from .fallback import call_method
 
@@ -398,11 +409,32 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
         y = y.astype(_np.result_type(y.dtype, 1.0), copy=False)
     elif isinstance(y, int):
         y = float(y)
-    close = less_equal(absolute(subtract(x, y)), add(atol, multiply(rtol, absolute(y))))
+    if not (_all_finite(atol) and _all_finite(rtol)):
+        _invalid_tolerance(f"One of rtol or atol is not valid, atol: {atol}, rtol: {rtol}")
+    # (Python's operators: tolerances and ``y`` that are Python numbers stay Python's, weak)
+    close = less_equal(absolute(subtract(x, y)), atol + rtol * builtins.abs(y))
     out = bitwise_or(bitwise_and(close, isfinite(y)), equal(x, y))
     if equal_nan:
         out = bitwise_or(out, bitwise_and(isnan(x), isnan(y)))
     return out
+
+
+def _all_finite(tolerance) -> bool:
+    if isinstance(tolerance, (int, float, complex)):
+        return bool(_np.isfinite(tolerance))
+    return bool(isfinite(tolerance).all())
+
+
+def _invalid_tolerance(message: str) -> None:
+    """NumPy's answer to a tolerance that is not finite, as the error state's ``invalid``
+    says: a RuntimeWarning at the user's line, a FloatingPointError, or a printed line."""
+    state = _np.geterr()["invalid"]
+    if state == "warn":
+        _dag.warn_at_user(message, RuntimeWarning)
+    elif state == "raise":
+        raise FloatingPointError(message)
+    elif state == "print":
+        print(message)
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:

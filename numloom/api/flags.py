@@ -3,7 +3,11 @@ the writeable flag that makes an array refuse writes)."""
 
 from __future__ import annotations
 
-from ..core.dag import prod
+import warnings
+
+import numpy as _np
+
+from ..core.dag import prod, warn_at_user
 
 # NumPy's keys and abbreviations -> the attribute each names
 _KEYS = {
@@ -145,16 +149,24 @@ class flatiter:
         return iter(self.base._host_view().flat)
 
     def __getitem__(self, key):
+        """An element (NumPy's scalar) or a new array, never a view, as NumPy's: the positions
+        NumPy's flat iterator picks (its errors and warnings), gathered from ``base``."""
+        from ..core.array import asarray
+        from .joins import take
         from .shapes import ravel
 
-        a = self.base
-        if isinstance(key, tuple) and len(key) == 1:
-            key = key[0]
-        return ravel(a)[key]
+        flat = ravel(self.base)
+        if type(key) is int:  # (an element: the common read)
+            return flat[key]
+        if type(key) is slice:
+            return flat[key].copy()
+        positions = _numpys_flat(lambda: _np.arange(flat.size).reshape(self.base.shape).flat[
+            _numpy_key(key)])  # fmt: skip
+        if isinstance(positions, _np.integer):
+            return flat[int(positions)]
+        return take(flat, asarray(positions))
 
     def __setitem__(self, key, value) -> None:
-        import numpy
-
         from ..core.array import ndarray
         from .indexing import setitem
 
@@ -162,7 +174,8 @@ class flatiter:
         if a._readonly:
             raise ValueError("assignment destination is read-only")
         host = a.get()  # NumPy's flat assignment (values repeat), then the whole array back
-        host.flat[key] = numpy.asarray(value) if isinstance(value, ndarray) else value
+        value = _np.asarray(value) if isinstance(value, ndarray) else value
+        _numpys_flat(lambda: host.flat.__setitem__(_numpy_key(key), value))
         setitem(a, Ellipsis, host)
 
     def __array__(self, dtype=None, copy=None):
@@ -174,3 +187,27 @@ class flatiter:
         from .shapes import ravel
 
         return ravel(self.base).copy()
+
+
+def _numpy_key(key):
+    """A flat index as NumPy's flat iterator takes it: numloom's arrays (and their ``flat``) as
+    NumPy's, so that a boolean array is a mask, not a list of bools."""
+    from ..core.array import ndarray
+
+    if isinstance(key, ndarray):
+        return _np.asarray(key)
+    if isinstance(key, flatiter):
+        return key.base.get().flat
+    if isinstance(key, tuple):
+        return tuple(_numpy_key(k) for k in key)
+    return key
+
+
+def _numpys_flat(call):
+    """``call()``, NumPy's flat iterator at work, its warnings given again at the user's line."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        made = call()
+    for w in caught:
+        warn_at_user(w.message, w.category)
+    return made

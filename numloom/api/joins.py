@@ -23,7 +23,16 @@ import numpy as _np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from ..core import dag as _dag
-from ..core.array import _check_dtype, asarray, copyable, from_host, ndarray, result, share
+from ..core.array import (
+    _check_dtype,
+    asarray,
+    copyable,
+    from_host,
+    ndarray,
+    priority_subclass,
+    result,
+    share,
+)
 from ..core.array_views import numpy_view, reshape_array
 from ..core.dag import Op, View, node
 from ..core.device import get_device
@@ -207,7 +216,8 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     shape, out_dtype = _concat_probe(items, axis, out, dtype, casting)
     join_axis = 0 if axis is None else normalize_axis_index(axis, len(shape))
     srcs = [_item_node(x, out_dtype, axis is None) for x in items]
-    return _finish(_concat_node(srcs, join_axis, out_dtype), out, _device_of(items))
+    made = _finish(_concat_node(srcs, join_axis, out_dtype), out, _device_of(items))
+    return made if out is not None else priority_subclass(made, items)
 
 
 def _plain_join(items: list, axis: int):

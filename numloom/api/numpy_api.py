@@ -112,7 +112,7 @@ from .shapes import (  # noqa: F401
 )  # fmt: skip
 
 from .elementwise import *  # noqa: F403  (the ufuncs and elementwise functions)
-from .elementwise import UFUNCS_BY_NAME, _clip, compare, power_operator  # noqa: F401
+from .elementwise import UFUNCS_BY_NAME, _cast, _clip, compare, power_operator  # noqa: F401
 from .composed import *  # noqa: F403  (nan-functions, cov, einsum, convolve, interp...)
 from .sorting import *  # noqa: F403  (sort, unique, searchsorted, histogram, median...)
 from .compositions import *  # noqa: F403  (windows, polynomials, put, block, insert, ix_...)

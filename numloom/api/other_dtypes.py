@@ -73,6 +73,9 @@ def _wrapped(fn, numpy_fn, dispatching: bool):
             # one: ``np.sum(df, axis=0)`` is the DataFrame's sum, a Series)
             return numpy_fn(args[0], *_exported(args[1:]), **dict(zip(kwargs,
                                                                _exported(kwargs.values()))))
+        if method is not None and args and _overrides(args[0], method):
+            # (a program's subclass's own ``sum``: NumPy's function calls it, its way)
+            return numpy_fn._implementation(*args, **kwargs)
         try:
             return fn(*args, **kwargs)
         except OtherDtype:
@@ -125,6 +128,14 @@ def _has_method(x, method: str) -> bool:
     t = type(x)
     return (t not in _PLAIN and t is not list and t is not tuple and not isinstance(x, _KNOWN)
             and hasattr(t, method))  # fmt: skip
+
+
+def _overrides(x, method: str) -> bool:
+    """Whether ``x`` is of a program's subclass of numloom's ndarray that defines ``method``
+    itself, which NumPy's function calls (an ndarray's own it would not)."""
+    t = type(x)
+    return t is not ndarray and isinstance(x, ndarray) and getattr(t, method, None) is not (
+        getattr(ndarray, method, None))
 
 
 def _foreign_in(values) -> bool:

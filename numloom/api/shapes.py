@@ -50,10 +50,9 @@ def _reshaped(old: tuple, shape, order) -> tuple:
     return _np.reshape(_contiguous_stand_in(old), shape, order=order).shape
 
 
-def reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
+def reshape(a, /, shape, order="C", *, copy=None):
     """``a`` with a new shape: a view where NumPy gives one, else a copy."""
     a = asarray(a)
-    shape = newshape if shape is None else shape
     # NumPy resolves -1 and raises its errors; a zero-stride stand-in never copies.
     new_shape = _reshaped(a.shape, shape, order)
     if _fortran_order(a, order):

@@ -360,7 +360,7 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
         try:
-            made = _api.astype(self, dtype, casting=casting, copy=copy)
+            made = _api._cast(self, dtype, casting=casting, copy=copy)
         except OtherDtype:  # strings, datetimes, objects: NumPy's array
             return _np.asarray(self).astype(dtype, order, casting, subok, copy)
         if made is self:  # (copy=False: a copy only where the order asks another layout)
@@ -471,6 +471,29 @@ def _as_subclass(out, a: ndarray, cls=None):
     if cls.__array_finalize__ is not ndarray.__array_finalize__:
         made.__array_finalize__(a)
     return made
+
+
+def priority_subclass(out, arrays):
+    """``out``, joined from ``arrays``, of the class NumPy's joins give: the class of the
+    subclass of highest ``__array_priority__`` above ndarray's 0 (finalized with None)."""
+    cls, priority = None, 0.0
+    for x in arrays:
+        if type(x) is not ndarray and isinstance(x, ndarray):
+            p = _priority(type(x))
+            if p > priority:
+                cls, priority = type(x), p
+    return out if cls is None else _as_subclass(out, None, cls)
+
+
+def _priority(cls) -> float:
+    """A subclass's ``__array_priority__`` as NumPy reads it: 0 unless the program's class sets
+    one (numloom's ndarray has its own, for its operators; NumPy's ndarray has 0)."""
+    for c in cls.__mro__:
+        if c is ndarray:
+            return 0.0
+        if "__array_priority__" in c.__dict__:
+            return float(c.__dict__["__array_priority__"])
+    return 0.0
 
 
 def _read_only_host(a: ndarray) -> _np.ndarray:

@@ -329,6 +329,21 @@ def test_einsum_views_are_writeable_and_write_into_the_operand(xp, subscripts, s
     return a, v.flags.writeable
 
 
+@pytest.mark.parametrize("order", ["C", "F", "A", "f", "a"])
+@pytest.mark.parametrize("optimize", [False, True])
+@pytest.mark.parametrize("layouts", ["FF", "FC", "CC"])
+def test_einsum_lays_out_its_result_in_the_order_asked(order, optimize, layouts):
+    """``einsum(..., order='F')`` is Fortran-ordered, 'A' where every operand is (it was
+    C-ordered), as NumPy's."""
+    def run(xp):
+        a = xp.ones((2, 3, 5), order=layouts[0])
+        b = xp.ones((4, 3), order=layouts[1])
+        r = xp.einsum("...ft,mf->...mt", a, b, order=order, optimize=optimize)
+        return r.shape, r.flags.c_contiguous, r.flags.f_contiguous
+
+    assert run(numloom) == run(numpy)
+
+
 @pytest.mark.parametrize(
     "call",
     [
@@ -341,6 +356,9 @@ def test_einsum_views_are_writeable_and_write_into_the_operand(xp, subscripts, s
         lambda xp, a, b: xp.einsum("ij,jk->ik", a, b, out=xp.zeros((2, 2))),
         lambda xp, a, b: xp.einsum("ij,jk->ik", a, b, dtype=numpy.int8),
         lambda xp, a, b: xp.einsum(),
+        lambda xp, a, b: xp.einsum("", 0, out="test"),
+        lambda xp, a, b: xp.einsum("", 0, out="test", optimize=True),
+        lambda xp, a, b: xp.einsum("ij->", a, out=[0.0]),
     ],
 )  # fmt: skip
 def test_einsum_errors(call):

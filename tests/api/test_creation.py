@@ -9,6 +9,7 @@ generated C for the creation nodes (IOTA, broadcast constants, casts).
 from __future__ import annotations
 
 import copy as copy_module
+import inspect
 import os
 import warnings
 
@@ -77,6 +78,10 @@ ARRAY_CASES = [
     lambda xp: xp.array(xp.arange(3), dtype="float64", copy=False),
     lambda xp: xp.array(numpy.arange(3), dtype="float64", copy=False),
     lambda xp: xp.array(xp.arange(6).reshape(2, 3).T, copy=None),
+    lambda xp: xp.array([1, 2], "int32", copy=None),
+    lambda xp: xp.array([1.5, 2], copy=None, ndmin=2),
+    lambda xp: xp.array((1, 2), copy=0),
+    lambda xp: xp.require([1, 2, 3, 4], "i4", ["C", "A", "O"]),
     lambda xp: xp.asarray(L),
     lambda xp: xp.asarray(L, dtype="int8"),
     lambda xp: xp.asarray(xp.arange(3), dtype="float32"),
@@ -923,6 +928,33 @@ def test_require_as_numpy(requirements, dtype, layout):
     read_only = numloom.asarray(_GRID)
     read_only.flags.writeable = False
     assert numloom.require(read_only, requirements="W").flags.writeable
+
+
+@pytest.mark.parametrize("order", ["C", "F", "A", "K"])
+@pytest.mark.parametrize("shape", [None, (), (5,), (3, 4), (2, 3, 4)])
+@pytest.mark.parametrize("layout", ["C", "F", "strided", "3-d permuted"])
+@pytest.mark.parametrize("like", ["zeros_like", "ones_like", "empty_like", "full_like"])
+def test_like_functions_lay_out_a_new_shape_as_numpy(like, layout, shape, order):
+    """A ``*_like`` of another shape: 'A' is Fortran order where the prototype is F- but not
+    C-contiguous, whatever the number of axes; 'K' then is C order."""
+    def run(xp):
+        v = LAYOUTS[layout](xp)
+        args = (v, 7) if like == "full_like" else (v,)
+        r = getattr(xp, like)(*args, order=order, shape=shape)
+        return r.shape, r.flags.c_contiguous, r.flags.f_contiguous, r.strides
+
+    assert run(numloom) == run(numpy)
+
+
+@pytest.mark.parametrize("name", ["zeros", "empty", "ones", "full", "eye", "identity",
+                                  "zeros_like", "empty_like", "ones_like", "full_like"])  # fmt: skip
+def test_creation_signatures_are_numpys(name):
+    """The parameters of the creation functions, their kinds and defaults, are NumPy's
+    (``zeros``' and ``empty``'s ``dtype`` defaulted to ``float``, NumPy's to None)."""
+    def parameters(fn):
+        return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+
+    assert parameters(getattr(numloom, name)) == parameters(getattr(numpy, name))
 
 
 @pytest.mark.parametrize("args", [(100,), (100, 80, 3), (130, None, -5), (70, 70, 0)])

@@ -175,6 +175,18 @@ FLAT_CASES = {
     "write repeats": lambda xp, a: (a.flat.__setitem__(slice(2, 9), [1, 2]), a)[1],
     "assign": lambda xp, a: (setattr(a, "flat", [7, 8, 9]), a)[1],
     "asarray": lambda xp, a: numpy.asarray(a.flat),
+    "read copies": lambda xp, a: (a.flat[1:4], a.flat[...], a.flat[()], a.flat[[True, 1]],
+                                  a.flat[xp.asarray([[1, 2], [3, 4]])], a.flat[[]],
+                                  a.flat[xp.asarray(a.ravel() > 5)], a.flat[xp.asarray([0, 5, 6]).flat],
+                                  a.flat[xp.asarray(2)]),
+    "write through a read": lambda xp, a: (a.flat[:3].__setitem__(0, -1), a)[1],
+    "write a mask": lambda xp, a: (a.flat.__setitem__(xp.asarray(a.ravel() > 5), 0), a)[1],
+    "read a list of bools": lambda xp, a: a.flat[[True, False, True]],
+    "read a mask too long": lambda xp, a: a.flat[xp.zeros(13, bool)],
+    "write a mask too long": lambda xp, a: a.flat.__setitem__(xp.zeros(13, bool), 1),
+    "read newaxis": lambda xp, a: a.flat[None],
+    "read two indices": lambda xp, a: a.flat[1, 2],
+    "write a 0-d index": lambda xp, a: a.flat.__setitem__((), 1),
 }
 
 
@@ -185,6 +197,22 @@ def test_flat_reads_writes_and_iterates(xp, case, layout):
     base = xp.arange(12.0).reshape(3, 4)
     a = base if layout == "c" else base.T
     return FLAT_CASES[case](xp, a), base
+
+
+@pytest.mark.parametrize("key", [True, False, [1.0, 2.0]])
+def test_flat_indexing_warns_of_numpys_deprecations(key):
+    """NumPy 2.4's deprecations of a flat iterator's 0-d boolean and non-array float indices:
+    its warning, at the user's line, and its value (numloom gave none, and a[True])."""
+    got = {}
+    for xp in (numpy, nl):
+        a = xp.arange(12.0).reshape(3, 4)
+        with pytest.warns(DeprecationWarning) as caught:
+            value = a.flat[key]
+        with pytest.warns(DeprecationWarning):
+            a.flat[key] = -1
+        got[xp] = (numpy.asarray(value).tolist(), [(str(w.message), w.filename) for w in caught],
+                   numpy.asarray(a).tolist())  # fmt: skip
+    assert got[nl] == got[numpy]
 
 
 @pytest.mark.parametrize("uf", ["add", "multiply", "maximum", "minimum", "logical_or"])
@@ -539,6 +567,66 @@ def test_views_and_copies_of_a_programs_subclass_keep_its_class(call):
         made = call(xp, c)
         got[xp] = (type(made) is Frame, getattr(made, "unit", None), made.doubled().tolist())
     assert got[nl] == got[numpy]
+
+
+@pytest.mark.parametrize("call", [
+    lambda xp, c: xp.zeros_like(c),
+    lambda xp, c: xp.ones_like(c, dtype="int8"),
+    lambda xp, c: xp.empty_like(c, shape=(4,)),
+    lambda xp, c: xp.full_like(c, 7.5),
+    lambda xp, c: xp.zeros_like(c, subok=False),
+    lambda xp, c: xp.full_like(c, 7.5, subok=False),
+    lambda xp, c: xp.resize(c, 5),
+    lambda xp, c: xp.resize(c, (3, 3)),
+    lambda xp, c: xp.resize(c, 0),
+    lambda xp, c: xp.resize(c[:0], 4),
+    lambda xp, c: xp.copy(c, subok=True),
+    lambda xp, c: xp.copy(c, order="F", subok=True),
+    lambda xp, c: xp.copy(c),
+])  # fmt: skip
+def test_functions_that_keep_a_programs_subclass(call):
+    """The ``*_like`` functions (``subok=True``, their default), ``copy(subok=True)`` and
+    ``resize`` give an array of a program's subclass, its ``__array_finalize__`` called, as
+    NumPy's do (they gave plain arrays)."""
+    got = {}
+    for xp in (numpy, nl):
+        class Frame(xp.ndarray):
+            __array_priority__ = 1.0
+
+            def __array_finalize__(self, obj):
+                self.unit = getattr(obj, "unit", "m")
+
+        c = xp.arange(6.0).reshape(2, 3).view(Frame)
+        c.unit = "km"
+        made = call(xp, c)
+        got[xp] = (type(made).__name__, getattr(made, "unit", None), made.shape, made.dtype)
+    assert got[nl] == got[numpy]
+
+
+def test_a_reduction_calls_a_subclass_s_own_method():
+    """``np.sum(x, keepdims=True)`` of a subclass that overrides ``sum`` calls that method with
+    NumPy's arguments (its TypeError where it takes no ``keepdims``), as NumPy does."""
+    results = []
+    for xp in (numpy, nl):
+        class Summed(xp.ndarray):
+            def sum(self, axis=None, dtype=None, out=None):
+                return type(self).__mro__[1].sum(self, axis, dtype, out, keepdims=True)
+
+        x = xp.arange(6).reshape(2, 3).view(Summed)
+        with pytest.raises(TypeError) as error:
+            xp.sum(x, keepdims=True)
+        results.append((str(error.value), xp.sum(x, axis=0).tolist(), xp.sum(x).shape))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("x", [[1, 2], (1.5,), numpy.int64(10), numpy.float32(2.5), 3, 2.5,
+                               numpy.arange(3)])  # fmt: skip
+@numpy_compare()
+def test_astype_takes_arrays_and_scalars_only(xp, x):
+    """``np.astype`` of a list is NumPy's TypeError, of a NumPy scalar that scalar's own
+    ``astype`` (a scalar), of a Python number NumPy's AttributeError (it gave arrays)."""
+    made = xp.astype(x, numpy.float64)
+    return type(made).__name__.replace("ndarray", "array"), made
 
 
 @pytest.mark.parametrize("call", [

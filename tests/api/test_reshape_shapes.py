@@ -38,3 +38,20 @@ dims = st.lists(st.integers(0, 4), min_size=0, max_size=4)
 @given(old=dims, new=st.lists(st.integers(-2, 6), min_size=0, max_size=4))
 def test_random_reshapes_match_numpy(old, new):
     assert _outcome(nl, tuple(old), tuple(new)) == _outcome(numpy, tuple(old), tuple(new))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [lambda xp, a: xp.reshape(a), lambda xp, a: xp.reshape(a, newshape=(3, 4)),
+     lambda xp, a: xp.reshape(a, None), lambda xp, a: xp.reshape(a, shape=(3, 4), order="F")],
+)  # fmt: skip
+def test_reshape_signature_is_numpys(call):
+    """``shape`` is required and ``newshape`` gone (NumPy 2.4); ``None`` keeps the shape."""
+    assert _call_outcome(nl, call) == _call_outcome(numpy, call)
+
+
+def _call_outcome(xp, call):
+    try:
+        return call(xp, xp.arange(12)).shape
+    except Exception as e:  # noqa: BLE001 (the error is what is compared)
+        return type(e), str(e)

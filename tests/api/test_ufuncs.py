@@ -946,6 +946,9 @@ ELEMENTWISE_CASES = [
     lambda xp: xp.isclose(1, 1.0000001),
     lambda xp: xp.isclose([1e10, 1e-7], [1.00001e10, 1e-8]),
     lambda xp: xp.isclose(xp.asarray([2**62], "int64"), 2**62 + 1),
+    lambda xp: xp.isclose(xp.asarray(1 - 2**-52, "float32"), 2, atol=0, rtol=(1 - 2**-52) / 2),
+    lambda xp: xp.isclose(xp.asarray(1.0, "float32"), 2, atol=0, rtol=numpy.float64(0.4999)),
+    lambda xp: xp.isclose(xp.asarray([1.0, 2.0], "float32"), 1.5, atol=0.4999999999),
     lambda xp: xp.allclose([1, 2], [1, 2.1]),
     lambda xp: xp.array_equal([1, 2], [1, 2, 3]),
     lambda xp: xp.where([True, False], xp.asarray([1, 2], "int8"), 3.5),
@@ -985,6 +988,25 @@ def test_nan_to_num_copy_false_updates_in_place():
         return a, v, r is a
 
     check()
+
+
+@pytest.mark.parametrize("state", ["warn", "raise", "ignore"])
+@pytest.mark.parametrize("atol, rtol", [(numpy.inf, 1e-5), (1e-8, numpy.nan),
+                                        ([0.1, numpy.inf], 0.0), (0.1, 0.2)])  # fmt: skip
+def test_isclose_of_tolerances_not_finite_warns_as_numpy(atol, rtol, state):
+    """``isclose`` with an infinite or NaN ``atol`` or ``rtol``: NumPy's warning 'One of rtol
+    or atol is not valid' under the error state's ``invalid`` (its FloatingPointError with
+    'raise'), before the values (it gave none)."""
+    def run(xp):
+        with warnings.catch_warnings(record=True) as caught, xp.errstate(invalid=state):
+            warnings.simplefilter("always")
+            try:
+                made = xp.isclose(xp.asarray([1.0, 2.0]), 1.0, atol=atol, rtol=rtol).tolist()
+            except FloatingPointError as error:
+                made = str(error)
+        return made, [(w.category, str(w.message), w.filename) for w in caught]
+
+    assert run(numloom) == run(numpy)
 
 
 # --- bugs in files of other engineers (strict xfail: remove the mark with the fix) ------------
@@ -1081,3 +1103,4 @@ def test_a_view_of_another_dtype_keeps_its_own_loop():
         return w, x * 2, (x.view(numpy.float32) + 1.5).dtype.name
 
     run()
+
