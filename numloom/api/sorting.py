@@ -411,6 +411,12 @@ def _unique(kernels, ar, return_index, return_inverse, return_counts, equal_nan)
     n = flat.size
     with_order = return_index or return_inverse
     aux, perm = kernels.sort_rows(flat, keys=True, indices=with_order, exact=with_order)
+    if n and not (with_order or return_counts) and hasattr(kernels, "run_firsts"):
+        # the values alone: each run's first element, found in the sorted elements at once
+        # (no mask, positions and gather of their own)
+        found = kernels.run_firsts(aux, equal_nan)
+        if found is not None:
+            return [found]
     first = asarray(_np.ones(1, _np.bool_), device=ar.device)
     if n:
         new = aux[1:] != aux[:-1]

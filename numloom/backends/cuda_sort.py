@@ -681,3 +681,24 @@ def true_positions(mask):
     from ..api.indexing import device_true_positions
 
     return device_true_positions(mask)
+
+
+def run_firsts(sorted_, equal_nan: bool = True):
+    """The first element of each run of equal elements of sorted one-axis numloom array
+    ``sorted_`` (``unique``'s values, with ``equal_nan`` every NaN one run): three launches
+    over the sorted elements, no mask or positions of their own; None for a dtype whose
+    elements these kernels do not compare (float16)."""
+    from . import cuda_nonzero
+
+    pointer, holder = lib.operand(sorted_)
+    found = cuda_nonzero.run_firsts(_Pointer(pointer, sorted_.dtype), 0, sorted_.size,
+                                    sorted_.device, equal_nan)  # fmt: skip
+    del holder
+    return None if found is None else lib.adopt(found, sorted_.device)
+
+
+class _Pointer:
+    """Device memory at ``ptr`` holding elements of ``dtype`` (what ``run_firsts`` reads)."""
+
+    def __init__(self, ptr: int, dtype):
+        self.ptr, self.dtype = ptr, np.dtype(dtype)

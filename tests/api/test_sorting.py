@@ -128,7 +128,15 @@ for _dt in DTYPES:
     SORTS[f"unique {_dt}"] = (_x(_dt, (4, 50), nan=True),
                              lambda xp, a: xp.unique(a, return_index=True, return_inverse=True,
                                                      return_counts=True))  # fmt: skip
+    SORTS[f"unique values {_dt}"] = (_x(_dt, (4, 50), nan=True), lambda xp, a: xp.unique(a))
 SORTS.update({
+    "unique values nan not equal": (_x("float32", (70,), nan=True),
+                                    lambda xp, a: xp.unique(a, equal_nan=False)),
+    "unique values one element": (_x("int64", (1,)), lambda xp, a: xp.unique(a)),
+    "unique values of a view": (_x("float64", (9, 20), nan=True),
+                                lambda xp, a: xp.unique(a[::2, 3:17])),
+    "unique values signed zeros": (lambda xp: xp.asarray([0.0, -0.0, 1.0, -0.0, 0.0, -1.0]),
+                                   lambda xp, a: xp.unique(a)),
     "sort axis None": (_x("float32", (3, 4, 5)), lambda xp, a: xp.sort(a, axis=None)),
     "sort middle axis": (_x("int32", (3, 4, 5)), lambda xp, a: xp.sort(a, axis=1)),
     "sort signed zeros stable": (lambda xp: xp.asarray([0.0, -0.0, 1.0, -0.0, 0.0, -1.0]),

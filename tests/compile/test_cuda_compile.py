@@ -102,10 +102,17 @@ def test_reductions_of_raising_operations_check_their_results_in_cuda():
 @needs_nvrtc
 @pytest.mark.parametrize("arch, ptx", [("sm_90", False), ("sm_80", True)])
 def test_the_device_compaction_kernels_compile_for_cuda(arch, ptx):
-    """``a[mask]`` and ``nonzero`` on a GPU find the true elements with these three kernels."""
-    from numloom.backends.cuda_nonzero import SOURCE
+    """``a[mask]`` and ``nonzero`` on a GPU find the true elements with these three kernels;
+    ``unique``'s values are the first elements of the runs of a sorted array, for each
+    element type the run kernels compare (float16 and complex take the mask)."""
+    from numloom.backends.cuda_nonzero import SOURCE, runs_source
 
-    assert check_cuda_sources([SOURCE], arch, ptx=ptx) == [None]
+    types = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+             "float32", "float64"]  # fmt: skip
+    runs = [runs_source(numpy.dtype(t)) for t in types]
+    assert None not in runs and runs_source(numpy.float16) is None
+    assert check_cuda_sources([SOURCE, *runs], arch, ptx=ptx, batch=1) == [None] * (
+        len(runs) + 1)  # (one program each, as each dtype's compiles on a GPU)
 
 
 @needs_nvrtc
