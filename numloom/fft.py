@@ -258,7 +258,13 @@ def _cook_nd_args(a, s=None, axes=None, invreal=False):
     """NumPy's lengths and axes of an n-dimensional transform, with its errors and warnings."""
     if s is None:
         shapeless = True
-        s = list(a.shape) if axes is None else _np.take(a.shape, axes)
+        if axes is None:
+            s = list(a.shape)
+        elif type(axes) in (tuple, list) and all(type(x) is int and -a.ndim <= x < a.ndim
+                                                 for x in axes):  # fmt: skip
+            s = [a.shape[x] for x in axes]  # (as NumPy's take of the shape, without its call)
+        else:
+            s = _np.take(a.shape, axes)  # (NumPy's errors for axes out of range)
     else:
         shapeless = False
     s = list(s)
@@ -522,6 +528,9 @@ def _library_call(library, x: ndarray, axes: list, kind: str, forward=False, las
 
 def _fit(x: ndarray, lengths: dict) -> ndarray:
     """``x`` cropped or zero-padded at the end of each axis to ``lengths[axis]`` points."""
+    shape = x.shape
+    if all(shape[axis] == n for axis, n in lengths.items()):
+        return x
     index, widths = [slice(None)] * x.ndim, [(0, 0)] * x.ndim
     for axis, n in lengths.items():
         if x.shape[axis] > n:

@@ -61,7 +61,21 @@ def layout(dims: tuple, dtype, kind: str, last: int | None = None) -> tuple:
     """``(lengths, out_dims, out_dtype)`` of a ``kind`` transform of elements of ``dtype`` over
     trailing dimensions ``dims``: the transform's lengths, the result's trailing dimensions
     and its dtype. A complex-to-real transform names its last length (``last``), which its
-    input (``last // 2 + 1`` long) leaves open."""
+    input (``last // 2 + 1`` long) leaves open. Kept per arguments (a loop's transforms)."""
+    key = (dims, dtype, kind, last)
+    found = _layouts.get(key)
+    if found is None:
+        found = _layout(dims, dtype, kind, last)
+        if len(_layouts) >= 256:
+            _layouts.clear()
+        _layouts[key] = found
+    return found
+
+
+_layouts: dict = {}
+
+
+def _layout(dims: tuple, dtype, kind: str, last: int | None) -> tuple:
     dtype = np.dtype(dtype)
     if (kind, dtype) not in _TYPES:
         raise TypeError(f"cuFFT has no {kind} transform of {dtype} elements")
