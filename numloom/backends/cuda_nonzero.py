@@ -27,11 +27,43 @@ ROUNDS = 8
 TILE = THREADS * ROUNDS
 SCAN_THREADS = 1024
 
-SOURCE = r"""
+# The tiles both kinds of compaction share, and the writing of a tile's kept elements: the
+# threads read 256 consecutive elements a round and rank the kept ones with warp ballots.
+TILES = r"""
 #define NL_THREADS 256
 #define NL_ROUNDS 8
 #define NL_TILE (NL_THREADS * NL_ROUNDS)
 #define NL_WARPS (NL_THREADS / 32)
+
+template <typename Out, typename Keep, typename Value>
+__device__ __forceinline__ void nl_compact_tile(const long long n,
+                                                const long long *__restrict__ offsets,
+                                                Out *__restrict__ out, Keep keep, Value value) {
+    __shared__ int s_warp[NL_WARPS];
+    const long long base = (long long)blockIdx.x * NL_TILE;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const unsigned below = (1u << lane) - 1u;
+    long long next = offsets[blockIdx.x];
+    for (int r = 0; r < NL_ROUNDS; r++) {
+        const long long i = base + r * NL_THREADS + threadIdx.x;
+        const bool flag = i < n && keep(i);
+        const unsigned ballot = __ballot_sync(0xffffffffu, flag);
+        if (lane == 0) s_warp[warp] = __popc(ballot);
+        __syncthreads();
+        int before = 0, round_total = 0;
+        for (int w = 0; w < NL_WARPS; w++) {
+            const int c = s_warp[w];
+            before += w < warp ? c : 0;
+            round_total += c;
+        }
+        if (flag) out[next + before + __popc(ballot & below)] = value(i);
+        next += round_total;
+        __syncthreads();
+    }
+}
+"""
+
+SOURCE = TILES + r"""
 
 extern "C" __global__ void __launch_bounds__(NL_THREADS) nl_true_counts(
         const unsigned char *__restrict__ mask, const long long n, int *__restrict__ counts) {
@@ -71,38 +103,15 @@ extern "C" __global__ void __launch_bounds__(1024) nl_true_offsets(
 extern "C" __global__ void __launch_bounds__(NL_THREADS) nl_true_positions(
         const unsigned char *__restrict__ mask, const long long n,
         const long long *__restrict__ offsets, long long *__restrict__ out) {
-    __shared__ int s_warp[NL_WARPS];
-    const long long base = (long long)blockIdx.x * NL_TILE;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const unsigned below = (1u << lane) - 1u;
-    long long next = offsets[blockIdx.x];
-    for (int r = 0; r < NL_ROUNDS; r++) {
-        const long long i = base + r * NL_THREADS + threadIdx.x;
-        const bool flag = i < n && mask[i] != 0;
-        const unsigned ballot = __ballot_sync(0xffffffffu, flag);
-        if (lane == 0) s_warp[warp] = __popc(ballot);
-        __syncthreads();
-        int before = 0, round_total = 0;
-        for (int w = 0; w < NL_WARPS; w++) {
-            const int c = s_warp[w];
-            before += w < warp ? c : 0;
-            round_total += c;
-        }
-        if (flag) out[next + before + __popc(ballot & below)] = i;
-        next += round_total;
-        __syncthreads();
-    }
+    nl_compact_tile(n, offsets, out, [&](long long i) { return mask[i] != 0; },
+                    [&](long long i) { return i; });
 }
 """
 
 
 # The first element of each run of equal elements of a sorted array (``unique``'s values): the
 # same tiles and ballots, an element's flag being that it differs from the one before it.
-RUNS_SOURCE = r"""
-#define NL_THREADS 256
-#define NL_ROUNDS 8
-#define NL_TILE (NL_THREADS * NL_ROUNDS)
-#define NL_WARPS (NL_THREADS / 32)
+RUNS_SOURCE = TILES + r"""
 
 __device__ __forceinline__ bool nl_starts_run(const NL_T *__restrict__ a, const long long i,
                                               const int equal_nan) {
@@ -130,27 +139,8 @@ extern "C" __global__ void __launch_bounds__(NL_THREADS) nl_run_counts(
 extern "C" __global__ void __launch_bounds__(NL_THREADS) nl_run_firsts(
         const NL_T *__restrict__ a, const long long n, const int equal_nan,
         const long long *__restrict__ offsets, NL_T *__restrict__ out) {
-    __shared__ int s_warp[NL_WARPS];
-    const long long base = (long long)blockIdx.x * NL_TILE;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const unsigned below = (1u << lane) - 1u;
-    long long next = offsets[blockIdx.x];
-    for (int r = 0; r < NL_ROUNDS; r++) {
-        const long long i = base + r * NL_THREADS + threadIdx.x;
-        const bool flag = i < n && nl_starts_run(a, i, equal_nan);
-        const unsigned ballot = __ballot_sync(0xffffffffu, flag);
-        if (lane == 0) s_warp[warp] = __popc(ballot);
-        __syncthreads();
-        int before = 0, round_total = 0;
-        for (int w = 0; w < NL_WARPS; w++) {
-            const int c = s_warp[w];
-            before += w < warp ? c : 0;
-            round_total += c;
-        }
-        if (flag) out[next + before + __popc(ballot & below)] = a[i];
-        next += round_total;
-        __syncthreads();
-    }
+    nl_compact_tile(n, offsets, out, [&](long long i) { return nl_starts_run(a, i, equal_nan); },
+                    [&](long long i) { return a[i]; });
 }
 """
 
