@@ -26,6 +26,7 @@
  */
 #include "_speedups.h"
 #include <structmember.h>
+#include <stdint.h>
 
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
 
@@ -334,6 +335,64 @@ static int remember(PyObject *table, PyObject *key, PyObject *obj, unsigned long
     return 0;
 }
 
+/* --- small caches of the traced operation, by the identity of their keys ------------------------
+ * A program's loop traces the same calls again and again, with the same objects: its ufuncs,
+ * dtypes, shape tuples (a result takes its operand's) and constants (a code object's). Each
+ * entry holds references to its keys and values, so an address names its object while the
+ * entry lasts; a miss takes the dictionaries, whose answers the entry then keeps. */
+
+#define MEMO_BITS 9
+#define MEMO_SIZE (1 << MEMO_BITS)
+
+typedef struct {
+    PyObject *k[4];
+    PyObject *v;
+} Memo;
+
+static Memo plain_memo[MEMO_SIZE]; /* (ufunc, operand keys) -> its _Plain entry */
+static Memo scalar_memo[MEMO_SIZE]; /* (dtype, shape, type, value) -> the broadcast constant */
+static Memo sid_memo[MEMO_SIZE]; /* (MAP name, dtype, shape) -> the structure number */
+static Memo view_memo[MEMO_SIZE]; /* (shape) -> its whole view */
+
+static inline Memo *memo_at(Memo *table, PyObject *a, PyObject *b, PyObject *c, PyObject *d) {
+    uint64_t h = (uint64_t)(uintptr_t)a * 0x9E3779B97F4A7C15ull ^
+                 (uint64_t)(uintptr_t)b * 0xC2B2AE3D27D4EB4Full ^
+                 (uint64_t)(uintptr_t)c * 0x165667B19E3779F9ull ^
+                 (uint64_t)(uintptr_t)d * 0x27D4EB2F165667C5ull;
+    return &table[h >> (64 - MEMO_BITS)];
+}
+
+/* The value kept for keys ``a, b, c, d`` (borrowed), or NULL. */
+static inline PyObject *memo_get(Memo *table, PyObject *a, PyObject *b, PyObject *c,
+                                 PyObject *d) {
+    Memo *m = memo_at(table, a, b, c, d);
+    return m->v != NULL && m->k[0] == a && m->k[1] == b && m->k[2] == c && m->k[3] == d ? m->v
+                                                                                         : NULL;
+}
+
+static void memo_put(Memo *table, PyObject *a, PyObject *b, PyObject *c, PyObject *d,
+                     PyObject *v) {
+    Memo *m = memo_at(table, a, b, c, d);
+    Memo old = *m;
+    PyObject *keys[4] = {a, b, c, d};
+    for (int i = 0; i < 4; i++)
+        m->k[i] = Py_XNewRef(keys[i]);
+    m->v = Py_NewRef(v);
+    for (int i = 0; i < 4; i++) /* (after the entry is whole: a finalizer may trace) */
+        Py_XDECREF(old.k[i]);
+    Py_XDECREF(old.v);
+}
+
+static void memo_clear(Memo *table) {
+    for (int j = 0; j < MEMO_SIZE; j++) {
+        Memo old = table[j];
+        table[j] = (Memo){{NULL, NULL, NULL, NULL}, NULL};
+        for (int i = 0; i < 4; i++)
+            Py_XDECREF(old.k[i]);
+        Py_XDECREF(old.v);
+    }
+}
+
 /* The structure number of ``skey`` (dag._intern's ``_sids``: a new number for a new key), a
  * new reference. */
 static PyObject *structure_number(PyObject *skey) {
@@ -342,8 +401,10 @@ static PyObject *structure_number(PyObject *skey) {
         return Py_NewRef(sid);
     if (PyErr_Occurred())
         return NULL;
-    if (PyDict_GET_SIZE(sids) >= (1 << 17))
+    if (PyDict_GET_SIZE(sids) >= (1 << 17)) {
         PyDict_Clear(sids); /* old plans then miss once: their keys name retired numbers */
+        memo_clear(sid_memo);
+    }
     sid = PyIter_Next(sid_counter);
     if (sid == NULL) {
         if (!PyErr_Occurred())
@@ -360,11 +421,22 @@ static PyObject *structure_number(PyObject *skey) {
 /* dag._intern: the interned node ``op(srcs; arg)`` of ``shape`` and ``dtype``, found by its
  * structure number (``skey``'s) with its sources' ids, or for a leaf ``arg_key``, if it is
  * alive; else made. ``where``: the user's line to blame for its data errors, or None. */
+static PyObject *intern_numbered(PyObject *op, PyObject *srcs, PyObject *arg, PyObject *shape,
+                                 PyObject *dtype, PyObject *where, PyObject *sid,
+                                 PyObject *arg_key);
+
 static PyObject *intern_node(PyObject *op, PyObject *srcs, PyObject *arg, PyObject *shape,
                              PyObject *dtype, PyObject *where, PyObject *skey, PyObject *arg_key) {
     PyObject *sid = structure_number(skey);
     if (sid == NULL)
         return NULL;
+    return intern_numbered(op, srcs, arg, shape, dtype, where, sid, arg_key);
+}
+
+/* intern_node with the structure number ``sid`` (a reference it takes) already found. */
+static PyObject *intern_numbered(PyObject *op, PyObject *srcs, PyObject *arg, PyObject *shape,
+                                 PyObject *dtype, PyObject *where, PyObject *sid,
+                                 PyObject *arg_key) {
     Py_ssize_t count = PyTuple_GET_SIZE(srcs);
     PyObject *key = PyTuple_New(count ? count + 1 : 2);
     if (key == NULL) {
@@ -439,12 +511,19 @@ static PyObject *intern_node(PyObject *op, PyObject *srcs, PyObject *arg, PyObje
 
 /* The interned MAP node ``name(srcs)`` of ``shape`` and ``dtype`` (dag.map_node). */
 static PyObject *map_node(PyObject *srcs, PyObject *name, PyObject *shape, PyObject *dtype) {
+    PyObject *sid = memo_get(sid_memo, name, dtype, shape, Py_None);
+    if (sid != NULL)
+        return intern_numbered(op_map, srcs, name, shape, dtype, Py_None, Py_NewRef(sid),
+                               Py_None);
     PyObject *skey = PyTuple_Pack(4, map_id, dtype, shape, name);
     if (skey == NULL)
         return NULL;
-    PyObject *n = intern_node(op_map, srcs, name, shape, dtype, Py_None, skey, Py_None);
+    sid = structure_number(skey);
     Py_DECREF(skey);
-    return n;
+    if (sid == NULL)
+        return NULL;
+    memo_put(sid_memo, name, dtype, shape, Py_None, sid);
+    return intern_numbered(op_map, srcs, name, shape, dtype, Py_None, sid, Py_None);
 }
 
 /* intern(op, srcs, arg, shape, dtype, where, shape_key, arg_key): dag._intern, in C. */
@@ -489,13 +568,18 @@ static PyObject *loop_node(PyObject *x, PyObject *dtype, PyObject *shape) {
             keyed = !(v == 0.0 || v != v); /* (0.0, -0.0 and NaNs: keyed by their hex form) */
         }
         if (keyed) {
+            PyObject *found = memo_get(scalar_memo, dtype, shape, (PyObject *)t, value);
+            if (found != NULL)
+                return Py_NewRef(found);
             PyObject *key = PyTuple_Pack(4, dtype, shape, (PyObject *)t, value);
             if (key == NULL)
                 return NULL;
-            PyObject *found = PyDict_GetItemWithError(scalars_cache, key);
+            found = PyDict_GetItemWithError(scalars_cache, key);
             Py_DECREF(key);
-            if (found != NULL)
+            if (found != NULL) {
+                memo_put(scalar_memo, dtype, shape, (PyObject *)t, value, found);
                 return Py_NewRef(found);
+            }
             if (PyErr_Occurred())
                 return NULL;
         }
@@ -569,9 +653,14 @@ static PyObject *alloc_storage(PyObject *n, PyObject *device, PyObject *eager) {
 
 /* The whole view of ``shape`` (array._whole, kept in ``views``), a new reference. */
 static PyObject *whole_view(PyObject *shape) {
-    PyObject *view = PyDict_GetItemWithError(views, shape);
+    PyObject *view = memo_get(view_memo, shape, Py_None, Py_None, Py_None);
     if (view != NULL)
         return Py_NewRef(view);
+    view = PyDict_GetItemWithError(views, shape);
+    if (view != NULL) {
+        memo_put(view_memo, shape, Py_None, Py_None, Py_None, view);
+        return Py_NewRef(view);
+    }
     if (PyErr_Occurred())
         return NULL;
     view = PyObject_CallOneArg(whole_py, shape);
@@ -1069,14 +1158,19 @@ static PyObject *plain(PyObject *uf, PyObject *const *args, Py_ssize_t nargs) {
     }
     if (first == NULL)
         return NOT_HANDLED;
-    PyObject *key = nargs == 2 ? PyTuple_Pack(3, keys[0], keys[1], keys[2])
-                               : PyTuple_Pack(2, keys[0], keys[1]);
-    if (key == NULL)
-        return NULL;
-    PyObject *p = PyDict_GetItemWithError(plain_loops, key);
-    Py_DECREF(key);
-    if (p == NULL || !Py_IS_TYPE(p, PlainType))
-        return NOT_HANDLED; /* a first call: Python resolves and caches its loop */
+    PyObject *p = memo_get(plain_memo, keys[0], keys[1], nargs == 2 ? keys[2] : Py_None,
+                           Py_None);
+    if (p == NULL) {
+        PyObject *key = nargs == 2 ? PyTuple_Pack(3, keys[0], keys[1], keys[2])
+                                   : PyTuple_Pack(2, keys[0], keys[1]);
+        if (key == NULL)
+            return NULL;
+        p = PyDict_GetItemWithError(plain_loops, key);
+        Py_DECREF(key);
+        if (p == NULL || !Py_IS_TYPE(p, PlainType))
+            return NOT_HANDLED; /* a first call: Python resolves and caches its loop */
+        memo_put(plain_memo, keys[0], keys[1], nargs == 2 ? keys[2] : Py_None, Py_None, p);
+    }
     PyObject *loop = SLOT(p, off_loop), *names = SLOT(p, off_names);
     if (loop == NULL || names == NULL || !PyTuple_Check(loop) || PyTuple_GET_SIZE(loop) != nargs + 1 ||
         !PyTuple_Check(names) || PyTuple_GET_SIZE(names) != 1 || SLOT(p, off_slow) != Py_False)

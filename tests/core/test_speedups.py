@@ -202,6 +202,25 @@ def test_a_loop_of_traced_operations_keeps_memory_bounded():
     assert len(dag._interned) < 20000
 
 
+def test_traced_operations_of_many_shapes_dtypes_and_constants_give_numpys_values():
+    """The traced operation keeps its loops, constants, structure numbers and views by the
+    identity of its keys, in small tables whose entries the next keys take over: 900 calls of
+    distinct shapes, dtypes and constants, each traced twice, give NumPy's values."""
+    rng = numpy.random.default_rng(0)
+    dtypes = (numpy.float64, numpy.float32, numpy.int64, numpy.int32, numpy.uint8)
+    made = []
+    for k in range(900):
+        dtype = dtypes[k % len(dtypes)]
+        host = rng.integers(0, 50, (k % 7 + 1, k % 11 + 1)).astype(dtype)
+        c = float(k % 13) + 0.5 if k % 2 else k % 17  # (a float or an int constant)
+        x = nl.asarray(host)
+        made.append(((x * c + x) - c, (x * c + x) - c, host * c + host - c))
+    for first, again, want in made:
+        numpy.testing.assert_array_equal(numpy.asarray(first), want)
+        numpy.testing.assert_array_equal(numpy.asarray(again), want)
+        assert numpy.asarray(first).dtype == want.dtype
+
+
 @pytest.mark.parametrize("left, right", [((4, 3), (3,)), ((4, 1), (1, 5)), ((2, 1, 3), (4, 1)),
                                          ((), (3,)), ((5,), ())])  # fmt: skip
 def test_broadcasting_operators_give_numpys_results(left, right):
