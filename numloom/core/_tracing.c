@@ -265,6 +265,15 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
 /* --- the user's line ----------------------------------------------------------------------- */
 
 /* (file, line) of the first Python frame outside numloom (dag.user_line), or None. */
+/* The users' lines last found, by code object and instruction (each entry holds its code). */
+#define LINE_MEMO 256
+typedef struct {
+    PyCodeObject *code;
+    int lasti;
+    PyObject *where;
+} LineMemo;
+static LineMemo line_memo[LINE_MEMO];
+
 static PyObject *user_line(void) {
 #if PY_VERSION_HEX >= 0x030B0000
     PyFrameObject *f = PyEval_GetFrame();
@@ -290,7 +299,14 @@ static PyObject *user_line(void) {
     /* (file, line) by the code and instruction: a line number is found by scanning the code's
      * line table, which costs more than the rest of a traced operation */
     PyCodeObject *code = PyFrame_GetCode(f);
-    PyObject *key = Py_BuildValue("(Ni)", PyLong_FromVoidPtr(code), PyFrame_GetLasti(f));
+    int lasti = PyFrame_GetLasti(f);
+    LineMemo *m = &line_memo[(((uintptr_t)code >> 4) * 31u + (unsigned)lasti) & (LINE_MEMO - 1)];
+    if (m->code == code && m->lasti == lasti) { /* (a loop's line: found by the instruction) */
+        Py_DECREF(code);
+        Py_DECREF(f);
+        return Py_NewRef(m->where);
+    }
+    PyObject *key = Py_BuildValue("(Ni)", PyLong_FromVoidPtr(code), lasti);
     PyObject *where = NULL;
     if (key != NULL) {
         PyObject *known = PyDict_GetItemWithError(lines, key);
@@ -306,6 +322,14 @@ static PyObject *user_line(void) {
             Py_XDECREF(entry);
         }
         Py_DECREF(key);
+    }
+    if (where != NULL) {
+        LineMemo old = *m;
+        m->code = (PyCodeObject *)Py_NewRef((PyObject *)code);
+        m->lasti = lasti;
+        m->where = Py_NewRef(where);
+        Py_XDECREF((PyObject *)old.code);
+        Py_XDECREF(old.where);
     }
     Py_DECREF(code);
     Py_DECREF(f);

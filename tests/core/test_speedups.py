@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import warnings
 import weakref
 
 import numpy
@@ -200,6 +201,30 @@ def test_a_loop_of_traced_operations_keeps_memory_bounded():
     gc.collect()
     assert len(realize._pending._sweep()) <= pending
     assert len(dag._interned) < 20000
+
+
+def _warned_lines(xp) -> list:
+    """The (file, line) of each warning of a loop's three steps, two lines of the loop and
+    the same line of a function it calls."""
+    x = xp.asarray(numpy.array([1.0, 0.0]))
+
+    def divide(a):
+        return a / 0.0
+
+    lines = []
+    for _ in range(3):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            numpy.asarray(xp.log(x * 0.0))
+            numpy.asarray(divide(x))
+        lines.append([(w.filename, w.lineno) for w in caught])
+    return lines
+
+
+def test_a_warning_of_a_loop_points_at_each_users_line_it_comes_from():
+    """The user's line of a traced operation is kept by code and instruction: each line of
+    a loop warns at its own line, at every step, as NumPy's."""
+    assert _warned_lines(nl) == _warned_lines(numpy)
 
 
 def test_traced_operations_of_many_shapes_dtypes_and_constants_give_numpys_values():
