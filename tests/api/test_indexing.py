@@ -676,3 +676,30 @@ def test_an_index_by_a_reduction_result_is_a_view_that_writes_reach(xp):
     v[k][0] = 5
     v[j, xp.argmax(xp.asarray([0, 3]))] = -1
     return v, col.base is v, int(j), int(k)
+
+
+class _Index:
+    """A program's integer: NumPy reads it through ``__index__``."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __index__(self):
+        return self.value
+
+
+@numpy_compare()
+def test_an_object_with_index_is_an_integer_index(xp):
+    """An object with ``__index__`` indexes as its int: a full integer index gives NumPy's
+    scalar, also beside an index array or an object whose ``__array__`` gives one of ``xp``."""
+
+    class ArrayLike:
+        def __array__(self, dtype=None, copy=None):
+            return xp.array(1)
+
+    a = arange(xp, (2, 3))
+    b = xp.zeros((2, 2))
+    b[_Index(1), _Index(0)] = 5
+    got = [a[_Index(1)], a[_Index(1), _Index(-1)], a[:, _Index(2)], b[_Index(1), xp.array(0)],
+           a[_Index(0), ArrayLike()], a[_Index(0), [1, 2]]]  # fmt: skip
+    return [(type(g).__name__ if numpy.ndim(g) == 0 else "", g) for g in got]
