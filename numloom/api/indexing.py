@@ -15,7 +15,7 @@ import numpy as _np
 
 from ..core import dag as _dag
 from ..core import fperrors, realize
-from ..core.array import _Scalar, asarray, ndarray, operand, result
+from ..core.array import _Scalar, asarray, ndarray, operand, plain, result
 from ..core.array_views import basic_view, numpy_view
 from ..core.dag import Op, View, node
 from ..core.host import _INTEGERS, quiet_value
@@ -457,7 +457,7 @@ def setitem(a: ndarray, key, value) -> None:
         value = _element_value(value, a.dtype)
     value = _value_operand(value, a.dtype, advanced)
     if not advanced:
-        view = basic_view(a, _view_key(key))._view
+        view = basic_view(plain(a), _view_key(key))._view
         a._write(view, _value_node(value, view.shape, a.dtype, "input"))
         return
     full_mask = _is_full_mask(a, key)

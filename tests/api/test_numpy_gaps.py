@@ -569,6 +569,31 @@ def test_views_and_copies_of_a_programs_subclass_keep_its_class(call):
     assert got[nl] == got[numpy]
 
 
+def test_a_subclass_whose_finalize_fills_or_reads_strides():
+    """A program's subclass whose ``__array_finalize__`` calls ``self.fill`` or reads
+    ``self.strides``: its views, writes into it and writes of it into another array work as
+    NumPy's (``fill`` made a view of the subclass, finalized again: RecursionError), and
+    ``Filled(shape)`` calls it with None, as NumPy's constructor does (it was not called)."""
+    got = {}
+    for xp in (numpy, nl):
+        class Filled(xp.ndarray):
+            def __array_finalize__(self, obj):
+                self.fill(99)
+                self.seen = self.strides
+
+        a = xp.zeros((5, 5))
+        s = a.copy().view(type=Filled)
+        s.fill(1)
+        a[[0, 1, 2, 3, 4], :] = s
+        a[:, [0, 1, 2, 3, 4]] = s
+        a[...] = s[::-1]
+        v = s[1:, ::2]
+        made = Filled((2, 3))
+        got[xp] = (a.tolist(), s.tolist(), v.tolist(), v.seen, type(v).__name__, made.tolist(),
+                   made.seen)  # fmt: skip
+    assert got[nl] == got[numpy]
+
+
 @pytest.mark.parametrize("call", [
     lambda xp, c: xp.zeros_like(c),
     lambda xp, c: xp.ones_like(c, dtype="int8"),
