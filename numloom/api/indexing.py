@@ -613,6 +613,8 @@ def _value_operand(value, dtype, advanced: bool):
     basic key, while an advanced key casts it as an array (unsafely, as any array value)."""
     if isinstance(value, ndarray):
         return value
+    if isinstance(value, (_np.ndarray, _np.generic)) and value.dtype.kind not in "biufc":
+        return _numbers_of(value, dtype)
     if isinstance(value, _np.generic) and advanced:
         return asarray(value)
     if isinstance(value, (bool, int, float, complex, str, bytes, _np.generic)):
@@ -620,6 +622,15 @@ def _value_operand(value, dtype, advanced: bool):
     if isinstance(value, (list, tuple)):
         return asarray(_np.asarray(value, dtype=dtype))  # NumPy converts each item the same way
     return operand(value)
+
+
+def _numbers_of(value, dtype) -> ndarray:
+    """NumPy's data of another dtype (strings, objects, datetimes) as an array of ``dtype``,
+    converted as NumPy's write converts it (strings parsed; its errors and warnings at the
+    user's line)."""
+    held = _np.empty(_np.shape(value), dtype)
+    writes.at_user(held.__setitem__, (Ellipsis, value), {})
+    return asarray(held)
 
 
 def _size(x) -> int:

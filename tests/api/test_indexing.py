@@ -157,6 +157,22 @@ def test_setitem_with_lists_and_numpy_values(xp):
     return a
 
 
+@pytest.mark.parametrize("value", [numpy.array(["1", "-2"]), numpy.array([b"3", b"4"]),
+                                   numpy.array([5, 6], object), numpy.array("7"),
+                                   numpy.array(["8", "x"])], ids=repr)  # fmt: skip
+@pytest.mark.parametrize("key", [Ellipsis, slice(None, 2), [1, 0]], ids=repr)
+@numpy_compare()
+def test_setitem_parses_numpys_strings_and_objects(xp, value, key):
+    """A NumPy array of strings or objects written into an array of numbers is converted as
+    NumPy converts it (strings parsed, NumPy's ValueError for one that is no number), into a
+    computed, a pending and a large array alike (the pending one raised numloom's OtherDtype)."""
+    made = []
+    for a in (xp.zeros(2, "int64"), xp.ones(2) * 3, xp.zeros(5000, "int16")[:2]):
+        a[key] = value
+        made.append(a)
+    return made
+
+
 @numpy_compare()
 def test_setitem_duplicate_indices_last_wins(xp):
     a = arange(xp, (5,))
