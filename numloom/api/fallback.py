@@ -32,9 +32,8 @@ PASS_THROUGH = frozenset({
     "set_printoptions", "get_printoptions", "printoptions", "seterr", "geterr", "seterrcall",
     "geterrcall", "errstate", "issubdtype", "promote_types", "min_scalar_type", "typename",
     "mintypecode", "finfo", "iinfo", "dtype", "format_float_positional",
-    "format_float_scientific", "base_repr", "binary_repr", "get_include", "may_share_memory",
-    "shares_memory", "isdtype", "ndindex", "ndenumerate", "broadcast_shapes", "seed",
-    "get_state", "set_state",
+    "format_float_scientific", "base_repr", "binary_repr", "get_include", "isdtype", "ndindex",
+    "ndenumerate", "broadcast_shapes", "seed", "get_state", "set_state",
 })  # fmt: skip
 
 _warned: set = set()

@@ -296,6 +296,26 @@ def test_copy_and_flatten_do_not_alias(xp):
     return a, b, c
 
 
+@pytest.mark.parametrize("other", [
+    lambda xp, a: a.copy(), lambda xp, a: a, lambda xp, a: a[1:], lambda xp, a: a[::2],
+    lambda xp, a: a[1::2], lambda xp, a: a.T, lambda xp, a: a[::-1], lambda xp, a: a.view("u1"),
+    lambda xp, a: a.reshape(3, 8)[:, 3:5], lambda xp, a: xp.array(a), lambda xp, a: a + 0,
+    lambda xp, a: a.flatten(), lambda xp, a: a.astype("int64"), lambda xp, a: a[:0],
+    lambda xp, a: numpy.asarray(a), lambda xp, a: numpy.array(a), lambda xp, a: [1, 2],
+])  # fmt: skip
+@numpy_compare()
+def test_shares_memory_answers_as_if_copies_were_made(xp, other):
+    """``shares_memory`` and ``may_share_memory`` of an array and a view, a copy or NumPy's
+    array of it are NumPy's answers (a copy shares its memory until one of them is written:
+    it was True), also after one is written."""
+    a = arange(xp, (4, 6))
+    b = other(xp, a)
+    before = (xp.shares_memory(a, b), xp.may_share_memory(a, b), xp.shares_memory(b, a[2:]),
+              xp.may_share_memory(a[:1], b))  # fmt: skip
+    a[0, 0] = 100
+    return before, xp.shares_memory(a, b), xp.may_share_memory(b, a)
+
+
 @pytest.mark.parametrize("fn", [lambda a: a, lambda a: a.T, lambda a: a[:, ::2], lambda a: a[1]])
 @numpy_compare()
 def test_contiguity_flag(xp, fn):
