@@ -665,3 +665,24 @@ def test_astype_takes_arrays_and_scalars_only(xp, x):
 def test_unravel_index_of_a_zero_dimensional_shape(xp, call):
     """NumPy's own tests (gh-580): the one index of shape ``()`` unravels to ``()``."""
     return call(xp)
+
+
+@pytest.mark.parametrize("call", [
+    lambda xp: xp.unravel_index([1], ()),
+    lambda xp: xp.unravel_index(xp.asarray([2, 0]), ()),
+    lambda xp: xp.unravel_index([], (10, 3, 5)),
+    lambda xp: xp.unravel_index((), (10, 3, 5)),
+    lambda xp: xp.unravel_index(xp.asarray([]), (10, 3, 5)),
+    lambda xp: xp.ravel_multi_index(([], []), (10, 3)),
+    lambda xp: xp.ravel_multi_index(([], ["abc"]), (10, 3)),
+    lambda xp: xp.ravel_multi_index((xp.asarray([]), xp.asarray([])), (5, 3)),
+    lambda xp: xp.ravel_multi_index(xp.zeros((3, 0), "intp"), (2, 1, 0), mode="clip"),
+    lambda xp: xp.ravel_multi_index(xp.zeros((3, 1), "intp"), (2, 1, 0), mode="clip"),
+    lambda xp: xp.ravel_multi_index(xp.zeros((3, 1), "intp"), (2, 1, 0), mode="wrap"),
+    lambda xp: xp.ravel_multi_index(xp.zeros((3, 1), "intp"), (2, 1, 0)),
+])  # fmt: skip
+@numpy_compare()
+def test_index_conversions_raise_numpys_errors(xp, call):
+    """NumPy's errors for an empty sequence (inferred as float), an index out of bounds of
+    shape ``()`` (before its 0-d error) and a shape with a zero entry in 'clip' or 'wrap' mode."""
+    return call(xp)
