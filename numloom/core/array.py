@@ -667,7 +667,10 @@ def plain(a: ndarray) -> ndarray:
     no ``__array_finalize__`` that NumPy would not (one that calls ``self.fill`` recursed)."""
     if type(a) in _RESULT_TYPES:
         return a
-    return _adopt(ndarray.__new__(ndarray), a._storage, a._view, a._readonly, a._dtype)
+    made = _adopt(ndarray.__new__(ndarray), a._storage, a._view, a._readonly, a._dtype)
+    owner = getattr(a, "_base_array", None)
+    made._base_array = a if owner is None else owner
+    return made
 
 
 def from_host(data, device: str | None = None) -> ndarray:

@@ -269,6 +269,42 @@ def test_broadcast_arrays_are_writeable_with_numpys_warning(xp):
     numpy.testing.assert_array_equal(numpy.asarray(ra), [[-1, 7, 8], [-1, 7, 8]])
 
 
+def test_broadcast_arrays_flags_and_windows_are_numpys(xp):
+    """Of broadcast_arrays' results, an array of the broadcast shape is the argument itself,
+    unflagged; a broadcast one warns (FutureWarning) when its writeable flag is read, and
+    setting the flag ends its warnings, as NumPy's. ``sliding_window_view`` is a view of its
+    argument, read-only unless ``writeable`` (it was a writeable copy), and the views of
+    ``broadcast_to``, ``broadcast_arrays`` and the windows keep a subclass only with
+    ``subok``."""
+    a = arange(xp, (3,))
+    zero, same = xp.broadcast_arrays(0, a)
+    assert same is a and not memoryview(same).readonly and memoryview(zero).readonly
+    with pytest.warns(FutureWarning, match="will not create a writeable array"):
+        assert zero.flags.writeable
+    zero.flags.writeable = True
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert zero.flags.writeable and not memoryview(zero).readonly
+        zero[:] = 0
+        same[0] = 5
+    windows = xp.lib.stride_tricks.sliding_window_view(a, 2)
+    assert not windows.flags.writeable and windows.shape == (2, 2)
+    with pytest.raises(ValueError, match="assignment destination is read-only"):
+        windows[0, 0] = 1
+    written = xp.lib.stride_tricks.sliding_window_view(a, 2, writeable=True)
+    written[0, 1] = -3
+    assert a.tolist() == [5, -3, 2] and xp.shares_memory(written, a)
+
+    class Sub(xp.ndarray):
+        pass
+
+    s = a.view(Sub)
+    views = [xp.broadcast_to(s, (2, 3), subok=k) for k in (False, True)]
+    views += [xp.broadcast_arrays(s, arange(xp, (2, 1)), subok=k)[0] for k in (False, True)]
+    views += [xp.lib.stride_tricks.sliding_window_view(s, 2, subok=k) for k in (False, True)]
+    assert [type(v) is Sub for v in views] == [False, True] * 3
+
+
 # --- shape setters, copies, the flags ---------------------------------------------------------
 
 
