@@ -686,3 +686,26 @@ def test_index_conversions_raise_numpys_errors(xp, call):
     """NumPy's errors for an empty sequence (inferred as float), an index out of bounds of
     shape ``()`` (before its 0-d error) and a shape with a zero entry in 'clip' or 'wrap' mode."""
     return call(xp)
+
+
+@pytest.mark.parametrize("call", [
+    lambda xp, d, xy: xp.histogram(d),
+    lambda xp, d, xy: xp.histogram(xy, bins=d),
+    lambda xp, d, xy: xp.histogram2d(d, xy),
+    lambda xp, d, xy: xp.histogram2d(xy, d),
+    lambda xp, d, xy: xp.histogram2d(xy, xy, bins=d),
+    lambda xp, d, xy: xp.histogram2d(xy, xy, bins=[d, 5]),
+    lambda xp, d, xy: xp.histogram2d(xy, xy, weights=d),
+    lambda xp, d, xy: xp.histogramdd([xy], weights=d),
+])  # fmt: skip
+def test_histograms_hand_another_librarys_array_its_call(call):
+    """NEP 18: a histogram of an object that implements ``__array_function__`` is its answer,
+    handed the arguments as the program gave them (numloom handed NumPy's function every
+    default, positionally)."""
+
+    class Dispatching:
+        def __array_function__(self, function, types, args, kwargs):
+            return function.__name__, types, args, kwargs
+
+    d, xy = Dispatching(), [1, 2]
+    assert call(nl, d, xy) == call(numpy, d, xy)
