@@ -590,10 +590,11 @@ ISIN_BROADCAST_LIMIT = 64  # test sets up to this size compare by broadcasting (
 @_or_numpy(_np.isin)
 def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
     """Whether each element is in ``test_elements``: for a small test set, a comparison with
-    each of its values (one map-reduce kernel); larger ones run NumPy's sort-based method."""
+    each of its values (one map-reduce kernel); larger ones, and ``kind='table'`` (whose errors
+    depend on the values' range), run NumPy's."""
     element, test = asarray(element), asarray(test_elements)
     _np.isin(_np.zeros(1, element.dtype), _np.zeros(1, test.dtype), kind=kind)  # NumPy's errors
-    if test.size > ISIN_BROADCAST_LIMIT:
+    if test.size > ISIN_BROADCAST_LIMIT or kind == "table":
         from .fallback import call_numpy
 
         return call_numpy("isin", _np.isin, element, test, assume_unique=assume_unique,

@@ -328,9 +328,15 @@ def mask_indices(n, mask_func, k=0):
 
 
 def _checked_index_probe(numpy_fn, first, *rest, **kwargs):
-    """NumPy's ``numpy_fn`` on empty stand-ins of the index arrays: its type errors."""
-    arrays = [asarray(x) if isinstance(x, ndarray) else _np.asarray(x) for x in first]
-    numpy_fn([_np.zeros(0, a.dtype) for a in arrays], *rest, **kwargs)
+    """NumPy's ``numpy_fn`` on empty stand-ins of the index arrays: its type errors (an
+    empty sequence goes as it is: NumPy names it, inferred as float)."""
+    numpy_fn([_stand_in(x) for x in first], *rest, **kwargs)
+
+
+def _stand_in(x):
+    if isinstance(x, ndarray):
+        return _np.zeros(0, x.dtype)
+    return _np.zeros(0, _np.asarray(x).dtype) if _np.size(x) else x
 
 
 def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
@@ -343,6 +349,8 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
                          multi_index, dims, mode=mode, order=order)  # fmt: skip
     modes = (mode,) * len(dims) if isinstance(mode, str) else tuple(mode)
     coords = broadcast_arrays(*(asarray(i).astype(_np.intp) for i in multi_index))
+    if 0 in dims and coords and coords[0].size:  # (NumPy's error, whatever the indices)
+        _np.ravel_multi_index(tuple(_np.zeros(1, _np.intp) for _ in dims), dims, mode=mode)
     strides = _np.cumprod((1,) + (dims[::-1] if order == "C" else dims)[:-1])
     strides = strides[::-1] if order == "C" else strides
     flat = zeros(coords[0].shape, _np.intp, device=coords[0].device) if coords else 0
@@ -366,6 +374,9 @@ def unravel_index(indices, shape, order="C"):
     is out of range: one boolean)."""
     if _np.ndim(indices) == 0:  # (a 0-d index: NumPy's errors for its shape, of a 0-d one)
         _np.unravel_index(_np.zeros((), asarray(indices).dtype), shape, order=order)
+    elif _np.ndim(shape) == 1 and len(shape) == 0 and _np.size(indices):
+        # (indices into shape (): NumPy's error for the first out of bounds, else its 0-d one)
+        _np.unravel_index(_host(asarray(indices)), shape, order=order)
     else:
         _checked_index_probe(lambda idx, *r, **kw: _np.unravel_index(idx[0], *r, **kw),
                              [indices], shape, order=order)  # fmt: skip

@@ -305,12 +305,15 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=N
         out = _array_from_numloom(obj, dtype, copy, order)  # (laid out as order asks)
         if out is not obj:
             return out if out.ndim >= ndmin else out.reshape((1,) * (ndmin - out.ndim) + out.shape)
-    elif isinstance(obj, (list, tuple)) and any(isinstance(x, ndarray) for x in _flat_items(obj)):
-        out = _array_of_arrays(obj)
+    elif (isinstance(obj, (list, tuple)) and (dtype is None or _np.dtype(dtype).kind in _KINDS)
+          and any(isinstance(x, ndarray) for x in _flat_items(obj))):  # fmt: skip
+        out = _array_of_arrays(obj)  # (of another dtype, NumPy's array: the next branch)
         out = out if dtype is None else out.astype(dtype, copy=False)
     else:  # NumPy converts (and raises for copy=False where it would have to copy)
         host = _np.array(obj, dtype=dtype, copy=None if copy or copy is None else False,
                          ndmin=ndmin)
+        if type(host) is _np.ndarray and host.dtype.kind not in _KINDS:
+            return _np.asarray(host, order=order)  # (NumPy's own data: its objects are obj's)
         own = host
         if type(obj) is not _np.ndarray and type(host) is _np.ndarray and not _fresh(host):
             own = _np.array(host, order="C")  # (a view of a pandas Series' data, say)

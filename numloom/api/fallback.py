@@ -32,9 +32,8 @@ PASS_THROUGH = frozenset({
     "set_printoptions", "get_printoptions", "printoptions", "seterr", "geterr", "seterrcall",
     "geterrcall", "errstate", "issubdtype", "promote_types", "min_scalar_type", "typename",
     "mintypecode", "finfo", "iinfo", "dtype", "format_float_positional",
-    "format_float_scientific", "base_repr", "binary_repr", "get_include", "may_share_memory",
-    "shares_memory", "isdtype", "ndindex", "ndenumerate", "broadcast_shapes", "seed",
-    "get_state", "set_state",
+    "format_float_scientific", "base_repr", "binary_repr", "get_include", "isdtype", "ndindex",
+    "ndenumerate", "broadcast_shapes", "seed", "get_state", "set_state",
 })  # fmt: skip
 
 _warned: set = set()
@@ -321,6 +320,13 @@ def dispatch_array_function(func, args, kwargs):
     for part in module.split(".")[1:]:
         if part in ("linalg", "fft", "random"):
             target, numpy_target = getattr(numloom, part), getattr(_np, part)
+    if module == "numpy.lib.stride_tricks" and func is getattr(_np.lib.stride_tricks,
+                                                               func.__name__, None):  # fmt: skip
+        from .shapes import STRIDE_TRICKS
+
+        ours = STRIDE_TRICKS.get(func.__name__)
+        if ours is not None:
+            return ours(*args, **kwargs)
     # numloom's function of that name, where NumPy's of that name is this one (not a namesake
     # with another meaning: ``numpy.emath.sqrt`` of negative numbers is complex)
     if getattr(numpy_target, func.__name__, None) is func:

@@ -8,6 +8,7 @@ import warnings
 import numpy as _np
 
 from ..core.dag import prod, warn_at_user
+from ..core.views import _warns_on_write, forget_first_write
 
 # NumPy's keys and abbreviations -> the attribute each names
 _KEYS = {
@@ -60,11 +61,17 @@ class flagsobj:
 
     @property
     def writeable(self) -> bool:
+        if _warns_on_write(self._array):
+            warn_at_user("future versions will not create a writeable array from "
+                         "broadcast_array. Set the writable flag explicitly to avoid this "
+                         "warning.", FutureWarning)  # fmt: skip
         return not self._array._readonly
 
     @writeable.setter
     def writeable(self, value) -> None:
         self._array._readonly = not value
+        if value:  # (set explicitly: a broadcast_arrays result's warnings end, as NumPy's)
+            forget_first_write(self._array)
 
     @property
     def aligned(self) -> bool:

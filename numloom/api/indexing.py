@@ -8,16 +8,17 @@ no memory: its errors are NumPy's, and for basic indexing the stand-in's result 
 
 from __future__ import annotations
 
+import operator as _operator
 import weakref
 
 import numpy as _np
 
 from ..core import dag as _dag
 from ..core import fperrors, realize
-from ..core.array import _Scalar, asarray, ndarray, operand, result
+from ..core.array import _Scalar, asarray, ndarray, operand, plain, result
 from ..core.array_views import basic_view, numpy_view
 from ..core.dag import Op, View, node
-from ..core.host import quiet_value
+from ..core.host import _INTEGERS, quiet_value
 from ..core.views import broadcast_node, broadcast_shapes, transpose_view, warn_if_first_write
 from . import eager, writes
 
@@ -77,10 +78,59 @@ def _scalars_as_ints(key: tuple) -> tuple:
     return tuple(int(k) if type(k) is _Scalar and k.dtype.kind in "iu" else k for k in key)
 
 
+_READ_AS_IS = (ndarray, _np.ndarray, _np.generic, list, tuple, range, bool)
+
+
+def _protocol_entries(key: tuple) -> tuple:
+    """The key with each entry NumPy reads through a protocol as what it reads: an object
+    with ``__index__`` (no array, bool or sequence) as its int, so a full integer index gives
+    NumPy's scalar, and one with ``__array__`` (a program's array-like, which may give numloom's
+    array) as numloom's array."""
+    for k in key:  # (every indexing passes here: a plain loop, no generator)
+        if type(k) not in _BASIC and not isinstance(k, _READ_AS_IS):
+            break
+    else:
+        return key
+    read = tuple(_protocol_entry(k) for k in key)
+    return key if all(r is k for r, k in zip(read, key)) else read
+
+
+def _protocol_entry(k):
+    if type(k) in _BASIC or isinstance(k, _READ_AS_IS):
+        return k
+    if hasattr(type(k), "__index__"):
+        return _operator.index(k)
+    if hasattr(k, "__array__"):
+        return asarray(k)
+    return k
+
+
+def _as_ints(key: tuple, ndim: int):
+    """A key of an integer for every axis, some of them 0-d integer arrays (NumPy reads those
+    as integers, and gives a scalar), as ints; None for any other key."""
+    if len(key) != ndim or realize.TRACING:
+        return None
+    ints = []
+    for k in key:
+        if type(k) in _INTEGERS:
+            ints.append(k)
+        elif isinstance(k, (ndarray, _np.ndarray)) and k.ndim == 0 and k.dtype.kind in "iu":
+            ints.append(int(k))
+        else:
+            return None
+    return tuple(ints)
+
+
 def getitem(a: ndarray, key):
-    key = _scalars_as_ints(key if isinstance(key, tuple) else (key,))
+    given = _scalars_as_ints(key if isinstance(key, tuple) else (key,))
+    key = _protocol_entries(given)
+    if key is not given:
+        return ndarray.__getitem__(a, key)  # (a full integer index: NumPy's scalar)
     for k in key:
         if type(k) not in _BASIC and _is_advanced(k):
+            ints = _as_ints(key, a.ndim)
+            if ints is not None:
+                return ndarray.__getitem__(a, ints)  # (NumPy's scalar)
             if len(key) == 1 and a._storage.device == "cpu":
                 picked = _compact_now(a, k)
                 if picked is not None:
@@ -395,7 +445,7 @@ def setitem(a: ndarray, key, value) -> None:
     if a._readonly:
         raise ValueError("assignment destination is read-only")
     warn_if_first_write(a)
-    key = _scalars_as_ints(_normalize_key(key))
+    key = _protocol_entries(_scalars_as_ints(_normalize_key(key)))
     advanced = any(_is_advanced(k) for k in key)
     if advanced and _store_now(a, key, value):
         return
@@ -407,7 +457,7 @@ def setitem(a: ndarray, key, value) -> None:
         value = _element_value(value, a.dtype)
     value = _value_operand(value, a.dtype, advanced)
     if not advanced:
-        view = basic_view(a, _view_key(key))._view
+        view = basic_view(plain(a), _view_key(key))._view
         a._write(view, _value_node(value, view.shape, a.dtype, "input"))
         return
     full_mask = _is_full_mask(a, key)
@@ -563,6 +613,8 @@ def _value_operand(value, dtype, advanced: bool):
     basic key, while an advanced key casts it as an array (unsafely, as any array value)."""
     if isinstance(value, ndarray):
         return value
+    if isinstance(value, (_np.ndarray, _np.generic)) and value.dtype.kind not in "biufc":
+        return _numbers_of(value, dtype)
     if isinstance(value, _np.generic) and advanced:
         return asarray(value)
     if isinstance(value, (bool, int, float, complex, str, bytes, _np.generic)):
@@ -570,6 +622,15 @@ def _value_operand(value, dtype, advanced: bool):
     if isinstance(value, (list, tuple)):
         return asarray(_np.asarray(value, dtype=dtype))  # NumPy converts each item the same way
     return operand(value)
+
+
+def _numbers_of(value, dtype) -> ndarray:
+    """NumPy's data of another dtype (strings, objects, datetimes) as an array of ``dtype``,
+    converted as NumPy's write converts it (strings parsed; its errors and warnings at the
+    user's line)."""
+    held = _np.empty(_np.shape(value), dtype)
+    writes.at_user(held.__setitem__, (Ellipsis, value), {})
+    return asarray(held)
 
 
 def _size(x) -> int:

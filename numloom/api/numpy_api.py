@@ -153,3 +153,47 @@ def isscalar(element) -> bool:
     from ..core.array import _Scalar
 
     return isinstance(element, _Scalar) or _np.isscalar(element)
+
+
+def shares_memory(a, b, /, max_work=None) -> bool:
+    """NumPy's answer for the memory the arrays would have in NumPy: a copy (``a.copy()``,
+    ``array(a)``) shares its memory with ``a`` until one is written, yet is another array's
+    memory; views of one array are compared by where they lie in it."""
+    return _overlap(_np.shares_memory, a, b, max_work)
+
+
+def may_share_memory(a, b, /, max_work=None) -> bool:
+    """NumPy's ``may_share_memory``, answered as ``shares_memory`` is (copies share nothing)."""
+    return _overlap(_np.may_share_memory, a, b, max_work)
+
+
+def _overlap(fn, a, b, max_work) -> bool:
+    if isinstance(a, ndarray) and isinstance(b, ndarray):
+        if a._storage is not b._storage:
+            return False
+        return fn(_layout(a), _layout(b), max_work=max_work)
+    if isinstance(a, ndarray):  # (NumPy's array of it is its memory itself, on the CPU)
+        a = _np.asarray(a)
+    if isinstance(b, ndarray):
+        b = _np.asarray(b)
+    return fn(a, b, max_work=max_work)
+
+
+class _Layout:
+    """Where an array's elements lie in its storage, as an array interface over no memory
+    that NumPy reads only addresses of (an address past the start is never dereferenced)."""
+
+    _start = _np.zeros(1, _np.int8)  # (a real address to count from)
+
+    def __init__(self, a: ndarray):
+        itemsize = a._dtype.itemsize
+        start = self._start.__array_interface__["data"][0]
+        self.__array_interface__ = {
+            "shape": a._view.shape, "typestr": a._dtype.str, "version": 3,
+            "strides": tuple(s * itemsize for s in a._view.strides),
+            "data": (start + a._view.offset * itemsize, True),
+        }  # fmt: skip
+
+
+def _layout(a: ndarray) -> _np.ndarray:
+    return _np.asarray(_Layout(a))

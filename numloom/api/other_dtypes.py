@@ -236,6 +236,9 @@ flipud = _passing(_api.flipud, _np.flipud)
 full = _passing(_api.full, _np.full)
 full_like = _passing(_api.full_like, _np.full_like)
 geomspace = _passing(_api.geomspace, _np.geomspace)
+histogram = _passing(_api.histogram, _np.histogram)
+histogram2d = _passing(_api.histogram2d, _np.histogram2d)
+histogramdd = _passing(_api.histogramdd, _np.histogramdd)
 hsplit = _passing(_api.hsplit, _np.hsplit)
 hstack = _passing(_api.hstack, _np.hstack)
 identity = _passing(_api.identity, _np.identity)
@@ -346,6 +349,9 @@ __all__ = [
     "full",
     "full_like",
     "geomspace",
+    "histogram",
+    "histogram2d",
+    "histogramdd",
     "hsplit",
     "hstack",
     "identity",

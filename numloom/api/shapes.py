@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as _np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from ..core.array import asarray, share
+from ..core.array import asarray, plain, share
 from ..core.array_views import numpy_view, reshape_array
 from ..core.dag import View
 from ..core.views import broadcast_shapes, broadcast_view, warn_on_first_write
@@ -140,26 +140,47 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     return numpy_view(asarray(a), _np.diagonal, offset, axis1, axis2)
 
 
+def _of_class(x, subok: bool):
+    """``x`` as a numloom array: of its own class with ``subok``, else a plain one on its
+    memory (NumPy's ``array(x, copy=None, subok=subok)``)."""
+    a = asarray(x)
+    return a if subok else plain(a)
+
+
 def broadcast_to(array, shape, subok=False):
     """A read-only view of ``array`` broadcast to ``shape`` (NumPy's errors)."""
-    a = asarray(array)
+    a = _of_class(array, subok)
     shape = _np.broadcast_to(_contiguous_stand_in(a.shape), shape).shape  # NumPy's errors; ints
     return share(a, broadcast_view(a._view, shape), readonly=True)
 
 
 def broadcast_arrays(*args, subok=False):
     """NumPy 2's broadcast_arrays: writeable views that warn on their first write (NumPy says
-    they will become read-only); the arrays themselves when all shapes already agree."""
-    arrays = [asarray(a) for a in args]
+    they will become read-only); an array of the broadcast shape is itself."""
+    arrays = [_of_class(a, subok) for a in args]
     shape = broadcast_shapes(*[a.shape for a in arrays])
     if shape is None:
         _np.broadcast_arrays(*[_contiguous_stand_in(a.shape) for a in arrays])
     if all(a.shape == shape for a in arrays):
         return tuple(arrays)
-    views = tuple(share(a, broadcast_view(a._view, shape)) for a in arrays)
-    for v in views:
-        warn_on_first_write(v)
-    return views
+    views = []
+    for a in arrays:
+        if a.shape != shape:  # (one of the broadcast shape is itself, as NumPy's)
+            a = share(a, broadcast_view(a._view, shape))
+            warn_on_first_write(a)
+        views.append(a)
+    return tuple(views)
+
+
+def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
+    """NumPy's ``lib.stride_tricks.sliding_window_view``: the windows as a view of ``x``'s
+    memory (read-only unless ``writeable``, as NumPy's), never a copy of their whole size."""
+    return numpy_view(_of_class(x, subok), _np.lib.stride_tricks.sliding_window_view,
+                      window_shape, axis, writeable=writeable)  # fmt: skip
+
+
+# NumPy's functions of ``numpy.lib.stride_tricks`` numloom has its own version of
+STRIDE_TRICKS = {"sliding_window_view": sliding_window_view}
 
 
 def view(a, dtype=None):

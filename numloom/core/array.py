@@ -80,6 +80,8 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
         if getattr(self, "_storage", None) is not None:
             return  # a subclass's __new__ made it (``asarray(x).view(cls)``): NumPy's does nothing
         _construct(self, *args, **kwargs)
+        if type(self).__array_finalize__ is not ndarray.__array_finalize__:
+            self.__array_finalize__(None)  # (``ndarray.__new__(cls, shape)``: NumPy's call)
 
     def __array_finalize__(self, obj, /) -> None:
         """Called on a new view as a subclass (``a.view(cls)``); subclasses override it."""
@@ -656,6 +658,18 @@ def share(a: ndarray, view: View, readonly: bool | None = None, dtype=None) -> n
     made._base_array = a if owner is None else owner
     if type(a) not in _RESULT_TYPES:  # (a program's subclass: its views are of its class)
         return _as_subclass(made, a)
+    return made
+
+
+def plain(a: ndarray) -> ndarray:
+    """``a``, or for a program's subclass a plain handle on its storage through its view:
+    what numloom's own work on ``a`` (the view a write goes through) uses, so that it calls
+    no ``__array_finalize__`` that NumPy would not (one that calls ``self.fill`` recursed)."""
+    if type(a) in _RESULT_TYPES:
+        return a
+    made = _adopt(ndarray.__new__(ndarray), a._storage, a._view, a._readonly, a._dtype)
+    owner = getattr(a, "_base_array", None)
+    made._base_array = a if owner is None else owner
     return made
 
 

@@ -137,6 +137,12 @@ def _warns_on_write(a) -> bool:
     return ref is not None and ref() is a
 
 
+def forget_first_write(a) -> None:
+    """``a`` (a broadcast_arrays result) writes without NumPy's warning from now on."""
+    if _warns_on_write(a):
+        del _WARN_ON_WRITE[id(a)]
+
+
 def warn_if_first_write(a) -> None:
     """NumPy's DeprecationWarning on the first write through a broadcast_arrays result."""
     if _warns_on_write(a):

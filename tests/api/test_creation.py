@@ -133,6 +133,21 @@ def test_array_of_numloom_arrays_stays_lazy():
     numpy.testing.assert_array_equal(stacked.get(), [[0, 2, 4], [1, 3, 5]])
 
 
+@pytest.mark.parametrize("dtype", [object, str, "S3"])
+def test_array_of_numloom_arrays_of_another_dtype_is_numpys(dtype):
+    """A list holding arrays, with a dtype numloom arrays do not hold, is NumPy's array of that
+    dtype: ragged, its items are the arrays themselves (NumPy's elements are the objects it was
+    given); of one shape, their values."""
+    want = numpy.array([numpy.array([1, 2]), numpy.array([3, 4])], dtype=dtype)
+    made = numloom.array([numloom.array([1, 2]), numloom.array([3, 4])], dtype=dtype)
+    assert type(made) is numpy.ndarray and made.dtype == want.dtype
+    numpy.testing.assert_array_equal(made, want)
+    if dtype is object:
+        x = numloom.array([1, 2])
+        ragged = numloom.array([x, 3], dtype=object)
+        assert type(ragged) is numpy.ndarray and ragged.shape == (2,)
+        assert ragged[0] is x and ragged[1] == 3
+
 @pytest.mark.parametrize(
     "value",
     [

@@ -157,6 +157,22 @@ def test_setitem_with_lists_and_numpy_values(xp):
     return a
 
 
+@pytest.mark.parametrize("value", [numpy.array(["1", "-2"]), numpy.array([b"3", b"4"]),
+                                   numpy.array([5, 6], object), numpy.array("7"),
+                                   numpy.array(["8", "x"])], ids=repr)  # fmt: skip
+@pytest.mark.parametrize("key", [Ellipsis, slice(None, 2), [1, 0]], ids=repr)
+@numpy_compare()
+def test_setitem_parses_numpys_strings_and_objects(xp, value, key):
+    """A NumPy array of strings or objects written into an array of numbers is converted as
+    NumPy converts it (strings parsed, NumPy's ValueError for one that is no number), into a
+    computed, a pending and a large array alike (the pending one raised numloom's OtherDtype)."""
+    made = []
+    for a in (xp.zeros(2, "int64"), xp.ones(2) * 3, xp.zeros(5000, "int16")[:2]):
+        a[key] = value
+        made.append(a)
+    return made
+
+
 @numpy_compare()
 def test_setitem_duplicate_indices_last_wins(xp):
     a = arange(xp, (5,))
@@ -676,3 +692,30 @@ def test_an_index_by_a_reduction_result_is_a_view_that_writes_reach(xp):
     v[k][0] = 5
     v[j, xp.argmax(xp.asarray([0, 3]))] = -1
     return v, col.base is v, int(j), int(k)
+
+
+class _Index:
+    """A program's integer: NumPy reads it through ``__index__``."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __index__(self):
+        return self.value
+
+
+@numpy_compare()
+def test_an_object_with_index_is_an_integer_index(xp):
+    """An object with ``__index__`` indexes as its int: a full integer index gives NumPy's
+    scalar, also beside an index array or an object whose ``__array__`` gives one of ``xp``."""
+
+    class ArrayLike:
+        def __array__(self, dtype=None, copy=None):
+            return xp.array(1)
+
+    a = arange(xp, (2, 3))
+    b = xp.zeros((2, 2))
+    b[_Index(1), _Index(0)] = 5
+    got = [a[_Index(1)], a[_Index(1), _Index(-1)], a[:, _Index(2)], b[_Index(1), xp.array(0)],
+           a[_Index(0), ArrayLike()], a[_Index(0), [1, 2]]]  # fmt: skip
+    return [(type(g).__name__ if numpy.ndim(g) == 0 else "", g) for g in got]

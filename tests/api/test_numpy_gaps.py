@@ -569,6 +569,31 @@ def test_views_and_copies_of_a_programs_subclass_keep_its_class(call):
     assert got[nl] == got[numpy]
 
 
+def test_a_subclass_whose_finalize_fills_or_reads_strides():
+    """A program's subclass whose ``__array_finalize__`` calls ``self.fill`` or reads
+    ``self.strides``: its views, writes into it and writes of it into another array work as
+    NumPy's (``fill`` made a view of the subclass, finalized again: RecursionError), and
+    ``Filled(shape)`` calls it with None, as NumPy's constructor does (it was not called)."""
+    got = {}
+    for xp in (numpy, nl):
+        class Filled(xp.ndarray):
+            def __array_finalize__(self, obj):
+                self.fill(99)
+                self.seen = self.strides
+
+        a = xp.zeros((5, 5))
+        s = a.copy().view(type=Filled)
+        s.fill(1)
+        a[[0, 1, 2, 3, 4], :] = s
+        a[:, [0, 1, 2, 3, 4]] = s
+        a[...] = s[::-1]
+        v = s[1:, ::2]
+        made = Filled((2, 3))
+        got[xp] = (a.tolist(), s.tolist(), v.tolist(), v.seen, type(v).__name__, made.tolist(),
+                   made.seen)  # fmt: skip
+    assert got[nl] == got[numpy]
+
+
 @pytest.mark.parametrize("call", [
     lambda xp, c: xp.zeros_like(c),
     lambda xp, c: xp.ones_like(c, dtype="int8"),
@@ -640,3 +665,47 @@ def test_astype_takes_arrays_and_scalars_only(xp, x):
 def test_unravel_index_of_a_zero_dimensional_shape(xp, call):
     """NumPy's own tests (gh-580): the one index of shape ``()`` unravels to ``()``."""
     return call(xp)
+
+
+@pytest.mark.parametrize("call", [
+    lambda xp: xp.unravel_index([1], ()),
+    lambda xp: xp.unravel_index(xp.asarray([2, 0]), ()),
+    lambda xp: xp.unravel_index([], (10, 3, 5)),
+    lambda xp: xp.unravel_index((), (10, 3, 5)),
+    lambda xp: xp.unravel_index(xp.asarray([]), (10, 3, 5)),
+    lambda xp: xp.ravel_multi_index(([], []), (10, 3)),
+    lambda xp: xp.ravel_multi_index(([], ["abc"]), (10, 3)),
+    lambda xp: xp.ravel_multi_index((xp.asarray([]), xp.asarray([])), (5, 3)),
+    lambda xp: xp.ravel_multi_index(xp.zeros((3, 0), "intp"), (2, 1, 0), mode="clip"),
+    lambda xp: xp.ravel_multi_index(xp.zeros((3, 1), "intp"), (2, 1, 0), mode="clip"),
+    lambda xp: xp.ravel_multi_index(xp.zeros((3, 1), "intp"), (2, 1, 0), mode="wrap"),
+    lambda xp: xp.ravel_multi_index(xp.zeros((3, 1), "intp"), (2, 1, 0)),
+])  # fmt: skip
+@numpy_compare()
+def test_index_conversions_raise_numpys_errors(xp, call):
+    """NumPy's errors for an empty sequence (inferred as float), an index out of bounds of
+    shape ``()`` (before its 0-d error) and a shape with a zero entry in 'clip' or 'wrap' mode."""
+    return call(xp)
+
+
+@pytest.mark.parametrize("call", [
+    lambda xp, d, xy: xp.histogram(d),
+    lambda xp, d, xy: xp.histogram(xy, bins=d),
+    lambda xp, d, xy: xp.histogram2d(d, xy),
+    lambda xp, d, xy: xp.histogram2d(xy, d),
+    lambda xp, d, xy: xp.histogram2d(xy, xy, bins=d),
+    lambda xp, d, xy: xp.histogram2d(xy, xy, bins=[d, 5]),
+    lambda xp, d, xy: xp.histogram2d(xy, xy, weights=d),
+    lambda xp, d, xy: xp.histogramdd([xy], weights=d),
+])  # fmt: skip
+def test_histograms_hand_another_librarys_array_its_call(call):
+    """NEP 18: a histogram of an object that implements ``__array_function__`` is its answer,
+    handed the arguments as the program gave them (numloom handed NumPy's function every
+    default, positionally)."""
+
+    class Dispatching:
+        def __array_function__(self, function, types, args, kwargs):
+            return function.__name__, types, args, kwargs
+
+    d, xy = Dispatching(), [1, 2]
+    assert call(nl, d, xy) == call(numpy, d, xy)

@@ -269,6 +269,42 @@ def test_broadcast_arrays_are_writeable_with_numpys_warning(xp):
     numpy.testing.assert_array_equal(numpy.asarray(ra), [[-1, 7, 8], [-1, 7, 8]])
 
 
+def test_broadcast_arrays_flags_and_windows_are_numpys(xp):
+    """Of broadcast_arrays' results, an array of the broadcast shape is the argument itself,
+    unflagged; a broadcast one warns (FutureWarning) when its writeable flag is read, and
+    setting the flag ends its warnings, as NumPy's. ``sliding_window_view`` is a view of its
+    argument, read-only unless ``writeable`` (it was a writeable copy), and the views of
+    ``broadcast_to``, ``broadcast_arrays`` and the windows keep a subclass only with
+    ``subok``."""
+    a = arange(xp, (3,))
+    zero, same = xp.broadcast_arrays(0, a)
+    assert same is a and not memoryview(same).readonly and memoryview(zero).readonly
+    with pytest.warns(FutureWarning, match="will not create a writeable array"):
+        assert zero.flags.writeable
+    zero.flags.writeable = True
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert zero.flags.writeable and not memoryview(zero).readonly
+        zero[:] = 0
+        same[0] = 5
+    windows = xp.lib.stride_tricks.sliding_window_view(a, 2)
+    assert not windows.flags.writeable and windows.shape == (2, 2)
+    with pytest.raises(ValueError, match="assignment destination is read-only"):
+        windows[0, 0] = 1
+    written = xp.lib.stride_tricks.sliding_window_view(a, 2, writeable=True)
+    written[0, 1] = -3
+    assert a.tolist() == [5, -3, 2] and xp.shares_memory(written, a)
+
+    class Sub(xp.ndarray):
+        pass
+
+    s = a.view(Sub)
+    views = [xp.broadcast_to(s, (2, 3), subok=k) for k in (False, True)]
+    views += [xp.broadcast_arrays(s, arange(xp, (2, 1)), subok=k)[0] for k in (False, True)]
+    views += [xp.lib.stride_tricks.sliding_window_view(s, 2, subok=k) for k in (False, True)]
+    assert [type(v) is Sub for v in views] == [False, True] * 3
+
+
 # --- shape setters, copies, the flags ---------------------------------------------------------
 
 
@@ -294,6 +330,26 @@ def test_copy_and_flatten_do_not_alias(xp):
     b[0] = 9
     c[0] = 9
     return a, b, c
+
+
+@pytest.mark.parametrize("other", [
+    lambda xp, a: a.copy(), lambda xp, a: a, lambda xp, a: a[1:], lambda xp, a: a[::2],
+    lambda xp, a: a[1::2], lambda xp, a: a.T, lambda xp, a: a[::-1], lambda xp, a: a.view("u1"),
+    lambda xp, a: a.reshape(3, 8)[:, 3:5], lambda xp, a: xp.array(a), lambda xp, a: a + 0,
+    lambda xp, a: a.flatten(), lambda xp, a: a.astype("int64"), lambda xp, a: a[:0],
+    lambda xp, a: numpy.asarray(a), lambda xp, a: numpy.array(a), lambda xp, a: [1, 2],
+])  # fmt: skip
+@numpy_compare()
+def test_shares_memory_answers_as_if_copies_were_made(xp, other):
+    """``shares_memory`` and ``may_share_memory`` of an array and a view, a copy or NumPy's
+    array of it are NumPy's answers (a copy shares its memory until one of them is written:
+    it was True), also after one is written."""
+    a = arange(xp, (4, 6))
+    b = other(xp, a)
+    before = (xp.shares_memory(a, b), xp.may_share_memory(a, b), xp.shares_memory(b, a[2:]),
+              xp.may_share_memory(a[:1], b))  # fmt: skip
+    a[0, 0] = 100
+    return before, xp.shares_memory(a, b), xp.may_share_memory(b, a)
 
 
 @pytest.mark.parametrize("fn", [lambda a: a, lambda a: a.T, lambda a: a[:, ::2], lambda a: a[1]])
