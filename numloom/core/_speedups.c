@@ -111,9 +111,10 @@ static PyObject *handle_subscript(Handle *self, PyObject *key) {
                 return PyObject_GetItem(PyTuple_GET_ITEM(h, 1), key);
         }
     }
-    if ((t == &PyTuple_Type || t == &PySlice_Type) &&
+    if ((t == &PyTuple_Type || t == &PySlice_Type || t == &PyLong_Type) &&
         (view_cls == NULL || Py_TYPE(self) == (PyTypeObject *)view_cls)) {
-        /* (slices: a view, made here; a program's subclass's, in Python: of its class) */
+        /* (slices, and integers that leave axes (a loop's ``g[i]``): a view, made here; a
+         * program's subclass's, in Python: of its class) */
         PyObject *made = slice_handle(self, key);
         if (made != NULL || PyErr_Occurred())
             return made;
@@ -547,7 +548,7 @@ static PyObject *slice_handle(Handle *self, PyObject *key) {
     if (PyTuple_CheckExact(key)) {
         items = &PyTuple_GET_ITEM(key, 0);
         n = PyTuple_GET_SIZE(key);
-    } else if (!PySlice_Check(key))
+    } else if (!PySlice_Check(key) && !PyLong_CheckExact(key))
         return NULL;
     if (n > 0 && items[n - 1] == Py_Ellipsis)
         n--;
@@ -597,8 +598,8 @@ static PyObject *slice_handle(Handle *self, PyObject *key) {
         } else
             return NULL;
     }
-    if (!sliced)
-        return NULL; /* (integers alone: elements and rows have their own paths) */
+    if (!sliced && m == 0)
+        return NULL; /* (an element: NumPy's scalar, read on the host) */
     PyObject *shape_t = PyTuple_New(m), *strides_t = PyTuple_New(m);
     if (shape_t == NULL || strides_t == NULL) {
         Py_XDECREF(shape_t);

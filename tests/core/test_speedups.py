@@ -360,9 +360,11 @@ _SLICE_KEYS = [
     (slice(1, -1), slice(2, None)), (slice(None), -1), (0, slice(None)), (slice(None, None, 2),),
     (slice(1, 3), Ellipsis), (slice(5, None, 3), 1, slice(None)), (-2, slice(1, 2)),
     slice(None, 100), (slice(0, 1), slice(None), slice(None)), (slice(None),) * 3,
+    # (integers that leave axes: a loop's rows, g[i] and g[i, j])
+    2, -1, (0,), (1, 2), (-1, -2),
     # (the Python path: reversed, empty, out of bounds, None, arrays, too many)
     (slice(None, None, -1),), (slice(2, 2),), (7, slice(None)), (None, slice(1, 2)),
-    (slice(0, 2), 9), (slice(None),) * 4,
+    (slice(0, 2), 9), (slice(None),) * 4, 7,
 ]  # fmt: skip
 
 
