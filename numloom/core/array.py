@@ -873,7 +873,7 @@ def _install_tracing(api) -> None:
     dag._STRUCTURE[0] = _speedups.structure
     dag._intern = _speedups.intern  # (every node numloom makes: node(), map_node, buffer_of)
     _RESULT[0] = _speedups.result
-    realize.SWEEP[0] = _speedups.sweep
+    realize.SWEEP[0] = dag.SWEEP[0] = _speedups.sweep
     fperrors.CALL_STATES[0] = _speedups.call_states
     host._ELEMENTS[0] = _speedups.elements
     # (the user's line of an operation that can raise: in C, its line looked up by code and

@@ -180,6 +180,15 @@ def test_the_compiled_walk_and_sweep_match_pythons():
     assert x._storage in live and y._storage in live
     assert all(r() is not None for r in refs.values())
     nl.evaluate(x, y)
+    # the interned nodes' table too (dag._sweep): the dead forgotten, the live kept
+    dead = nl.asarray(numpy.arange(3.0)) * 7.0
+    dead_key = next(k for k, r in dag._interned.items() if r() is dead._storage.version)
+    kept = x * 3.0
+    del dead
+    dag._sweep()
+    assert dead_key not in dag._interned
+    assert any(r() is kept._storage.version for r in dag._interned.values())
+    assert all(r() is not None for r in dag._interned.values())
 
 
 @needs_compiled
