@@ -384,6 +384,10 @@ def adopted(made: _np.ndarray) -> ndarray:
         return tuple([adopted(m) for m in made])
     if not isinstance(made, _np.ndarray):  # (0-d operands alone give NumPy's scalar)
         made = _np.asarray(made)
+    if made.ndim > 1 and made.flags.f_contiguous and not made.flags.c_contiguous:
+        # NumPy's Fortran order (``full_like(a, v, order='F')``, ``asfortranarray``) kept: the
+        # transpose's memory, C-ordered, seen transposed again
+        return adopted(_np.array(made.T, order="C")).T
     if not made.flags.c_contiguous or not made.flags.owndata:
         made = _np.array(made, order="C")
     if ADOPT[0] is not None and made.ndim and type(made) is _np.ndarray:

@@ -427,6 +427,9 @@ FUNCTION_CALLS = {
     "inv": lambda xp, v, m: xp.linalg.inv(m[:3, :3] * m[:3, :3].T + 7.0 * (m[:3, :3] > 2)),
     "det": lambda xp, v, m: xp.linalg.det(m[:3, :3]),
     "eigh": lambda xp, v, m: xp.linalg.eigh(m[:3, :3] + m[:3, :3].T),
+    "full_like F": lambda xp, v, m: xp.full_like(m, 2.5, order="F"),
+    "full_like A of F": lambda xp, v, m: xp.full_like(m.T, 7, shape=(3, 5), order="A"),
+    "copy F": lambda xp, v, m: xp.copy(m * 2, order="F"),
 }
 
 
@@ -448,6 +451,8 @@ def test_functions_of_small_marked_arrays_run_numpys_at_once(case):
         if isinstance(w, numpy.ndarray):
             assert type(g) is nl.ndarray and g._storage.eager
             assert_same(numpy.asarray(g), w)
+            if w.flags.f_contiguous and not w.flags.c_contiguous:  # (NumPy's Fortran order)
+                assert g.flags.f_contiguous and not g.flags.c_contiguous
         else:
             assert type(g) is type(w) and g == w
     assert type(got) is type(want) or isinstance(want, numpy.ndarray)
