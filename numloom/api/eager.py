@@ -384,10 +384,14 @@ def adopted(made: _np.ndarray) -> ndarray:
         return tuple([adopted(m) for m in made])
     if not isinstance(made, _np.ndarray):  # (0-d operands alone give NumPy's scalar)
         made = _np.asarray(made)
-    if made.ndim > 1 and made.flags.f_contiguous and not made.flags.c_contiguous:
-        # NumPy's Fortran order (``full_like(a, v, order='F')``, ``asfortranarray``) kept: the
-        # transpose's memory, C-ordered, seen transposed again
-        return adopted(_np.array(made.T, order="C")).T
+    if made.ndim > 1 and not made.flags.c_contiguous:
+        # NumPy's layout of its axes kept (Fortran order: ``full_like(a, v, order='F')``, or
+        # ``order='K'`` of a transposed array): the memory in that order, C-ordered, seen
+        # through the axes' permutation back
+        axes = sorted(range(made.ndim), key=lambda k: -made.strides[k])
+        lying = made.transpose(axes)
+        if lying.flags.c_contiguous:
+            return adopted(_np.array(lying, order="C")).transpose(_np.argsort(axes))
     if not made.flags.c_contiguous or not made.flags.owndata:
         made = _np.array(made, order="C")
     if ADOPT[0] is not None and made.ndim and type(made) is _np.ndarray:
