@@ -4,6 +4,8 @@ initial value, flags, flat, Fortran order, ufunc.reduceat and the array API name
 
 from __future__ import annotations
 
+import warnings
+
 import numpy
 import pytest
 from conftest import numpy_compare
@@ -417,6 +419,31 @@ def test_numpy_testing_compares_numloom_arrays_as_numpys():
     with pytest.raises(AssertionError):
         nl.testing.assert_equal(nl.array([1.0, 2.0]), [1, 3])
     numpy.testing.assert_array_almost_equal(nl.arange(3.0) / 3, numpy.arange(3.0) / 3)
+
+
+def test_numpy_testings_raises_and_warns_call_with_the_programs_own_objects():
+    """``assert_raises(TypeError, np.sum, x, keepdims=True)``: the function is called with
+    the program's arguments as they are (numloom's arrays, a subclass whose ``sum`` takes no
+    keepdims), as NumPy's calls it; they were handed over as NumPy's arrays, so a subclass's
+    method was never called (NumPy's TestKeepdims)."""
+
+    class Summed(nl.ndarray):
+        def sum(self, axis=None, dtype=None, out=None):
+            return nl.ndarray.sum(self, axis, dtype, out, keepdims=True)
+
+    x = nl.arange(30).view(Summed)
+    nl.testing.assert_raises(TypeError, nl.sum, x, keepdims=True)
+    numpy.testing.assert_raises(TypeError, nl.sum, x, keepdims=True)
+    seen = []
+
+    def warned(a):
+        seen.append(type(a))
+        warnings.warn("w", stacklevel=2)
+
+    nl.testing.assert_warns(UserWarning, warned, x)
+    with nl.testing.assert_raises_regex(ValueError, "numloom's"):
+        raise ValueError("numloom's")
+    assert seen == [Summed]
 
 
 @numpy_compare()
