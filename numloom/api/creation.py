@@ -16,6 +16,8 @@ import numpy as _np
 from ..core import config
 from ..core.array import (
     _ADOPT,
+    _RESULT_TYPES,
+    _adopt,
     _as_subclass,
     _check_dtype,
     _device_name,
@@ -302,6 +304,10 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=N
                 return _adopted(host)
             return asarray(host)
     if isinstance(obj, ndarray):
+        if not subok and type(obj) not in _RESULT_TYPES:  # a program's subclass: an array of
+            # the base class (no __array_finalize__ called, as NumPy's), a view of its memory
+            obj = _adopt(ndarray.__new__(ndarray), obj._storage, obj._view, obj._readonly,
+                         obj._dtype)  # fmt: skip
         out = _array_from_numloom(obj, dtype, copy, order)  # (laid out as order asks)
         if out is not obj:
             return out if out.ndim >= ndmin else out.reshape((1,) * (ndmin - out.ndim) + out.shape)

@@ -421,6 +421,30 @@ def test_numpy_testing_compares_numloom_arrays_as_numpys():
     numpy.testing.assert_array_almost_equal(nl.arange(3.0) / 3, numpy.arange(3.0) / 3)
 
 
+def test_array_of_a_programs_subclass_is_of_the_base_class_unless_subok():
+    """``np.array(s)`` of a subclass is a base-class array (``subok=True`` keeps the class,
+    ``copy=False`` is a base-class view), with no ``__array_finalize__`` call: one that
+    calls ``np.array(self)`` recursed without end (NumPy's TestSubclasses)."""
+    for xp in (numpy, nl):
+
+        class Sub(xp.ndarray):
+            module = xp
+
+            def __array_finalize__(self, old):
+                self.status = self.module.array(self)
+                self.old = old
+
+        s = xp.arange(10).view(Sub)
+        part = s[:3]
+        assert type(part.status) is xp.ndarray and part.status.tolist() == [0, 1, 2]
+        assert type(part.old) is Sub
+        kinds = [type(xp.array(s, **k)) for k in ({}, {"subok": True}, {"copy": False})]
+        assert kinds == [xp.ndarray, Sub, xp.ndarray]
+        view = xp.array(s, copy=False)
+        view[0] = 7
+        assert s[0] == 7
+
+
 def test_numpy_testings_raises_and_warns_call_with_the_programs_own_objects():
     """``assert_raises(TypeError, np.sum, x, keepdims=True)``: the function is called with
     the program's arguments as they are (numloom's arrays, a subclass whose ``sum`` takes no
