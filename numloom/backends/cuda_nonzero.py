@@ -173,18 +173,18 @@ def true_positions(mask: DeviceArray, offset: int, n: int, device: str) -> Devic
                       functions["nl_true_positions"], (start, np.int64(n)))  # fmt: skip
 
 
-def run_firsts(a: DeviceArray, offset: int, n: int, device: str, equal_nan: bool = True):
-    """The first element of each run of equal elements among the ``n`` elements of sorted
-    ``a`` from element ``offset`` on (``unique``'s values; with ``equal_nan`` every NaN is
-    one run), in order, as a new device array; None for a dtype ``runs_source`` does not
-    take."""
-    source = runs_source(a.dtype)
+def run_firsts(pointer: int, dtype, n: int, device: str, equal_nan: bool = True):
+    """The first element of each run of equal elements among the ``n`` elements of ``dtype``
+    of a sorted array at device address ``pointer`` (``unique``'s values; with ``equal_nan``
+    every NaN is one run), in order, as a new device array; None for a dtype ``runs_source``
+    does not take."""
+    source = runs_source(dtype)
     if source is None:
         return None
-    dtype = np.dtype(a.dtype)
+    dtype = np.dtype(dtype)
     functions = fixed_functions(device, f"nl_runs_{dtype.kind}{dtype.itemsize}", source,
                                 ("nl_run_counts", "nl_run_firsts"))  # fmt: skip
-    args = (np.uint64(a.ptr + offset * dtype.itemsize), np.int64(n), np.int32(bool(equal_nan)))
+    args = (np.uint64(pointer), np.int64(n), np.int32(bool(equal_nan)))
     return _compacted(device, n, dtype, functions["nl_run_counts"], args,
                       functions["nl_run_firsts"], args)  # fmt: skip
 

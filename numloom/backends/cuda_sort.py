@@ -691,14 +691,7 @@ def run_firsts(sorted_, equal_nan: bool = True):
     from . import cuda_nonzero
 
     pointer, holder = lib.operand(sorted_)
-    found = cuda_nonzero.run_firsts(_Pointer(pointer, sorted_.dtype), 0, sorted_.size,
-                                    sorted_.device, equal_nan)  # fmt: skip
+    found = cuda_nonzero.run_firsts(pointer, sorted_.dtype, sorted_.size, sorted_.device,
+                                    equal_nan)  # fmt: skip
     del holder
     return None if found is None else lib.adopt(found, sorted_.device)
-
-
-class _Pointer:
-    """Device memory at ``ptr`` holding elements of ``dtype`` (what ``run_firsts`` reads)."""
-
-    def __init__(self, ptr: int, dtype):
-        self.ptr, self.dtype = ptr, np.dtype(dtype)

@@ -155,10 +155,14 @@ class _Lowerer:
         user = USER_UFUNCS.get(name)
         if user is None:
             return None
-        for item in user.definitions:
+        self.define(user.definitions)
+        return user.snippet
+
+    def define(self, definitions) -> None:
+        """Add the structs and device functions a compiled Python function needs, once."""
+        for item in definitions:
             if item not in self.functions:
                 self.functions.append(item)
-        return user.snippet
 
     # -- arguments and locals --
 
@@ -402,9 +406,7 @@ class _Lowerer:
         user = USER_GUFUNCS.get(name)
         if user is None:
             raise Unsupported(f"no compiled function for {name}")
-        for item in user.definitions:
-            if item not in self.functions:
-                self.functions.append(item)
+        self.define(user.definitions)
         coords = self.coords(idx, n.shape, ("gufunc", id(n)))
         args = []
         for j, (s, t) in enumerate(zip(n.srcs, user.types)):

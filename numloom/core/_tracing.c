@@ -264,7 +264,6 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
 
 /* --- the user's line ----------------------------------------------------------------------- */
 
-/* (file, line) of the first Python frame outside numloom (dag.user_line), or None. */
 /* The users' lines last found, by code object and instruction (each entry holds its code). */
 #define LINE_MEMO 256
 typedef struct {
@@ -274,6 +273,7 @@ typedef struct {
 } LineMemo;
 static LineMemo line_memo[LINE_MEMO];
 
+/* (file, line) of the first Python frame outside numloom (dag.user_line), or None. */
 static PyObject *user_line(void) {
 #if PY_VERSION_HEX >= 0x030B0000
     PyFrameObject *f = PyEval_GetFrame();

@@ -94,7 +94,7 @@ class View(NamedTuple):
 
     @property
     def size(self) -> int:
-        return math.prod(self.shape)
+        return prod(self.shape)
 
     def is_contiguous(self) -> bool:
         """True when the view reads a C-order run of memory (size-1 axes ignored)."""
@@ -136,7 +136,7 @@ class Node:
 
     @property
     def size(self) -> int:
-        return math.prod(self.shape)
+        return prod(self.shape)
 
     @property
     def ndim(self) -> int:

@@ -9,7 +9,6 @@ device's backend runs them and hands back one ``Buffer`` per output.
 from __future__ import annotations
 
 import itertools
-import math
 import sys
 import threading
 import time
@@ -553,9 +552,6 @@ class DataError(Exception):
         self.error = error
 
 
-_prod = math.prod
-
-
 def reduced_bytes(version: Node, factor: int = 8, floor: int = 1 << 20) -> int:
     """The bytes of the largest array pending ``version`` reduces (sums, a matrix product)
     where that array is at least ``factor`` times its size and of ``floor`` bytes or more;
@@ -566,7 +562,7 @@ def reduced_bytes(version: Node, factor: int = 8, floor: int = 1 << 20) -> int:
     Dask asks this of every task's result), so a long pending graph costs nothing."""
     if version.op is _BUFFER:
         return 0
-    big = max(factor * _prod(version.shape), floor // max(version.dtype.itemsize, 1))
+    big = max(factor * prod(version.shape), floor // max(version.dtype.itemsize, 1))
     seen, stack, found = set(), [version], 0
     while stack and len(seen) < 16:
         n = stack.pop()
@@ -578,7 +574,7 @@ def reduced_bytes(version: Node, factor: int = 8, floor: int = 1 << 20) -> int:
             continue
         reduces = op is _REDUCE or op is _MATMUL
         for src in n.srcs:
-            size = _prod(src.shape)
+            size = prod(src.shape)
             if size < big:
                 stack.append(src)
             elif reduces:
