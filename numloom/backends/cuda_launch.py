@@ -15,7 +15,7 @@ import numpy as np
 
 from ..compile.compiler import compile_all, compile_cuda
 from ..compile.lower import const_value
-from ..compile.render_cuda import NARROW, has_narrow
+from ..compile.render_cuda import NARROW, TILE_X, has_narrow
 from ..core import config, fperrors
 from ..core.dag import Op, buffer_of, structure
 from ..core.device import CudaError
@@ -240,16 +240,18 @@ def _recipe(step: Step, order: list, sms: int) -> Recipe:
     """The fixed part of a step's launches on a device of ``sms`` multiprocessors: functions,
     grids, sizes, constants, outputs; in 32-bit indices where every index fits."""
     recipe = _wide_recipe(step, order, sms)
-    if config.INDEX32 and _fits_32_bits(step, order, recipe):
+    if config.INDEX32 and _fits_32_bits(step, order, recipe, sms):
         recipe = replace(recipe, narrow=True, sizes=tuple(np.int32(v) for v in recipe.sizes))
     return replace(recipe, token=next(_tokens))
 
 
-def _fits_32_bits(step: Step, order: list, recipe: Recipe) -> bool:
+def _fits_32_bits(step: Step, order: list, recipe: Recipe, sms: int) -> bool:
     """Whether the step's kernels have 32-bit variants and every index they compute fits in
     one: an index is a sum of at most (dimensions + 2) terms (coordinate times stride,
     offsets), each under the largest of the sizes, strides, offsets, buffer lengths and loop
-    counts; a grid-stride loop runs up to one stride past its count."""
+    counts; a grid-stride loop runs up to one stride (every thread of the grid, at most
+    ``reach``) past its count."""
+    reach = max(1 << 22, sms * TILE_WAVES * THREADS * TILE_X)
     if not has_narrow(step.ir):
         return False
     nodes = [order[p] for p in step.inputs + step.outputs]
@@ -262,7 +264,7 @@ def _fits_32_bits(step: Step, order: list, recipe: Recipe) -> bool:
     largest = max([abs(int(v)) for v in step.params] + [n.size for n in nodes]  # any buffer
                   + [space, recipe.scratch, recipe.parts], default=0)  # fmt: skip
     ndim = max([n.ndim for n in nodes], default=0)
-    return (largest + (1 << 22)) * (ndim + 2) < 1 << 31
+    return (largest + reach) * (ndim + 2) < 1 << 31
 
 
 def _narrow_name(name: str, suffix: str) -> str:
@@ -287,22 +289,24 @@ def _wide_recipe(step: Step, order: list, sms: int) -> Recipe:
             **fixed,
             aligned=(("KERNEL_vec", _grid(-(-outer // 4), THREADS, sms), ""),),
         )
-    if ir.kind in ("map", "scan"):
+    if ir.kind == "map":
+        return Recipe((("KERNEL", _tile(ir.outer, step.params, sms), ""),), **fixed)
+    if ir.kind == "scan":
         return Recipe((("KERNEL", _grid(outer, THREADS, sms), ""),), **fixed)
     if ir.kind == "row":
         if ir.outer and inner <= SHORT_REDUCTION:
             return Recipe((("KERNEL_thread", _grid(outer, THREADS, sms), ""),), **fixed)
         return Recipe((("KERNEL", _grid(outer, 1, sms), ""),), **fixed)
     if ir.kind == "scatter" and ir.view_coords:  # one pass: old values or new ones
-        return Recipe((("KERNEL_fused", _grid(outer, THREADS, sms), ""),), **fixed)
+        return Recipe((("KERNEL_fused", _tile(ir.outer, step.params, sms), ""),), **fixed)
     if ir.kind == "scatter" and ir.last_wins:  # positions may repeat: a claim per element
         return Recipe((("KERNEL_copy", _grid(outer, THREADS, sms), "claim"),
                        ("KERNEL_claim", _grid(inner, THREADS, sms), "claim"),
                        ("KERNEL_write", _grid(inner, THREADS, sms), "claim")), **fixed,
                       scratch=outer)  # fmt: skip
     if ir.kind == "scatter":
-        return Recipe((("KERNEL_copy", _grid(outer, THREADS, sms), ""),
-                       ("KERNEL_write", _grid(inner, THREADS, sms), "")), **fixed)  # fmt: skip
+        return Recipe((("KERNEL_copy", _tile(ir.outer, step.params, sms), ""),
+                       ("KERNEL_write", _tile(ir.inner, step.params, sms), "")), **fixed)  # fmt: skip
     acc = _ACC_DTYPE[ir.reduction.acc_type]
     if ir.outer:  # a reduction with kept axes
         if inner <= SHORT_REDUCTION:
@@ -377,7 +381,8 @@ def _step_launches(step: Step, recipe: Recipe, order: list, values: dict, device
         templates = recipe.resolved[aligned] = _templates(step, recipe, aligned)
     for function, grid, role, name in templates:
         make = partial(_arguments, addresses, pointers, recipe, consts, role)
-        launches.append(Launch(function, grid, THREADS, None, deps, name, key=key, make=make))
+        grid, block = grid if isinstance(grid, tuple) else (grid, THREADS)
+        launches.append(Launch(function, grid, block, None, deps, name, key=key, make=make))
         deps = (len(launches) - 1,)
     return errors
 
@@ -412,6 +417,41 @@ def _extent(expr: str, params: tuple) -> int:
     import re
 
     return math.prod(params[int(m)] for m in re.findall(r"P\[(\d+)\]", expr))
+
+
+def _tile(extents: tuple, params: tuple, sms: int):
+    """The grid of a kernel that loops over every coordinate of ``extents`` (size
+    expressions): a count of blocks of ``THREADS`` for one axis, else ``(grid, block)``, both
+    3-D, for ``render_cuda._tiled``'s loops. A block spans the last axis along x (32 threads
+    of ``TILE_X`` elements each, or fewer where the axis is shorter), the axis before along y
+    and the others along z, each widened where the axes before it are short. The grid starts
+    up to ``TILE_WAVES`` blocks of 256 threads per multiprocessor, fewer along z first, then
+    y, then x (the loops stride over the rest): threads that take several rows or images
+    compute their setup once for them, and enough blocks keep the memory busy."""
+    sizes = [_extent(e, params) for e in extents]
+    if len(sizes) < 2:
+        return _grid(math.prod(sizes), THREADS, sms)
+    across, rows, rest = -(-sizes[-1] // TILE_X), sizes[-2], math.prod(sizes[:-2])
+    bx = min(32, _pow2(across))
+    by = min(THREADS // bx, _pow2(rows))
+    bz = min(64, THREADS // (bx * by), _pow2(rest))
+    bx = min(THREADS // (by * bz), max(bx, _pow2(across)))
+    want = [max(1, -(-n // b)) for n, b in zip((across, rows, rest), (bx, by, bz))]
+    cap = sms * TILE_WAVES * THREADS // (bx * by * bz)
+    gx, gy, gz = (min(w, most) for w, most in zip(want, GRID_LIMITS))
+    gz = min(gz, max(1, cap // (gx * gy)))
+    gy = min(gy, max(1, cap // (gx * gz)))
+    gx = min(gx, max(1, cap // (gy * gz)))
+    return (gx, gy, gz), (bx, by, bz)
+
+
+GRID_LIMITS = (2**31 - 1, 65535, 65535)  # blocks along x, y and z
+TILE_WAVES = 64
+
+
+def _pow2(n: int) -> int:
+    """The least power of two at least ``n`` (1 for 0)."""
+    return 1 << max(0, n - 1).bit_length()
 
 
 def _grid(items: int, per_block: int, sms: int, waves: int = 32) -> int:

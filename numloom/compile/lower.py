@@ -210,11 +210,14 @@ class _Lowerer:
         return " + ".join(t for t in terms if t) or "0"
 
     def term(self, coord: str, stride: int, key, size: int = 2) -> str:
+        """``coord`` times ``stride`` (``key`` names the stride's role). Strides of one value
+        are one size argument: the views of one array (a stencil's neighbours) then index
+        it as one address plus an offset each, which the compiler computes once."""
         if stride == 0 or size == 1:
             return ""
         if stride == 1:
             return coord
-        return f"{coord} * {self.param(key, stride)}"
+        return f"{coord} * {self.param(('stride', int(stride)), stride)}"
 
     def unravel(self, flat: str, shape: tuple, key) -> tuple:
         strides = contiguous_strides(shape)

@@ -107,6 +107,46 @@ def _unravel(flat: str, extents: tuple, var: str) -> list:
             "} else {", *_indent(wide, 1), "}"]  # fmt: skip
 
 
+# Consecutive elements of the last axis each thread of a 3-D grid takes (``_tiled``): their
+# loads of one input lie 4 or 8 bytes apart, at one address computation (a stencil's eight
+# loads otherwise compute eight addresses per element)
+TILE_X = 2
+
+
+def _tiled(extents: tuple, var: str, body: list) -> list:
+    """Loops over coordinates var0, var1, ... of ``extents`` (two or more axes) on a 3-D grid
+    of 3-D blocks, with no division per element: the last axis runs along x, ``TILE_X``
+    consecutive elements a thread, the one before along y, the others along z, unravelled
+    once per z step (a division per image of a batch, not per pixel). Every loop is
+    grid-stride, so any grid covers the space; the launcher shapes blocks and grid to the
+    extents (``cuda_launch._tile``)."""
+    d = len(extents)
+
+    def loop(name: str, axis: str, total: str, inner: list, step: int = 1) -> list:
+        times = f" * {step}" if step > 1 else ""
+        return [f"for (nl_idx {name} = (blockIdx.{axis} * (nl_idx)blockDim.{axis} + "
+                f"threadIdx.{axis}){times}; {name} < {total}; {name} += gridDim.{axis} * "
+                f"(nl_idx)blockDim.{axis}{times}) {{", *_indent(inner, 1), "}"]  # fmt: skip
+
+    last, x = f"{var}{d - 1}", extents[-1]
+    pair = ["#pragma unroll", f"for (int {last}_u = 0; {last}_u < {TILE_X}; {last}_u++) {{",
+            *_indent([f"const nl_idx {last} = {last}_b + {last}_u;", f"if ({last} < {x}) {{",
+                      *_indent(body, 1), "}"], 1), "}"]  # fmt: skip
+    lines = loop(f"{var}{d - 2}", "y", extents[-2], loop(f"{last}_b", "x", x, pair, TILE_X))
+    if d == 2:
+        return lines
+    return loop(f"{var}_z", "z", _product(extents[:-2]),
+                _unravel(f"{var}_z", extents[:-2], var) + lines)
+
+
+def _space(extents: tuple, var: str, body: list) -> list:
+    """The loops of a kernel over every coordinate of ``extents``: a 3-D grid where there are
+    two axes or more (``_tiled``), else a grid-stride loop."""
+    if len(extents) >= 2:
+        return _tiled(extents, var, body)
+    return _grid_loop("f", _product(extents), _unravel("f", extents, var) + body)
+
+
 def _product(extents: tuple) -> str:
     return " * ".join(f"({e})" for e in extents) or "1"
 
@@ -158,8 +198,7 @@ def _map(k: kir.Kernel) -> list:
     if k.flat:
         scalar = _function(k, k.name, _grid_loop("i", k.outer[0], point))
         return scalar + ([""] + _map_vec(k) if _vectorizable(k) else [])
-    body = _unravel("f", k.outer, "i") + point
-    return _function(k, k.name, _grid_loop("f", _product(k.outer), body))
+    return _function(k, k.name, _space(k.outer, "i", point))
 
 
 # 16-byte vector types: four 4-byte elements, or two 8-byte ones (twice per four lanes).
@@ -605,26 +644,26 @@ def _scatter(k: kir.Kernel) -> list:
     if len(k.outer) == 1 and store.index == "i":
         copy_loop = _grid_loop("i", k.outer[0], copied)
     else:
-        copy_loop = _grid_loop("f", _product(k.outer), _unravel("f", k.outer, "i") + copied)
+        copy_loop = _space(k.outer, "i", copied)
     if k.last_wins:
         return _scatter_last_wins(k, copied)
     first = _function(k, k.name + "_copy", copy_loop)
-    point = _unravel("f", k.inner, "r") + _lets(write.body) + [_store(k, s) for s in write.stores]
-    second = _function(k, k.name + "_write", _grid_loop("f", _product(k.inner), point))
+    point = _lets(write.body) + [_store(k, s) for s in write.stores]
+    second = _function(k, k.name + "_write", _space(k.inner, "r", point))
     if not k.view_coords:
         return first + [""] + second
     # A box view: one pass over the storage, each element new (inside) or old (outside).
     outside = [_store(k, kir.Store(store.buffer, store.index, store.value))]
     inside = ([f"const nl_idx r{j} = {c};" for j, c in enumerate(k.view_coords)]
               + _lets(write.body) + [_store(k, s) for s in write.stores])  # fmt: skip
-    fused = _unravel("f", k.outer, "i") + [
+    fused = [
         f"if ({when}) {{",
         *_indent(_lets(copy.body) + outside, 1),
         "} else {",
         *_indent(inside, 1),
         "}",
     ]
-    third = _function(k, k.name + "_fused", _grid_loop("f", _product(k.outer), fused))
+    third = _function(k, k.name + "_fused", _space(k.outer, "i", fused))
     return first + [""] + second + [""] + third
 
 

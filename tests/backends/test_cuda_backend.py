@@ -3,12 +3,16 @@ memory and errors (on a GPU: tests marked ``gpu`` run when CUDA is usable)."""
 
 from __future__ import annotations
 
+import collections
 import itertools
 import os
+import re
 import sys
 
 import numpy
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import numloom as nl
 from numloom.backends.cublas import Operand, emulate, plan_gemm
@@ -167,6 +171,10 @@ def test_large_sweeps_start_at_their_writes_and_replay_one_graph(monkeypatch):
         ((6, 7, 300), lambda xp, a: a.transpose(1, 0, 2)[:, ::2] * 3 + 1),
         ((3, 5, 4, 65), lambda xp, a: a[:, 1:, ::-1, 2:] - a[:, :-1, :, :-2]),
         ((200, 301), lambda xp, a: W.jacobi(xp, a, 2)),
+        ((9000, 1, 3), lambda xp, a: a[::-1] * a[:, :, ::-1]),  # short last axes
+        ((3, 2, 1, 50_000), lambda xp, a: xp.exp(a[:, ::-1]) + a[::-1]),  # few, long rows
+        ((70_000, 2), lambda xp, a: a[:, ::-1] - a[::-1] ** 2),
+        ((5, 300, 300), lambda xp, a: W.sobel(xp, a)),
     ],
 )
 def test_strided_kernels_over_several_axes_match_numpy_on_a_gpu(shape, program):
@@ -837,6 +845,77 @@ def test_a_large_box_write_keeps_32_bit_indices():
     program = cuda_programs._build(order, roots, "cuda:0")
     (step,) = [s for s in program.steps if s.ir is not None and s.ir.kind == "scatter"]
     assert cuda_launch._recipe(step, order, sms=132).narrow
+
+
+def _planned_steps(root_arrays):
+    from numloom.backends import cuda_programs
+    from numloom.core.dag import toposort
+
+    roots = [x._storage.version for x in root_arrays]
+    order = toposort(roots)
+    return cuda_programs._build(order, roots, "cuda:0"), order
+
+
+def test_stencils_loop_on_a_3d_grid_with_no_division_per_element():
+    """A Sobel filter over a batch of images and a Jacobi sweep index their elements along a
+    3-D grid of 32x8 blocks (the last axis along x, two neighbours a thread, each image along
+    z): no coordinate is a division of a flat index, and the neighbours' loads share their
+    strides (planned and rendered only)."""
+    from numloom.backends import cuda_launch
+
+    imgs = nl.zeros((64, 600, 600), numpy.float32)
+    grid = nl.zeros((4096, 4096), numpy.float32)
+    W.jacobi(nl, grid, 1)
+    for root, role, space in ((W.sobel(nl, imgs), "KERNEL", (598, 598, 64)),
+                              (grid, "KERNEL_fused", (4096, 4096, 1))):  # fmt: skip
+        program, order = _planned_steps([root])
+        (step,) = [s for s in program.steps if s.ir is not None and not s.ir.flat]
+        recipe = cuda_launch._recipe(step, order, sms=132)
+        (launch,) = [entry for entry in recipe.launches if entry[0] == role]
+        (gx, gy, gz), block = launch[1]
+        assert block == (32, 8, 1)
+        assert gx == -(-space[0] // 64) and gy <= -(-space[1] // 8) and gz <= space[2]
+        assert gx * gy * gz <= 132 * 64  # (blocks that take more rows keep them all busy)
+        symbol = re.search(r"nl_\w*?_[0-9a-f]{16}", step.kernel.source)[0]
+        name = role.replace("KERNEL", symbol + "32")
+        function = step.kernel.source.split(name + "(")[1].split("\n}\n")[0]
+        assert "%" not in function and "/" not in function, function
+        loads = re.findall(r"in0\[([^\]]*)\]", function)
+        strides = set(re.findall(r"\* (p\d+)", " ".join(loads)))  # one per axis but the last
+        assert len(strides) == len(space) - 1 - (space[2] == 1), loads
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 40), min_size=2, max_size=4).filter(
+    lambda e: numpy.prod(e) <= 4000), st.booleans())
+def test_a_3d_grid_covers_every_coordinate_once(extents, small):
+    """``cuda_launch._tile``'s grid and blocks, stepped through ``render_cuda._tiled``'s
+    grid-stride loops, visit each coordinate of any extents exactly once, with at most 256
+    threads a block (64 along z), also where the grid's limits make the loops stride."""
+    import math
+    from unittest import mock
+
+    from numloom.backends import cuda_launch
+
+    limits = (3, 2, 2) if small else cuda_launch.GRID_LIMITS
+    with mock.patch.object(cuda_launch, "GRID_LIMITS", limits):
+        (gx, gy, gz), (bx, by, bz) = cuda_launch._tile(
+            tuple(f"P[{k}]" for k in range(len(extents))), tuple(extents), 132)
+    assert bx * by * bz <= 256 and bz <= 64 and gy <= 65535 and gz <= 65535
+    pairs = -(-extents[-1] // 2)
+    assert bx * by * bz == 256 or bx * by * bz >= min(256, pairs * math.prod(extents[:-1]))
+    inner, rows, rest = extents[-1], extents[-2], math.prod(extents[:-2])
+    seen = collections.Counter()
+    for z0 in range(gz * bz):
+        for y0 in range(gy * by):
+            for x0 in range(gx * bx):
+                for z in range(z0, rest, gz * bz):
+                    for y in range(y0, rows, gy * by):
+                        for xb in range(2 * x0, inner, 2 * gx * bx):
+                            for x in (xb, xb + 1):
+                                if x < inner:
+                                    seen[z, y, x] += 1
+    assert len(seen) == math.prod(extents) and set(seen.values()) <= {1}
 
 
 def test_a_kernel_looping_past_2_to_the_31_over_small_arrays_keeps_64_bit_indices():
