@@ -446,24 +446,87 @@ _SIZES = {"float": 4, "double": 8, "int32_t": 4, "uint32_t": 4, "int64_t": 8, "u
           "int16_t": 2, "uint16_t": 2, "int8_t": 1, "uint8_t": 1, "bool": 1}  # fmt: skip
 
 
-def _row_cache(k: kir.Kernel) -> dict:
-    """``{load expression: (shared array, C type)}``: the loads of a row that more than one
-    pass makes, kept in shared memory at their positions along the row so that softmax reads
-    its input once, not three times. A contiguous run along the row is copied in before the
-    first pass (``_row_prefetch``); any other load is kept by the first pass as it reads it,
-    each thread reading back only the slots it wrote (every pass gives it the same positions,
-    so no barrier is needed). Rows longer than the cache read their tail from global
-    memory."""
+def _row_cache(k: kir.Kernel) -> tuple:
+    """``(cache, needed)``: what a row kernel's block keeps in shared memory between its
+    passes, and the statements each pass still computes.
+
+    ``cache`` is ``{expression: (shared array, C type)}``, expressions with every local
+    replaced by what it computes (``_canonical``). A value a pass computes that an earlier
+    pass computed already is read back from there, at its position along the row, and what
+    it was computed from is not computed again: softmax reads its input once and takes its
+    exponentials once (the max pass reads x, the sum pass reads x and keeps exp(x - max),
+    the output pass divides that). Loads that are one contiguous run along the row are
+    copied in before the first pass (``_row_prefetch``); any other value is kept by the pass
+    that first computes it, each thread reading back only the slots it wrote (every pass
+    gives it the same positions, so no barrier is needed). A value kept from a pass where the
+    last reader of another array reads it first takes that array over, slot by slot, so
+    softmax's exponentials replace its inputs. Rows longer than the cache compute their tail
+    in full. ``needed``: per pass, the names of the statements it renders (None: all)."""
     if any(phase.skip is not None for phase in k.phases):
-        return {}
-    seen: dict = {}
+        return {}, None
+    computed: dict = {}  # expression -> (pass, C type) of the pass that first computes it
+    reads: dict = {}  # expression -> passes that read it back
+    needed, positions = [], []
     for n, phase in enumerate(k.phases):
+        lets = {let.name: let for let in phase.body}
+        canon = _canonical(phase.body)
+        roots = [phase.reduction.value, phase.reduction.index] if phase.reduction else []
+        roots += [part for store in phase.stores for part in (store.value, store.index, store.when)
+                  if part]  # fmt: skip
+        need: set = set()
+        stack = [name for root in roots for name in _LOCAL.findall(root) if name in lets]
+        while stack:
+            name = stack.pop()
+            if name in need:
+                continue
+            need.add(name)
+            let, c = lets[name], canon[name]
+            if computed.get(c, (n, None))[0] < n and computed[c][1] == let.ctype:
+                reads.setdefault(c, set()).add(n)  # (kept: what made it is not needed here)
+                continue
+            stack += [m for m in _LOCAL.findall(let.expr) if m in lets]
         for let in phase.body:
-            load = _load_parts(let.expr)
-            if load is not None and load[0] == let.ctype and let.ctype in _SIZES:
-                seen.setdefault(let.expr, set()).add(n)
-    shared = sorted(e for e, passes in seen.items() if len(passes) > 1)
-    return {e: (f"s_cache{j}", _load_parts(e)[0]) for j, e in enumerate(shared)}
+            c = canon[let.name]
+            if let.name in need and c not in computed and _keepable(let, c):
+                computed[c] = (n, let.ctype)
+        needed.append(need)
+        positions.append({canon[let.name]: j for j, let in enumerate(phase.body)})
+    owners: dict = {}  # shared array -> the expression it holds last
+    cache: dict = {}
+    for c in sorted(reads, key=lambda c: (computed[c][0], positions[computed[c][0]][c])):
+        first, ctype = computed[c]
+        array = None
+        if _load_parts(c) is None:  # a computed value: may take over an array read first here
+            array = next((a for a, o in owners.items() if max(reads[o]) == first
+                          and cache[o][1] == ctype and o in positions[first]
+                          and positions[first][o] < positions[first][c]), None)  # fmt: skip
+        if array is None:
+            array = f"s_cache{len(owners)}"
+        owners[array] = c
+        cache[c] = (array, ctype)
+    return cache, needed
+
+
+_LOCAL = re.compile(r"\bt\d+\b")
+
+
+def _canonical(body) -> dict:
+    """``{local: its expression}`` with every local it reads replaced by its own (in
+    parentheses): equal values of different passes compare equal."""
+    canon: dict = {}
+    for let in body:
+        canon[let.name] = _LOCAL.sub(lambda m: f"({canon[m[0]]})" if m[0] in canon else m[0],
+                                     let.expr)  # fmt: skip
+    return canon
+
+
+def _keepable(let: kir.Let, c: str) -> bool:
+    """Whether a pass's value can be kept in shared memory: of a type the cache holds, and a
+    load read as its stored type (a load converted as it is read is kept converted)."""
+    if let.ctype not in _SIZES:
+        return False
+    load = _load_parts(c)
+    return load is None or load[0] == let.ctype
 
 
 def _load_parts(expr: str) -> tuple | None:
@@ -483,23 +546,29 @@ def _load_parts(expr: str) -> tuple | None:
 
 
 def _row_cache_length(cache: dict) -> int:
-    return ROW_CACHE_BYTES // max(1, sum(_SIZES[ctype] for _, ctype in cache.values()))
+    arrays = dict(cache.values())
+    return ROW_CACHE_BYTES // max(1, sum(_SIZES[ctype] for ctype in arrays.values()))
 
 
-def _pass_lines(body, cache: dict, filled: set, length: int) -> list:
-    """A pass's statements, its cached loads kept (first pass) or read back (later ones)."""
+def _pass_lines(body, cache: dict, filled: set, length: int, need: set | None) -> list:
+    """A pass's statements (those in ``need``), its kept values stored (the pass that first
+    computes them) or read back (later ones; past the cache's length, computed in full)."""
     lines = []
+    canon = _canonical(body)
     for let in body:
-        hit = cache.get(let.expr)
+        if need is not None and let.name not in need:
+            continue
+        c = canon[let.name]
+        hit = cache.get(c)
         if hit is None:
             lines.append(f"const {let.ctype} {let.name} = {let.expr};")
-        elif let.expr in filled:
-            lines.append(f"const {let.ctype} {let.name} = g < {length} ? {hit[0]}[g] : "
-                         f"{let.expr};")  # fmt: skip
+        elif c in filled:
+            lines.append(f"const {let.ctype} {let.name} = g < {length} ? {hit[0]}[g] : {c};")
         else:
             lines.append(f"const {let.ctype} {let.name} = {let.expr};")
             lines.append(f"if (g < {length}) {hit[0]}[g] = {let.name};")
-    filled.update(let.expr for let in body if let.expr in cache)
+    filled.update(canon[let.name] for let in body if canon[let.name] in cache
+                  and (need is None or let.name in need))  # fmt: skip
     return lines
 
 
@@ -534,7 +603,10 @@ def _row_prefetch(k: kir.Kernel, cache: dict, length: int) -> tuple:
     lines, loads = [], set()
     stored = {b.name: b.ctype for b in k.buffers}
     for expr, (name, ctype) in cache.items():
-        _, buffer, index = _load_parts(expr)
+        load = _load_parts(expr)
+        if load is None:  # (a computed value)
+            continue
+        _, buffer, index = load
         vec = _VEC.get(ctype)
         if vec is None or stored.get(buffer) != ctype:
             continue  # (a load converted as it is read, a float16 one widened, stays as it is)
@@ -573,14 +645,15 @@ def _row_prefetch(k: kir.Kernel, cache: dict, length: int) -> tuple:
 def _row(k: kir.Kernel) -> list:
     """A block per row: each phase folds the row and broadcasts its result; then the outputs."""
     lines = [*_unravel("o", k.outer, "i")] if k.outer else []
-    cache = _row_cache(k)
+    cache, needed = _row_cache(k)
     length = _row_cache_length(cache)
-    shared = [f"__shared__ {ctype} {name}[{length}];" for name, ctype in cache.values()]
+    arrays = dict(cache.values())
+    shared = [f"__shared__ {ctype} {name}[{length}];" for name, ctype in arrays.items()]
     prefetch, filled = _row_prefetch(k, cache, length)
     lines += prefetch
-    for phase in k.phases:
+    for n, phase in enumerate(k.phases):
         r = phase.reduction
-        rendered = _pass_lines(phase.body, cache, filled, length)
+        rendered = _pass_lines(phase.body, cache, filled, length, needed and needed[n])
         if r is None:
             point = _unravel("g", k.inner, "r") + rendered
             point += [_store(k, s) for s in phase.stores]

@@ -199,6 +199,12 @@ def test_strided_kernels_over_several_axes_match_numpy_on_a_gpu(shape, program):
             lambda xp, x, y: (x - x.mean(axis=1, keepdims=True)) / x.std(axis=1, keepdims=True),
         ),  # fmt: skip
         (
+            (4, 6000),  # a kept x - mean past the cache's length, of rows read backwards
+            numpy.float32,
+            lambda xp, x, y: (x[:, ::-1] - x.mean(axis=1, keepdims=True)) / x.std(axis=1,
+                                                                                  keepdims=True),
+        ),  # fmt: skip
+        (
             (5, 4100),
             numpy.float64,
             lambda xp, x, y: (
@@ -493,6 +499,39 @@ def test_cublas_keeps_tf32_off_unless_allowed(monkeypatch, allow, mode):
     assert cublas._handle("cuda:0") == 11
     assert cublas._handle("cuda:0") == 11  # one handle per device, set up once
     assert modes == [(11, mode)]
+
+
+def test_cublas_starts_once_on_a_thread_while_gemms_wait_for_it(monkeypatch):
+    """A program's first run starts cuBLAS on a thread (its start takes a few hundred ms,
+    which the kernels' compile overlaps); the first products wait for that start, and the
+    handle is made once, with the device's context current in the thread that makes it."""
+    import threading
+    import time
+
+    from numloom.backends import cublas
+
+    made, current = [], []
+
+    class Slow:
+        def __init__(self, device):
+            time.sleep(0.05)
+            made.append((device, threading.current_thread().name))
+
+    monkeypatch.setattr(cublas, "_Calls", Slow)
+    monkeypatch.setattr(cublas, "_calls", {})
+    monkeypatch.setattr(cublas, "_starting", {})
+    cublas.start("cuda:7", lambda: current.append(threading.current_thread().name))
+    cublas.start("cuda:7", lambda: current.append("again"))  # started: nothing more
+    got = []
+    waiters = [threading.Thread(target=lambda: got.append(cublas._calls_of("cuda:7")))
+               for _ in range(4)]  # fmt: skip
+    for t in waiters:
+        t.start()
+    for t in waiters:
+        t.join()
+    assert made == [("cuda:7", "numloom-cublas-start")]
+    assert current == ["numloom-cublas-start"]
+    assert len(got) == 4 and all(g is got[0] for g in got)
 
 
 def test_cublas_calls_set_the_stream_only_when_it_changes(monkeypatch):
@@ -810,16 +849,20 @@ def test_cuda_kernels_take_32_bit_indices_only_where_every_index_fits(rows, narr
 
 def test_a_row_kernel_reads_its_input_once_and_keeps_it_on_chip():
     """Softmax passes over each row three times (max, sum, outputs): a contiguous row is
-    copied into shared memory first, mostly 16 bytes a load, and every pass reads it there; a
-    row read backwards is kept there by the first pass, and read there by the later ones
-    (rendered only)."""
+    copied into shared memory first, mostly 16 bytes a load, and the max and sum passes read
+    it there; the sum pass keeps its exponentials in the same slots, and the output pass
+    divides those (no exp computed twice, no load but past the cache). A row read backwards
+    is kept there by the first pass (rendered only)."""
     x = nl.asarray(RNG.random((64, 300)).astype(numpy.float32))
     plan = nl.explain(W.softmax(nl, x), target="cuda")
     (kernel,) = plan.kernels
     block = kernel.source.split("_thread(")[0]  # the block-per-row function
     assert block.count("const float4 q = reinterpret_cast<const float4 *>(row + head)[v];") == 1
     assert block.count("s_cache0[g] = row[g]") == 2  # up to a 16-byte boundary, and the rest
-    assert block.count("? s_cache0[g] : (float)in0[") == 3
+    assert block.count("? s_cache0[g] : (float)in0[") == 2  # the max and sum passes
+    assert block.count("if (g < 4096) s_cache0[g] = ") == 1  # the exponentials
+    assert block.count("? s_cache0[g] : expf(") == 1  # the outputs' pass
+    assert block.count("expf(") == 2 and "s_cache1" not in block
     plan = nl.explain(W.softmax(nl, x[:, 3:]), target="cuda")  # rows from an offset: copied
     block = plan.kernels[0].source.split("_thread(")[0]
     assert block.count("const float4 q = reinterpret_cast<const float4 *>(row + head)[v];") == 1
@@ -827,8 +870,20 @@ def test_a_row_kernel_reads_its_input_once_and_keeps_it_on_chip():
     plan = nl.explain(W.softmax(nl, x[:, ::-1]), target="cuda")
     block = plan.kernels[0].source.split("_thread(")[0]
     assert "reinterpret_cast" not in block
-    assert block.count("if (g < 4096) s_cache0[g] = ") == 1
-    assert block.count("? s_cache0[g] : (float)in0[") == 2
+    assert block.count("if (g < 4096) s_cache0[g] = ") == 2  # x (max pass), exp (sum pass)
+    assert block.count("? s_cache0[g] : (float)in0[") == 1
+    assert block.count("? s_cache0[g] : expf(") == 1
+
+
+def test_a_row_kernel_computes_a_value_of_two_passes_once():
+    """Standardizing rows computes x - mean in the variance pass and keeps it, in x's slots,
+    for the outputs' pass (rendered only)."""
+    x = nl.asarray(RNG.random((64, 300)).astype(numpy.float32))
+    y = (x - x.mean(axis=1, keepdims=True)) / x.std(axis=1, keepdims=True)
+    block = nl.explain(y, target="cuda").kernels[0].source.split("_thread(")[0]
+    assert block.count("if (g < 4096) s_cache0[g] = ") == 1 and "s_cache1" not in block
+    outputs = block.split("? s_cache0[g] : ")[-1]
+    assert outputs.startswith("((float)(((float)in0[") and "- (" in outputs.split(";")[0]
 
 
 def test_a_large_box_write_keeps_32_bit_indices():
