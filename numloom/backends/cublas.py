@@ -11,6 +11,7 @@ of matrices at a constant distance go to one strided-batched call. TF32 stays of
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -144,12 +145,52 @@ def _handle(device: str) -> int:
     return handle
 
 
+def start(device: str, make_current) -> None:
+    """Start cuBLAS for ``device`` on a thread (``make_current()`` makes the device's context
+    current there), unless it is started: its library and handle take a few hundred
+    milliseconds, which a program's first run spends compiling its other kernels meanwhile.
+    The first ``gemm`` waits for it (and starts it itself if the thread failed)."""
+    with _lock:
+        if device in _calls or device in _starting:
+            return
+        thread = threading.Thread(target=_start, args=(device, make_current), daemon=True,
+                                  name="numloom-cublas-start")  # fmt: skip
+        _starting[device] = thread
+    thread.start()
+
+
+def _start(device: str, make_current) -> None:
+    try:
+        make_current()
+        _calls_of(device)
+    except Exception:  # noqa: BLE001 (the first gemm starts cuBLAS again, and raises there)
+        pass
+
+
+def _calls_of(device: str) -> _Calls:
+    """The device's cuBLAS calls, made once (by the first thread to ask; others wait)."""
+    call = _calls.get(device)
+    if call is None:
+        with _lock:
+            thread = _starting.get(device)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+        with _making:
+            call = _calls.get(device)
+            if call is None:
+                call = _calls[device] = _Calls(device)
+    return call
+
+
+_lock = threading.Lock()  # guards _starting
+_making = threading.Lock()  # one thread makes a device's handle
+_starting: dict = {}  # device -> the thread starting its cuBLAS
+
+
 def gemm(g: Gemm, dtype, first_ptr: int, second_ptr: int, out_ptr: int, stream: int,
          device: str) -> None:  # fmt: skip
     """Run ``g`` on ``stream``: pointers are the bases the Gemm's offsets count from."""
-    call = _calls.get(device)
-    if call is None:
-        call = _calls[device] = _Calls(device)
+    call = _calls.get(device) or _calls_of(device)
     call.stream(stream)
     dtype = np.dtype(dtype)
     function, one, zero = call.functions[dtype.char]

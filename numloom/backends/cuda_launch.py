@@ -86,6 +86,8 @@ def _prepare(program: Program, order: list, values: dict, device: str) -> None:
     takes the other variant compiles it then."""
     program.prepared = True
     state = _get(device)
+    if any(step.kernel.kind == "library" for step in program.steps) and _matmul_library():
+        cublas.start(device, partial(_get, device))  # (while the kernels compile)
     needed = []
     for i, step in enumerate(program.steps):
         functions = step.functions
