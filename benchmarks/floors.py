@@ -3,7 +3,9 @@
 For each workload under ``numloom.jit`` (and torch.compile's, where torch is installed, on the
 same inputs), two times:
 - a call: the call, then a sync (as ``python -m numloom bench`` times it, host included);
-- a kernel: 20 calls queued, then one sync, per call (the device's time, the host's hidden).
+- queued: 20 calls queued, then one sync, per call (the device's time, the host's hidden,
+  where a call does not wait for its kernels: one that reads its floating-point flag word
+  does, and then this is the call's whole time; Nsight Compute gives the kernel's).
 
 Each is put against the floor: the bytes the workload must read and write, at the device's
 copy bandwidth measured in the same run. ``--ncu`` runs each workload once, for Nsight
@@ -80,8 +82,8 @@ def main(argv=None) -> int:
         cases = {k: v for k, v in cases.items() if k in args.only.split(",")}
     bandwidth = float("nan") if args.ncu else copy_bandwidth(numloom, args.device)
     print(f"device copy bandwidth {bandwidth / 1e9:.0f} GB/s (read + write)")
-    print("| workload | numloom.jit call ms | kernel ms | GB/s | of the floor | torch.compile "
-          "kernel ms | torch of the floor |")
+    print("| workload | numloom.jit call ms | queued ms | GB/s | of the floor | torch.compile "
+          "queued ms | torch of the floor |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name, (inputs, fn, moved) in cases.items():
         if args.ncu and name == "jacobi":  # (two sweeps: a profiler replays every launch)
