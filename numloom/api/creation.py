@@ -444,10 +444,11 @@ def _array_of_arrays(items) -> ndarray:
 
     parts = [array(x) for x in items]
     shape = parts[0].shape
-    if any(p.shape != shape for p in parts):
+    if any(p.shape != shape for p in parts) or not all(isinstance(p, ndarray) for p in parts):
         from .fallback import to_numpy
 
-        return asarray(_np.array(to_numpy(items)))  # NumPy's error for ragged input
+        # NumPy's error for ragged input; NumPy's array beside objects or strings
+        return asarray(_np.array(to_numpy(items)))
     dtype = _np.result_type(*(p.dtype for p in parts))
     srcs = tuple(reshape_array(p.astype(dtype, copy=False), (1,) + shape)._node() for p in parts)
     n = node(Op.CONCAT, srcs, 0, (len(parts),) + shape, dtype)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy as copy_module
 import inspect
 import os
+import re
 import warnings
 
 import numpy
@@ -131,6 +132,29 @@ def test_array_of_numloom_arrays_stays_lazy():
     stacked = numloom.array([a, a + 1])
     assert numloom.stats()["plans_evaluated"] == before
     numpy.testing.assert_array_equal(stacked.get(), [[0, 2, 4], [1, 3, 5]])
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        lambda xp: [xp.array(5.0), None],  # a 0-d array beside an object: NumPy's objects
+        lambda xp: [[xp.array(5.0), None], [1, 2]],
+        lambda xp: [xp.array(1.5), "a"],  # beside a string: strings
+        lambda xp: [xp.arange(2.0), b"xy"],
+    ],
+)
+def test_array_of_numloom_arrays_beside_objects_or_strings_is_numpys(items):
+    """A list of numloom arrays and items no numloom array holds (None, strings) is NumPy's
+    array of them, as NumPy makes it (before, numloom tried to stack the objects' array)."""
+    try:
+        want = numpy.array(items(numpy))
+    except ValueError as e:
+        with pytest.raises(ValueError, match=re.escape(str(e)[:40])):
+            numloom.array(items(numloom))
+        return
+    made = numloom.array(items(numloom))
+    assert type(made) is numpy.ndarray and made.dtype == want.dtype and made.shape == want.shape
+    assert repr(made) == repr(want)
 
 
 @pytest.mark.parametrize("dtype", [object, str, "S3"])
