@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as _np
 from numpy.lib.array_utils import normalize_axis_index
 
-from ..core.array import asarray, ndarray, priority_subclass
+from ..core.array import asarray, ndarray, of_class, priority_subclass, programs_subclass
 from ..core.array_views import reshape_array
 from ..core.dag import warn_at_user
 from . import elementwise as _ew
@@ -678,13 +678,17 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     if not outer or 0 in outer:
         if 0 in outer:
             raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0")
-    results = [asarray(func1d(moved[ind], *args, **kwargs)) for ind in _np.ndindex(outer)]
+    made = [func1d(moved[ind], *args, **kwargs) for ind in _np.ndindex(outer)]
+    results = [asarray(r) for r in made]
     stacked = concatenate([r[None] for r in results], axis=0)
     res = stacked.reshape(outer + results[0].shape)
     res_nd = results[0].ndim
     order = list(range(axis)) + list(range(nd - 1, nd - 1 + res_nd)) + \
         list(range(axis, nd - 1))  # fmt: skip
-    return transpose(res, order)
+    out = transpose(res, order)
+    # of the first result's subclass, as NumPy's buffer (``zeros_like`` of it); of arr's,
+    # the guard in front of this function makes it
+    return of_class(out, made[0]) if programs_subclass(made[0]) else out
 
 
 def apply_over_axes(func, a, axes):

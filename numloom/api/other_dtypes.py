@@ -15,7 +15,7 @@ import types
 
 import numpy as _np
 
-from ..core.array import OtherDtype, ndarray
+from ..core.array import OtherDtype, ndarray, of_class, programs_subclass
 from . import eager
 from . import numpy_api as _api
 from .fallback import call_numpy_quietly
@@ -33,7 +33,8 @@ def guarded(fn, numpy_fn):
     """``fn``, which runs ``numpy_fn`` where it meets data numloom arrays do not hold (strings,
     objects, ...) or a NumPy ndarray subclass (a masked array, ``np.matrix``)."""
     now = numpy_fn in eager.FUNCTIONS
-    if getattr(fn, "_numpy_guard", False) and (not now or getattr(fn, "_now", False)):
+    if getattr(fn, "_numpy_guard", False) and (not now or getattr(fn, "_now", False)) and (
+            numpy_fn.__name__ not in KEEPS_CLASS or getattr(fn, "_keeps", None)):  # fmt: skip
         return fn
     return _wrapped(fn, numpy_fn, False)
 
@@ -46,6 +47,8 @@ def _wrapped(fn, numpy_fn, dispatching: bool):
     now = numpy_fn in eager.FUNCTIONS
     scalar_in = numpy_fn in eager.SCALAR_INPUTS
     method = _METHODS.get(numpy_fn.__name__) if dispatching else None
+    keeps = KEEPS_CLASS.get(numpy_fn.__name__)
+    at = 2 if numpy_fn.__name__ == "apply_along_axis" else 0  # (the array among the arguments)
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
@@ -63,6 +66,9 @@ def _wrapped(fn, numpy_fn, dispatching: bool):
         if now:  # (small computed arrays a loop works on: NumPy's call, at once)
             made = eager.functions_now(numpy_fn, args, kwargs)
             if made is not None:
+                if keeps and len(args) > at and programs_subclass(args[at]) and \
+                        kwargs.get("out") is None:  # fmt: skip
+                    return of_class(made, args[at], keeps)
                 return made
         if dispatching and (_foreign_in(args) or (kwargs and _foreign_in(kwargs.values()))):
             handled = _handed_over(numpy_fn, args, kwargs)
@@ -77,12 +83,29 @@ def _wrapped(fn, numpy_fn, dispatching: bool):
             # (a program's subclass's own ``sum``: NumPy's function calls it, its way)
             return numpy_fn._implementation(*args, **kwargs)
         try:
-            return fn(*args, **kwargs)
+            made = fn(*args, **kwargs)
         except OtherDtype:
-            return call_numpy_quietly(numpy_fn, args, kwargs)
+            made = call_numpy_quietly(numpy_fn, args, kwargs)
+        if keeps and len(args) > at and programs_subclass(args[at]) and kwargs.get("out") is None:
+            return of_class(made, args[at], keeps)
+        return made
 
-    run._numpy_guard, run._now = True, now
+    run._numpy_guard, run._now, run._keeps = True, now, keeps
     return run
+
+
+# NumPy's functions whose result is of their first argument's ndarray subclass (they take it
+# as it is, ``asanyarray``, and call its methods or ufuncs): what of the result is: "all" its
+# arrays, "first" (unique's values, not its indices), "shaped" (an index array, not the index
+# of the whole array, which is NumPy's scalar)
+KEEPS_CLASS = dict.fromkeys((
+    "sum", "prod", "mean", "std", "var", "max", "min", "amax", "amin", "any", "all", "cumsum",
+    "cumprod", "ptp", "median", "average", "percentile", "quantile", "nansum", "nanprod",
+    "nanmean", "nanstd", "nanvar", "nanmax", "nanmin", "nanmedian", "nanpercentile",
+    "nanquantile", "nancumsum", "nancumprod", "sort", "argsort", "take", "repeat", "tile",
+    "roll", "insert", "delete", "apply_along_axis", "round", "around", "clip"), "all")  # fmt: skip
+KEEPS_CLASS.update(dict.fromkeys(("argmax", "argmin", "nanargmax", "nanargmin"), "shaped"),
+                   unique="first")  # fmt: skip
 
 
 def guard_namespace(namespace: dict, numpy_module) -> None:

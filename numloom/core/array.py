@@ -86,6 +86,18 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
     def __array_finalize__(self, obj, /) -> None:
         """Called on a new view as a subclass (``a.view(cls)``); subclasses override it."""
 
+    def __init_subclass__(cls, **kwargs):
+        """A program's subclass: the methods NumPy's give results of the subclass from
+        (``KEEPS_CLASS_METHODS``) give them here too, where the subclass does not define them
+        itself (numloom's own subclasses and the plain class pay nothing)."""
+        super().__init_subclass__(**kwargs)
+        if cls.__module__.startswith("numloom."):
+            return
+        for name, keeps in KEEPS_CLASS_METHODS.items():
+            method = getattr(cls, name, None)
+            if method is not None and method is getattr(ndarray, name, None):
+                setattr(cls, name, _keeping_class(method, keeps))
+
     def __class_getitem__(cls, item, /):
         """``np.ndarray[Any, np.dtype[np.float64]]`` in annotations: a generic alias, as NumPy's
         (one or two arguments: shape type and dtype)."""
@@ -473,6 +485,46 @@ def _as_subclass(out, a: ndarray, cls=None):
     if cls.__array_finalize__ is not ndarray.__array_finalize__:
         made.__array_finalize__(a)
     return made
+
+
+def programs_subclass(x) -> bool:
+    """Whether ``x`` is of a program's own subclass of numloom's ndarray."""
+    t = type(x)
+    return t is not ndarray and t not in _RESULT_TYPES and isinstance(x, ndarray)
+
+
+def of_class(made, a, keeps: str = "all"):
+    """``made`` (a function's or method's result from ``a``) with its numloom arrays of the
+    base class as instances of ``a``'s class, finalized from ``a``, as NumPy gives them.
+    ``keeps``: which of them, "all", "first" (``unique``'s values, not its indices) or
+    "shaped" (``argmax`` along an axis; of the whole array, NumPy's scalar)."""
+    if isinstance(made, tuple):
+        if keeps == "first":
+            return (of_class(made[0], a),) + made[1:]
+        kept = [of_class(m, a, keeps) for m in made]
+        return type(made)(*kept) if hasattr(made, "_fields") else tuple(kept)
+    if isinstance(made, _np.generic) and keeps == "all":  # (NumPy's scalar: a 0-d array)
+        made = asarray(made)
+    if type(made) not in _RESULT_TYPES or (keeps == "shaped" and made.ndim == 0):
+        return made
+    return _as_subclass(made, a)
+
+
+# ndarray's methods whose result is of the array's subclass, as NumPy's (``of_class``)
+KEEPS_CLASS_METHODS = dict.fromkeys((
+    "sum", "prod", "mean", "std", "var", "max", "min", "any", "all", "cumsum", "cumprod",
+    "astype", "argsort", "take", "repeat", "round", "clip", "dot", "compress"), "all")  # fmt: skip
+KEEPS_CLASS_METHODS.update(argmax="shaped", argmin="shaped")
+
+
+def _keeping_class(method, keeps: str):
+    @functools.wraps(method)
+    def kept(self, *args, **kwargs):
+        made = method(self, *args, **kwargs)
+        return made if kwargs.get("out") is not None else of_class(made, self, keeps)
+
+    kept._keeps_class = True
+    return kept
 
 
 def priority_subclass(out, arrays):

@@ -760,3 +760,67 @@ def test_histograms_hand_another_librarys_array_its_call(call):
 
     d, xy = Dispatching(), [1, 2]
     assert call(nl, d, xy) == call(numpy, d, xy)
+
+
+_OF_SUBCLASS = {  # a call of a program's ndarray subclass: its results are of that class
+    "a.sum()": lambda xp, a: a.sum(), "a.sum(0)": lambda xp, a: a.sum(axis=0),
+    "a.mean()": lambda xp, a: a.mean(), "a.std(0)": lambda xp, a: a.std(axis=0),
+    "a.max(1)": lambda xp, a: a.max(axis=1), "a.any(0)": lambda xp, a: a.any(axis=0),
+    "a.argmax(1)": lambda xp, a: a.argmax(axis=1), "a.argmax()": lambda xp, a: a.argmax(),
+    "a.cumsum(0)": lambda xp, a: a.cumsum(axis=0), "a.astype": lambda xp, a: a.astype(int),
+    "a.argsort()": lambda xp, a: a.argsort(), "a.take": lambda xp, a: a.take([0, 1]),
+    "a.repeat": lambda xp, a: a.repeat(2), "a.dot": lambda xp, a: a.dot(a.T),
+    "np.sum": lambda xp, a: xp.sum(a), "np.prod(0)": lambda xp, a: xp.prod(a, axis=0),
+    "np.median": lambda xp, a: xp.median(a), "np.median(0)": lambda xp, a: xp.median(a, axis=0),
+    "np.average(0)": lambda xp, a: xp.average(a, axis=0),
+    "np.percentile": lambda xp, a: xp.percentile(a, 30, axis=1),
+    "np.nanmean(0)": lambda xp, a: xp.nanmean(a, axis=0),
+    "np.nanmax(0)": lambda xp, a: xp.nanmax(a, axis=0),
+    "np.argmin(1)": lambda xp, a: xp.argmin(a, axis=1), "np.argmin": lambda xp, a: xp.argmin(a),
+    "np.unique": lambda xp, a: xp.unique(a, return_counts=True),
+    "np.sort": lambda xp, a: xp.sort(a), "np.roll": lambda xp, a: xp.roll(a, 1),
+    "np.tile": lambda xp, a: xp.tile(a, 2), "np.insert": lambda xp, a: xp.insert(a, 1, 5.0),
+    "np.delete": lambda xp, a: xp.delete(a, 1),
+    "np.apply_along_axis": lambda xp, a: xp.apply_along_axis(lambda r: r * 2, 1, a),
+    "np.clip": lambda xp, a: xp.clip(a, 1, 3), "np.cumprod": lambda xp, a: xp.cumprod(a, 0),
+    "np.where": lambda xp, a: xp.where(a > 2, a, 0),  # (NumPy's: the base class)
+    "np.nonzero": lambda xp, a: xp.nonzero(a),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("size", [6, 2**12])  # (small arrays run NumPy's call at once)
+@pytest.mark.parametrize("call", list(_OF_SUBCLASS))
+def test_results_from_a_programs_subclass_are_of_its_class_as_numpys(call, size):
+    """Reductions, sorts, ``astype``, ``median``, the nan-functions, ``insert``/``delete`` and
+    ``apply_along_axis`` of a program's ndarray subclass give results of that class, finalized
+    from the array (its attributes carried), where NumPy's do; results NumPy gives as its
+    base class or its scalars stay so."""
+
+    def kinds(xp):
+        class Tagged(xp.ndarray):
+            def __array_finalize__(self, obj):
+                self.tag = getattr(obj, "tag", None)
+
+        a = xp.arange(float(size)).reshape(2, -1).view(Tagged)
+        a.tag = "kept"
+        made = _OF_SUBCLASS[call](xp, a)
+        parts = made if isinstance(made, tuple) else (made,)
+        return ([(type(p).__name__ if isinstance(p, (xp.ndarray, numpy.ndarray)) and (
+                  p.ndim or type(p) not in (nl.ndarray, nl.core.array._Scalar)) else "scalar",
+                  getattr(p, "tag", None)) for p in parts],  # (numloom's 0-d stand-ins: scalars)
+                [numpy.asarray(p).tolist() for p in parts])  # fmt: skip
+
+    assert kinds(nl) == kinds(numpy)
+
+
+def test_apply_along_axis_gives_its_functions_subclass():
+    """``apply_along_axis`` of a plain array whose function returns a program's subclass
+    stacks the results as that class (NumPy's buffer is ``zeros_like`` of the first)."""
+    for xp in (numpy, nl):
+
+        class Rows(xp.ndarray):
+            pass
+
+        got = xp.apply_along_axis(lambda r: (r[::-1] * r[1:, None]).view(Rows), 0,
+                                  xp.arange(18).reshape(6, 3))  # fmt: skip
+        assert type(got) is Rows and got.shape == (5, 6, 3)
