@@ -592,3 +592,24 @@ def test_no_fallback_on_gpu():
     _workload(numloom)
     numloom.sync()
     assert dict(numloom.stats()["fallbacks"]) == before
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda xp, k: xp.delete(k, slice(60, None), axis=1),
+        lambda xp, k: xp.delete(k, [1], axis=1),
+        lambda xp, k: xp.delete(k, 1),
+        lambda xp, k: xp.insert(k, 1, 7, axis=1),
+        lambda xp, k: xp.insert(k, [0, 2], 7, axis=0),
+        lambda xp, k: xp.delete(k.T.copy(), [0], axis=0),  # (C order stays C)
+    ],
+)
+def test_delete_and_insert_keep_a_fortran_arrays_order(call):
+    """NumPy's ``delete`` and ``insert`` lay their result out in Fortran order where the
+    array is Fortran-ordered (and not C-ordered); NumPy's own tests check it (gh-7113)."""
+    made = {}
+    for xp in (numpy, numloom):
+        m = call(xp, xp.arange(10).reshape(2, 5, order="F"))
+        made[xp] = (m.flags.c_contiguous, m.flags.f_contiguous, numpy.asarray(m).tolist())
+    assert made[numloom] == made[numpy]
