@@ -445,6 +445,13 @@ def setitem(a: ndarray, key, value) -> None:
     if a._readonly:
         raise ValueError("assignment destination is read-only")
     warn_if_first_write(a)
+    if (type(key) is slice and type(value) is ndarray and key == _ALL and value._storage.pending
+            and value._dtype == a._dtype and value.shape == a.shape and a.ndim
+            and not a._storage.eager):  # fmt: skip
+        # ``center[:] = expr``, a stencil's sweep: traced work of the view's own shape and
+        # dtype written over the whole view (what the general path below records for it)
+        a._write(a._view, broadcast_node(value._node(), a.shape))
+        return
     key = _protocol_entries(_scalars_as_ints(_normalize_key(key)))
     advanced = any(_is_advanced(k) for k in key)
     if advanced and _store_now(a, key, value):
@@ -635,6 +642,9 @@ def _numbers_of(value, dtype) -> ndarray:
 
 def _size(x) -> int:
     return x.size if isinstance(x, ndarray) else 1
+
+
+_ALL = slice(None)
 
 
 def _value_node(value, shape: tuple, dtype, what: str):

@@ -719,3 +719,24 @@ def test_an_object_with_index_is_an_integer_index(xp):
     got = [a[_Index(1)], a[_Index(1), _Index(-1)], a[:, _Index(2)], b[_Index(1), xp.array(0)],
            a[_Index(0), ArrayLike()], a[_Index(0), [1, 2]]]  # fmt: skip
     return [(type(g).__name__ if numpy.ndim(g) == 0 else "", g) for g in got]
+
+
+@pytest.mark.parametrize("key", [slice(None), Ellipsis])
+def test_a_sweep_written_over_a_whole_view_is_numpys_and_a_failed_one_keeps_the_values(key):
+    """``center[:] = expr`` (a stencil's sweep, which takes a short path) and ``center[...] =
+    expr`` give NumPy's grid; a value that fails at the sync (an integer division by zero,
+    with NumPy's error raised as errors) leaves the grid as it was."""
+    grids = {}
+    for xp in (numpy, numloom):
+        g = xp.arange(36.0).reshape(6, 6)
+        center, north, south = g[1:-1, 1:-1], g[:-2, 1:-1], g[2:, 1:-1]
+        for _ in range(3):
+            center[key] = 0.5 * (north + south)
+        grids[xp] = numpy.asarray(g).tolist()
+    assert grids[numloom] == grids[numpy]
+    ints = numloom.arange(16).reshape(4, 4)
+    inner = ints[1:-1, 1:-1]
+    with numloom.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        inner[key] = inner // numloom.zeros((2, 2), int)
+        numloom.sync()
+    assert ints.tolist() == numpy.arange(16).reshape(4, 4).tolist()
