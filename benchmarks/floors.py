@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
 
 import numpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import workloads as W  # noqa: E402
+from kernels import median_time  # noqa: E402
 
 
 def _cases(rng):
@@ -39,29 +38,6 @@ def _cases(rng):
         "sobel": ((imgs,), W.sobel, imgs.nbytes + 64 * 598 * 598 * 4),
         "softmax": ((rows,), W.softmax, 2 * rows.nbytes),
     }
-
-
-def _median_call(run, sync, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        run()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
-def _queued(run, sync, repeat: int, depth: int = 20) -> float:
-    """The time per call of ``depth`` calls queued before one sync (median of ``repeat``)."""
-    times = []
-    for _ in range(max(3, repeat // 4)):
-        sync()
-        t0 = time.perf_counter()
-        for _ in range(depth):
-            run()
-        sync()
-        times.append((time.perf_counter() - t0) / depth)
-    return statistics.median(times)
 
 
 def main(argv=None) -> int:
@@ -110,8 +86,8 @@ def _row(numloom, name, inputs, fn, moved, bandwidth, args) -> None:
     check = numloom.jit(lambda *xs: small(numloom, *[x.copy() for x in xs]))(*arrays)
     numpy.testing.assert_allclose(numloom.asnumpy(check), want, rtol=1e-4, atol=1e-6)
     del check
-    call = _median_call(lambda: jitted(*arrays), numloom.sync, args.repeat)
-    kernel = _queued(lambda: jitted(*arrays), numloom.sync, args.repeat)
+    call = median_time(lambda: jitted(*arrays), 1, numloom.sync, batches=args.repeat)
+    kernel = median_time(lambda: jitted(*arrays), 20, numloom.sync, batches=max(3, args.repeat // 4))
     floor = moved / bandwidth
     torch_kernel = float("nan") if args.no_torch else _torch(name, fn, inputs, args.repeat)
     print(f"| {name} | {call * 1e3:.3f} | {kernel * 1e3:.3f} | {moved / kernel / 1e9:.0f} | "
@@ -136,7 +112,7 @@ def _torch(name, fn, inputs, repeat) -> float:
     except Exception as e:  # noqa: BLE001 (torch spells some NumPy calls otherwise)
         print(f"torch.compile: {name}: {type(e).__name__}", file=sys.stderr)
         return float("nan")
-    return _queued(lambda: compiled(*xs), torch.cuda.synchronize, repeat)
+    return median_time(lambda: compiled(*xs), 20, torch.cuda.synchronize, max(3, repeat // 4))
 
 
 if __name__ == "__main__":
