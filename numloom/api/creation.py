@@ -387,7 +387,7 @@ def laid_out(a: ndarray, order, copy) -> ndarray:
 def _fresh(host) -> bool:
     """Whether ``host``, an array NumPy just made, may become a CPU array's memory as it is."""
     return (type(host) is _np.ndarray and host.dtype.kind in _KINDS and host.dtype.isnative
-            and host.flags.c_contiguous and host.flags.owndata and host.ndim > 0
+            and host.flags.c_contiguous and host.flags.owndata
             and get_device() == "cpu")  # fmt: skip
 
 
@@ -395,7 +395,7 @@ def _adopted(host) -> ndarray:
     """``host`` as a new CPU array's memory, marked where it is small (a loop's array built
     from a list: its calls run at once, ``api/eager.py``)."""
     if host.size <= config.EAGER_ELEMENTS and not TRACING:
-        return _eager().adopted(host)  # (marked, its host view ready)
+        return _eager().adopted(host, scalar=False)  # (marked, its host view ready)
     return adopt_host(host)
 
 

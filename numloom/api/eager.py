@@ -376,10 +376,11 @@ def made_now(made):
     return made[()] if made.ndim == 0 else adopted(made)
 
 
-def adopted(made: _np.ndarray) -> ndarray:
+def adopted(made: _np.ndarray, scalar: bool = True) -> ndarray:
     """NumPy's new array ``made`` (of data-dependent work) as a marked numloom array, its
     memory uncopied, its host view ready (the next call reads it). A ufunc's several outputs
-    (``divmod``) are adopted each."""
+    (``divmod``) are adopted each. A 0-d one stands for NumPy's scalar, unless not ``scalar``
+    (``np.array(1.5)``, an array)."""
     if type(made) is tuple:
         return tuple([adopted(m) for m in made])
     if not isinstance(made, _np.ndarray):  # (0-d operands alone give NumPy's scalar)
@@ -398,7 +399,7 @@ def adopted(made: _np.ndarray) -> ndarray:
         return ADOPT[0](made)  # (the same, in C)
     a = adopt_host(made)
     a._storage.eager = True
-    if made.ndim == 0:
+    if made.ndim == 0 and scalar:
         a.__class__ = _Scalar  # (NumPy's ufuncs and reductions give a scalar: numloom's
         # stands for it, printing as NumPy's does)
     version = a._storage.version

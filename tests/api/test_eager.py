@@ -506,3 +506,21 @@ def test_another_librarys_small_data_runs_numpys_function_on_a_gpu_too(monkeypat
     assert type(eager.functions_now(numpy.sort, (d,), {})) is nl.ndarray
     assert eager.functions_now(numpy.average, (d,), {"weights": numpy.ones(17)}) is None
     assert eager.functions_now(numpy.average, (nl.ones(17),), {}) is None
+
+
+def test_arithmetic_of_0d_arrays_runs_now_and_warns_at_once_as_numpys():
+    """``np.array(1e300) * np.array(1e300)`` is NumPy's float64 inf, and its overflow
+    warning is given as the line runs, though nothing reads the result (NumPy's own
+    TestFloatExceptions); ``np.array(x)`` itself stays a 0-d array, indexing as an int."""
+    for xp in (numpy, nl):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            with xp.errstate(all="warn"):
+                made = xp.array(1e300) * xp.array(1e300)
+                assert len(w) == 1 and "overflow" in str(w[0].message)
+                xp.array(numpy.inf) - xp.array(numpy.inf)
+                assert len(w) == 2 and "invalid" in str(w[1].message)
+        assert type(made) is numpy.float64 and made == numpy.inf
+        zero_d = xp.array(1)
+        assert type(zero_d) is xp.ndarray and repr(zero_d) == "array(1)"
+        assert type(xp.arange(6).reshape(2, 3)[0, zero_d]) is numpy.int64
