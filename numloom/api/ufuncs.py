@@ -103,6 +103,9 @@ class ufunc(object if _speedups is None else _speedups.UfuncBase):
                 UserWarning,
             )
         out = None if out is _NOT_GIVEN else out
+        if out is Ellipsis:  # NumPy 2's ``out=...``: arrays, a 0-d result not a scalar
+            return _as_arrays(self._call(*args, where=where, casting=casting, dtype=dtype,
+                                         signature=signature, **kwargs))  # fmt: skip
         try:
             made = apply(self, args, out, where, casting, dtype, signature)
             if SUBCLASSES and out is None:  # (a program that made ndarray subclasses)
@@ -164,6 +167,18 @@ class ufunc(object if _speedups is None else _speedups.UfuncBase):
         if a.device != "cpu":
             fallback._warn_once(f"{self.__name__}.at")
         writes.run(self._np.at, (a, indices, *extra), {}, (0,), a.device)
+
+
+def _as_arrays(made):
+    """A ufunc's result(s) as arrays: a 0-d stand-in for NumPy's scalar, or NumPy's scalar
+    (a call run now), as a 0-d array of its value."""
+    if isinstance(made, tuple):
+        return tuple(_as_arrays(m) for m in made)
+    if type(made) is _Scalar:  # (the call's own new result: retyped in place)
+        made.__class__ = ndarray
+    if isinstance(made, _np.generic):
+        return asarray(made)
+    return made
 
 
 def plain_into(uf: ufunc, args: tuple, out) -> bool:

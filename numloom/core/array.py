@@ -268,7 +268,11 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
         if ours is None:
             return _namespace.fallback.call_numpy_ufunc(np_ufunc, method, inputs, kwargs)
         if method == "__call__":
-            return ours(*inputs, **kwargs)
+            made = ours(*inputs, **kwargs)
+            # NumPy's own code calling NumPy's ufunc (``_lerp``'s ``add(a, b, out=...)``,
+            # whose ``out=...`` NumPy drops here) gets numloom's 0-d stand-in for a scalar
+            # result run now: an array it can write into, printing as the scalar
+            return _stand_in(made) if isinstance(made, _np.generic) else made
         return getattr(ours, method)(*inputs, **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
@@ -585,6 +589,13 @@ def _resize(a: ndarray, new_shape: tuple, refcheck: bool) -> None:
 
 
 _SCALAR_ONLY = frozenset({"hex", "is_integer", "as_integer_ratio", "bit_count"})
+
+
+def _stand_in(value: _np.generic) -> ndarray:
+    """NumPy's scalar ``value`` as numloom's 0-d stand-in for it (``_Scalar``)."""
+    made = asarray(value)
+    made.__class__ = _Scalar
+    return made
 
 
 class _Scalar(ndarray):

@@ -1104,3 +1104,35 @@ def test_a_view_of_another_dtype_keeps_its_own_loop():
 
     run()
 
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda xp: xp.add(xp.array(2), xp.array(0.6), out=...),  # 0-d arrays, run now
+        lambda xp: xp.add((xp.arange(3) * 1.0).sum(), 1.0, out=...),  # a reduction's result
+        lambda xp: xp.divmod(xp.array(7), 2, out=...),
+        lambda xp: xp.add(xp.ones(3), 1, out=...),
+        lambda xp: xp.subtract(5.0, 2.0, out=..., where=True),
+    ],
+)
+def test_out_ellipsis_gives_arrays_not_scalars(call):
+    """NumPy 2's ``out=...``: the results are arrays, a 0-d one too (NumPy's ``_lerp``, which
+    ``percentile`` and ``quantile`` use, relies on it)."""
+    got, want = call(numloom), call(numpy)
+    got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+    assert [type(g).__name__ for g in got] == [type(w).__name__ for w in want]
+    assert [numpy.asarray(g).tolist() for g in got] == [w.tolist() for w in want]
+
+
+def test_numpys_ufunc_on_0d_arrays_gives_a_writable_stand_in():
+    """NumPy's own ``add(a, b, out=...)`` on numloom's 0-d arrays (NumPy drops ``out=...``
+    before asking numloom's ``__array_ufunc__``) gives an array that NumPy's next call writes
+    into, as in its ``_lerp`` (percentile's interpolation)."""
+    from numpy.lib import _function_base_impl as impl
+
+    for xp in (numloom, numpy):
+        made = impl._lerp(xp.array(2), xp.array(5), xp.array(0.2))
+        assert float(made) == 2.6
+    made = numpy.add(numloom.array(2), numloom.array(0.5))
+    assert isinstance(made, numloom.ndarray) and repr(made) == repr(numpy.float64(2.5))
