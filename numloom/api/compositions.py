@@ -25,7 +25,7 @@ from . import elementwise as _ew
 from . import reductions as _r
 from .bits import packbits, unpackbits
 from .composed import tri
-from .creation import arange, array, full, laid_out, zeros, zeros_like
+from .creation import arange, array, full, in_order_of, zeros, zeros_like
 from .fallback import call_numpy
 from .indexing import shape_str
 from .joins import concatenate, diff, nonzero, take, vstack
@@ -125,13 +125,8 @@ def delete(arr, obj, axis=None):
     ``axis``: NumPy picks the kept positions, a ``take`` gathers them."""
     arr, axis, positions = _axis_positions(asarray(arr), axis)
     kept = _np.delete(positions, _host(obj), axis).reshape(-1)
-    return _in_arrays_order(take(arr, asarray(kept, device=arr.device), axis=axis), arr)
+    return in_order_of(take(arr, asarray(kept, device=arr.device), axis=axis), arr)
 
-
-def _in_arrays_order(made, arr):
-    """``made`` (new) in Fortran order where ``arr`` is Fortran-ordered and not C-ordered, as
-    NumPy's ``delete`` and ``insert`` lay out their results."""
-    return laid_out(made, "F", None) if arr.flags.fnc else made
 
 
 def insert(arr, obj, values, axis=None):
@@ -164,7 +159,7 @@ def insert(arr, obj, values, axis=None):
         marks = _along(marks, ndim, axis)
     order = _np.insert(positions, obj, marks, axis).reshape(-1)
     joined = concatenate((arr, broadcast_to(values, shape)), axis=axis)
-    return _in_arrays_order(take(joined, asarray(order, device=arr.device), axis=axis), arr)
+    return in_order_of(take(joined, asarray(order, device=arr.device), axis=axis), arr)
 
 
 def _fits(shape: tuple, target: tuple, message: str) -> None:

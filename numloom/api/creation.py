@@ -384,6 +384,12 @@ def laid_out(a: ndarray, order, copy) -> ndarray:
     return in_order(a.copy(), order)
 
 
+def in_order_of(made: ndarray, a) -> ndarray:
+    """``made`` (new) in Fortran order where ``a`` is Fortran-ordered and not C-ordered, as
+    NumPy's ``delete``, ``insert`` and ``pad`` lay out their results."""
+    return laid_out(made, "F", None) if a.flags.fnc and isinstance(made, ndarray) else made
+
+
 def _fresh(host) -> bool:
     """Whether ``host``, an array NumPy just made, may become a CPU array's memory as it is."""
     return (type(host) is _np.ndarray and host.dtype.kind in _KINDS and host.dtype.isnative

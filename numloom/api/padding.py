@@ -10,6 +10,7 @@ import numpy as _np
 from ..core.array import asarray, ndarray, result, share
 from ..core.dag import View
 from . import elementwise as _api  # (where, clip, subtract...: the elementwise family)
+from .creation import in_order_of
 from .fallback import call_numpy
 from .joins import _axis_slice, _concat_node, _const_node, _copy, _joined
 
@@ -62,8 +63,13 @@ def _check_pad_kwargs(mode, kwargs: dict) -> None:
 def pad(array, pad_width, mode="constant", **kwargs):
     """``array`` padded per axis: CONCAT of constant blocks (constant), broadcast edges (edge),
     or slices of what is already padded (wrap, reflect, symmetric), axis after axis as NumPy
-    fills them. Other modes run through NumPy."""
+    fills them. Other modes run through NumPy. A Fortran-ordered array's result is in Fortran
+    order, as NumPy's."""
     a = asarray(array)
+    return in_order_of(_pad(a, pad_width, mode, **kwargs), a)
+
+
+def _pad(a, pad_width, mode, **kwargs):
     widths = _pad_widths(pad_width, a.ndim)
     if callable(mode):
         return call_numpy("pad", _np.pad, a, pad_width, mode, **kwargs)

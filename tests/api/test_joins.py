@@ -906,3 +906,18 @@ def test_compiled_empty_results(compiled):
             numpy.tile(host, (0, 2))]  # fmt: skip
     for g, w in zip(got, want):
         numpy.testing.assert_array_equal(g.get(), w, strict=True)
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "wrap", "reflect", "symmetric", "mean",
+                                  "linear_ramp", "empty"])  # fmt: skip
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_pad_keeps_the_arrays_order(mode, order):
+    """NumPy's ``pad`` gives a Fortran-ordered array's result in Fortran order (and C's in C
+    order), in every mode; NumPy's own tests check it."""
+    made = {}
+    for xp in (numpy, numloom):
+        x = xp.asarray(numpy.arange(50.0).reshape(5, 10), order=order)
+        p = xp.pad(x, 2, mode)
+        made[xp] = (p.flags.c_contiguous, p.flags.f_contiguous,
+                    None if mode == "empty" else numpy.asarray(p).tolist())  # fmt: skip
+    assert made[numloom] == made[numpy]
