@@ -66,10 +66,7 @@ def _wrapped(fn, numpy_fn, dispatching: bool):
         if now:  # (small computed arrays a loop works on: NumPy's call, at once)
             made = eager.functions_now(numpy_fn, args, kwargs)
             if made is not None:
-                if keeps and len(args) > at and programs_subclass(args[at]) and \
-                        kwargs.get("out") is None:  # fmt: skip
-                    return of_class(made, args[at], keeps)
-                return made
+                return classed(made, args, kwargs)
         if dispatching and (_foreign_in(args) or (kwargs and _foreign_in(kwargs.values()))):
             handled = _handed_over(numpy_fn, args, kwargs)
             if handled is not _NOT_HANDED:
@@ -86,6 +83,11 @@ def _wrapped(fn, numpy_fn, dispatching: bool):
             made = fn(*args, **kwargs)
         except OtherDtype:
             made = call_numpy_quietly(numpy_fn, args, kwargs)
+        return classed(made, args, kwargs)
+
+    def classed(made, args: tuple, kwargs: dict):
+        """``made`` of the array argument's class, where that is a program's subclass and
+        NumPy's result keeps it (``KEEPS_CLASS``)."""
         if keeps and len(args) > at and programs_subclass(args[at]) and kwargs.get("out") is None:
             return of_class(made, args[at], keeps)
         return made
@@ -94,10 +96,10 @@ def _wrapped(fn, numpy_fn, dispatching: bool):
     return run
 
 
-# NumPy's functions whose result is of their first argument's ndarray subclass (they take it
-# as it is, ``asanyarray``, and call its methods or ufuncs): what of the result is: "all" its
-# arrays, "first" (unique's values, not its indices), "shaped" (an index array, not the index
-# of the whole array, which is NumPy's scalar)
+# NumPy's functions whose result is of their array argument's ndarray subclass (they take it
+# as it is, ``asanyarray``, and call its methods or ufuncs), and which of the result is: "all"
+# its arrays, "first" (unique's values, not its indices), "shaped" (an index array, not the
+# index of the whole array, which is NumPy's scalar)
 KEEPS_CLASS = dict.fromkeys((
     "sum", "prod", "mean", "std", "var", "max", "min", "amax", "amin", "any", "all", "cumsum",
     "cumprod", "ptp", "median", "average", "percentile", "quantile", "nansum", "nanprod",
