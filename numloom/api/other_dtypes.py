@@ -59,7 +59,8 @@ def _wrapped(fn, numpy_fn, dispatching: bool):
                 return fn(*args, **kwargs)
             except OtherDtype:
                 return call_numpy_quietly(numpy_fn, args, kwargs)
-        if scalar_in and args and type(args[0]) in _PY_SCALARS:  # (``np.round(2.345, 2)``)
+        if scalar_in and args and (type(args[0]) in _PY_SCALARS or isinstance(args[0], _np.generic)):
+            # (``np.round(2.345, 2)``, ``np.nan_to_num(np.complex128(v))``: NumPy's scalar)
             made = eager.scalar_call(numpy_fn, args, kwargs)
             if made is not None:
                 return made

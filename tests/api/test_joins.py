@@ -899,10 +899,11 @@ def test_compiled_empty_results(compiled):
     # a 0-d flip: both fixed in their files, these keep them fixed)
     host = numpy.arange(6).reshape(2, 3)
     a = numloom.asarray(host)
-    got = [numloom.diff(a, n=2, axis=0), numloom.concatenate([a[:0], a[:0]]), numloom.flip(a[0, 0]),
+    got = [numloom.diff(a, n=2, axis=0), numloom.concatenate([a[:0], a[:0]]),
+           numloom.flip(a[0, 0, ...]),  # (a 0-d view: ``a[0, 0]`` is NumPy's scalar, flipped by NumPy)
            numloom.pad(a[:, :0], ((1, 1), (0, 0))), numloom.tile(a, (0, 2))]  # fmt: skip
     want = [numpy.diff(host, n=2, axis=0), numpy.concatenate([host[:0], host[:0]]),
-            numpy.asarray(numpy.flip(host[0, 0])), numpy.pad(host[:, :0], ((1, 1), (0, 0))),
+            numpy.flip(host[0, 0, ...]), numpy.pad(host[:, :0], ((1, 1), (0, 0))),
             numpy.tile(host, (0, 2))]  # fmt: skip
     for g, w in zip(got, want):
         numpy.testing.assert_array_equal(g.get(), w, strict=True)

@@ -337,12 +337,15 @@ SCALAR_CALLS = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("value", [56294995342131.5, 2.345, 3, True, 1 + 2j, -0.0])
+@pytest.mark.parametrize("value", [56294995342131.5, 2.345, 3, True, 1 + 2j, -0.0,
+                                   numpy.float32(2.5), numpy.complex128(complex("nan+infj")),
+                                   numpy.int16(-7)])  # fmt: skip
 @pytest.mark.parametrize("call", list(SCALAR_CALLS.values()), ids=list(SCALAR_CALLS))
 def test_a_python_scalars_function_gives_numpys_scalar(call, value):
     """NumPy's docstring: ``np.round(56294995342131.5, 3)`` is ``np.float64(56294995342131.51)``.
-    A function NumPy answers with a scalar for a Python scalar gives that scalar (a ``float``
-    subclass, as ``isinstance`` and ``json.dumps`` expect), not a 0-d array."""
+    A function NumPy answers with a scalar for a Python or NumPy scalar gives that scalar (a
+    ``float`` subclass, as ``isinstance`` and ``json.dumps`` expect), not a 0-d array: NumPy's
+    TestNanToNum checks ``nan_to_num`` of a complex128."""
     try:
         want = call(numpy, value)
     except Exception as e:  # noqa: BLE001 (NumPy's error, raised alike)
