@@ -381,21 +381,22 @@ def _step_launches(step: Step, recipe: Recipe, order: list, values: dict, device
     templates = recipe.resolved.get(aligned)
     if templates is None:
         templates = recipe.resolved[aligned] = _templates(step, recipe, aligned)
-    for function, grid, role, name in templates:
+    for function, grid, block, role, name in templates:
         make = partial(_arguments, addresses, pointers, recipe, consts, role)
-        grid, block = grid if isinstance(grid, tuple) else (grid, THREADS)
         launches.append(Launch(function, grid, block, None, deps, name, key=key, make=make))
         deps = (len(launches) - 1,)
     return errors
 
 
 def _templates(step: Step, recipe: Recipe, aligned: bool) -> tuple:
-    """Per launch of a step: (function, grid, scratch role, name for errors)."""
+    """Per launch of a step: (function, grid, block, scratch role, name for errors); a
+    recipe's grid is a count of blocks of ``THREADS``, or ``(grid, block)`` (``_tile``)."""
     out = []
     for name, grid, role in recipe.aligned if aligned else recipe.launches:
         if recipe.narrow:
             name = _narrow_name(name, NARROW)
-        out.append((step.functions[name], grid, role, f"{step.kernel.name} ({name})"))
+        grid, block = grid if isinstance(grid, tuple) else (grid, THREADS)
+        out.append((step.functions[name], grid, block, role, f"{step.kernel.name} ({name})"))
     return tuple(out)
 
 
