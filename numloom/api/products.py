@@ -40,15 +40,18 @@ def matmul(x1, x2, /, out=None, *, casting="same_kind", dtype=None, **kwargs):
     shape = _matmul_shape(a.shape, b.shape)
     if shape is None:
         _np.matmul(_stand_in(a.shape, a.dtype), _stand_in(b.shape, b.dtype))  # NumPy's error
-    loop = _matmul_loop(a, b, out, casting, dtype)
-    if _as_reduction(a, b, loop):
-        r = (transpose(a)[:, :, None] * b[:, None, :]).sum(axis=0, dtype=loop[2])
-    else:
-        r = _matmul_node(a, b, loop, shape)
+    r = _product(a, b, _matmul_loop(a, b, out, casting, dtype), shape)
     if out is None:
         return r
     _check_matmul_out(a, b, shape, out)
     return deliver(broadcast_to(r, out.shape) if out.shape != shape else r, out)
+
+
+def _product(a, b, loop: tuple, shape: tuple, name: str = "matmul") -> ndarray:
+    """``a @ b`` of numloom arrays whose shapes match: BLAS, or a reduction (see below)."""
+    if _as_reduction(a, b, loop):
+        return (transpose(a)[:, :, None] * b[:, None, :]).sum(axis=0, dtype=loop[2])
+    return _matmul_node(a, b, loop, shape, name)
 
 
 SKINNY_RESULTS = 128  # a GPU product of at most this many results ...
@@ -67,8 +70,9 @@ _REDUCED_TYPES = (_np.dtype(_np.float32), _np.dtype(_np.float64))
 REDUCED_ON = ("cuda",)  # the devices where they are (a CPU's BLAS runs them well)
 
 
-def _matmul_node(a, b, loop: tuple, shape: tuple) -> ndarray:
-    """``a @ b`` as one MATMUL node (BLAS), of ``shape``."""
+def _matmul_node(a, b, loop: tuple, shape: tuple, name: str = "matmul") -> ndarray:
+    """``a @ b`` as one MATMUL node (BLAS), of ``shape``; ``name``: the NumPy function its
+    warnings name ("overflow encountered in dot" where the user called ``dot``)."""
     an, bn = a._node(), b._node()
     if a.ndim == 1:
         an = reshape_array(a, (1,) + a.shape)._node()
@@ -77,7 +81,8 @@ def _matmul_node(a, b, loop: tuple, shape: tuple) -> ndarray:
     batch = broadcast_shapes(an.shape[:-2], bn.shape[:-2])
     an = broadcast_node(_cast(an, loop[0]), batch + an.shape[-2:])
     bn = broadcast_node(_cast(bn, loop[1]), batch + bn.shape[-2:])
-    n = node(Op.MATMUL, (an, bn), None, batch + (an.shape[-2], bn.shape[-1]), loop[2])
+    n = node(Op.MATMUL, (an, bn), None if name == "matmul" else name,
+             batch + (an.shape[-2], bn.shape[-1]), loop[2])  # fmt: skip
     r = result(fperrors.record_if_raising(n), a.device)
     if r.shape == shape:
         return r
@@ -157,8 +162,9 @@ def dot(a, b, out=None):
         r = multiply(a, b)
     elif a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
         _np.dot(_stand_in(a.shape, a.dtype), _stand_in(b.shape, b.dtype))  # NumPy's error
-    elif b.ndim <= 2:
-        r = matmul(a, b)
+    elif b.ndim <= 2:  # (a matmul that NumPy's warnings call "dot")
+        r = _product(a, b, _matmul_loop(a, b, None, "same_kind", None),
+                     _matmul_shape(a.shape, b.shape), "dot")  # fmt: skip
     else:
         r = tensordot(a, b, axes=([a.ndim - 1], [b.ndim - 2]))
     if out is None:

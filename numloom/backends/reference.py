@@ -76,6 +76,8 @@ def compute(n: Node, srcs: list):
         fn = np.cumsum if kind == "cumsum" else np.cumprod
         return fn(srcs[0], axis=axis, dtype=n.dtype)
     if op is Op.MATMUL:
+        if n.arg == "dot":  # (b is 2-D, broadcast over a's batch: "... encountered in dot")
+            return np.dot(srcs[0], srcs[1][(0,) * (srcs[1].ndim - 2)])
         return np.matmul(srcs[0], srcs[1])
     if op is Op.GATHER:
         return _gather(n, srcs)

@@ -122,6 +122,19 @@ def _write_mask(xp):
     return a
 
 
+def _around_matmul(xp):
+    # a plan cut in three on a GPU (kernels, cuBLAS, kernels), each part with its own errors:
+    # sqrt of negatives and an overflow before the product, a division by 0 after it
+    x = xp.asarray(X[:4]).reshape(2, 2)
+    big = xp.asarray(numpy.full((2, 2), 1e200))
+    return (xp.sqrt(x - 1) + big * 1e200 > 0) @ big + 1 / x
+
+
+def _matmul_chain(xp):
+    a = xp.asarray(numpy.array([[1e150, 1.0], [2.0, 3.0]]))
+    return xp.exp((a @ a) @ a / 1e300) - 1 / (a - 1)
+
+
 # Errors no output shows (a comparison, a reduction or a select hides them, or an underflow):
 # a CPU kernel reads its IEEE flags, a GPU kernel checks each value where it is made
 # (fperrors.py's notes), a GPU matrix product's result is checked after cuBLAS, and underflow
@@ -143,6 +156,14 @@ HIDDEN = {
     "a write of log(x) through a mask": _write_mask,
     "matmul overflow": lambda xp: xp.asarray(numpy.full((2, 2), 1e200)) @ xp.asarray(
         numpy.full((2, 2), 1e200)),
+    "dot overflow": lambda xp: xp.dot(xp.asarray(numpy.full((2, 2), 1e200)), xp.asarray(
+        numpy.full((2, 2), 1e200))),
+    "dot of a batch and a matrix overflows": lambda xp: xp.asarray(
+        numpy.full((3, 2, 4), 1e200)).dot(xp.asarray(numpy.full((4, 5), 1e200))),
+    "dot of inf and 0 is invalid": lambda xp: xp.dot(xp.asarray(numpy.array([[numpy.inf, 1.0]])),
+                                                     xp.asarray(numpy.array([0.0, 2.0]))),
+    "kernels around a matmul": lambda xp: _around_matmul(xp),
+    "a matmul of a matmul overflows": lambda xp: _matmul_chain(xp),
     "exp underflow": lambda xp: xp.exp(xp.asarray(numpy.array([-1000.0, 0.0]))),
     "float32 multiply underflow": lambda xp: xp.asarray(
         numpy.array([1e-30, 1.0], numpy.float32)) * numpy.float32(1e-30),
