@@ -47,15 +47,43 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
         values.update(leaves)
     if not program.prepared:
         _prepare(program, order, values, device)
+    flags = _FlagReads(program, order, device)
+    try:
+        _run_segments(program, order, values, roots, device, pos, flags)
+    except BaseException:
+        flags.read()  # (the earlier segments' warnings come first, as NumPy's would)
+        raise
+    flags.read()
+    count("kernels_launched", len(program.steps))
+    results = {}
+    for r, p in zip(roots, program.roots):
+        if r.op is Op.BUFFER:
+            results[id(r)] = r
+        else:
+            results[id(r)] = buffer_of(Buffer(values[p], device), r.shape, r.dtype)
+    return results
+
+
+def _run_segments(program: Program, order: list, values: dict, roots: list, device: str,
+                  pos: dict | None, flags: _FlagReads) -> None:  # fmt: skip
+    """Launch each segment in turn: a graph of kernels, a cuBLAS call or a step on the host."""
+    python = program.python
+    if python is None:  # segments with kernels written in Python in their graph
+        python = program.python = frozenset(
+            k for k, segment in enumerate(program.segments)
+            if any(program.steps[i].in_graph for i in segment))  # fmt: skip
     for index, segment in enumerate(program.segments):
         start = time.perf_counter() if config.DEBUG >= 1 else 0.0
         first = program.steps[segment[0]]
+        if index in python:  # (a kernel written in Python may write in place into arrays an
+            flags.read()  # earlier segment's check would read again)
         if _on_gpu(first):
             with phase("numloom: launch"):
-                _run_kernels(program, segment, order, values, device, pos)
+                _run_kernels(program, segment, order, values, device, pos, flags)
         elif first.kernel.kind == "library" and _matmul_library() is not None:
-            _matmul(program, segment[0], order, values, device)
+            _matmul(program, segment[0], order, values, device, flags)
         else:
+            flags.read()  # (NumPy's own warnings of a host step come after the earlier ones)
             pos = pos if pos is not None else positions(order)
             if first.kernel.kind == "kernel":  # a bounds-checked kernel written in Python
                 from . import cuda_kernels
@@ -67,14 +95,6 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
             values.pop(p, None)
         if config.DEBUG >= 1:
             _debug_segment(program, segment, device, start)
-    count("kernels_launched", len(program.steps))
-    results = {}
-    for r, p in zip(roots, program.roots):
-        if r.op is Op.BUFFER:
-            results[id(r)] = r
-        else:
-            results[id(r)] = buffer_of(Buffer(values[p], device), r.shape, r.dtype)
-    return results
 
 
 def _prepare(program: Program, order: list, values: dict, device: str) -> None:
@@ -116,7 +136,7 @@ def _debug_segment(program: Program, segment: tuple, device: str, start: float) 
 
 
 def _run_kernels(program: Program, segment: tuple, order: list, values: dict,
-                 device: str, pos: dict | None) -> None:  # fmt: skip
+                 device: str, pos: dict | None, flags: _FlagReads) -> None:  # fmt: skip
     """Allocate the segment's outputs and launch its kernels (one graph, or one by one)."""
     state = _get(device)
     launches, last, checks, held = [], {}, [], []  # last: step -> its last launch's index
@@ -166,22 +186,61 @@ def _run_kernels(program: Program, segment: tuple, order: list, values: dict,
             raise_data_error(step, partial(_on_host, step, order, values, positions(order),
                                            device))  # fmt: skip
     if reporting or rerun:
-        _read_fp_word(state, rerun, program, segment, order, values, device)
+        flags.add(segment, rerun, values)
 
 
 UNDER = fperrors.BITS["under"]
 
 
-def _read_fp_word(state: _Device, rerun: bool, program: Program, segment: tuple, order: list,
-                  values: dict, device: str) -> None:  # fmt: skip
-    """Wait for the segment's kernels and read the flag word they write; where one found a
-    value that is not finite (or ``rerun``: underflow counts), report what NumPy would."""
-    state.stream.sync()
-    word = ctypes.c_int64.from_address(_fp_words(state)[0][0])
-    if word.value or rerun:
-        word.value = 0
-        count("fp_reruns")
-        _report_fp(program, segment, order, values, device)
+class _FlagReads:
+    """The segments of one evaluation whose kernels write the floating-point flag word, read
+    once for all of them: at the end of the evaluation, before a segment that runs on the host
+    or launches a kernel written in Python, or when the inputs held for them grow past
+    ``HOLD_BYTES``. Each such segment keeps its inputs (``values`` drops them as the program
+    frees them) so that, where a kernel found a value that is not finite (or a segment's state
+    looks at underflow, which a GPU cannot see), the segment runs again on the host from them
+    and NumPy reports what it would, segment by segment in order. No later GPU segment writes
+    into them: a graph's steps write new memory or take over intermediates of their own
+    segment, and memory held here goes back to the pool only after the read.
+
+    One wait for the evaluation replaces one per segment: a plan split by cuBLAS calls (a
+    matmul between two kernels, whose result is checked for overflow) no longer waits for the
+    device between its segments."""
+
+    HOLD_BYTES = 1 << 30
+
+    __slots__ = ("program", "order", "device", "pending", "held")
+
+    def __init__(self, program: Program, order: list, device: str):
+        self.program, self.order, self.device = program, order, device
+        self.pending: list = []  # (segment, rerun, {position: value of an input})
+        self.held = 0
+
+    def add(self, segment: tuple, rerun: bool, values: dict) -> None:
+        steps = self.program.steps
+        kept = {p: values[p] for i in segment
+                for p in (steps[i].inputs + steps[i].outputs if steps[i].in_graph
+                          else steps[i].inputs)}  # (a Python kernel's outputs: as it ran)
+        self.pending.append((segment, rerun, kept))
+        self.held += sum(getattr(v, "held", 0) for v in kept.values())
+        if self.held > self.HOLD_BYTES:
+            self.read()
+
+    def read(self) -> None:
+        """Wait for the pending segments' kernels and read the flag word they write; where
+        one found a value that is not finite (or one's state looks at underflow), report what
+        NumPy would."""
+        if not self.pending:
+            return
+        pending, self.pending, self.held = self.pending, [], 0
+        state = _get(self.device)
+        state.stream.sync()
+        word = ctypes.c_int64.from_address(_fp_words(state)[0][0])
+        if word.value or any(rerun for _, rerun, _ in pending):
+            word.value = 0
+            count("fp_reruns")
+            for segment, _, kept in pending:
+                _report_fp(self.program, segment, self.order, kept, self.device)
 
 
 def _fp_words(state: _Device) -> tuple:
@@ -497,7 +556,8 @@ def _matmul_library():
     return cublas if cublas.available() else None
 
 
-def _matmul(program: Program, i: int, order: list, values: dict, device: str) -> None:
+def _matmul(program: Program, i: int, order: list, values: dict, device: str,
+            flags: _FlagReads) -> None:  # fmt: skip
     """``a @ b`` in cuBLAS on numloom's stream, reading the operands where they lie (a
     transposed view folds into the call) and writing a new C-contiguous array. The call's
     plan depends on the program only: made once, kept with the program's recipes."""
@@ -506,6 +566,7 @@ def _matmul(program: Program, i: int, order: list, values: dict, device: str) ->
         program.recipes[i] = _gemm_recipe(step, order)
     gemm, a_pos, b_pos = program.recipes[i]
     if gemm is None:  # integer or half products, or operands BLAS cannot read in place
+        flags.read()
         return _on_host(step, order, values, {id(n): p for p, n in enumerate(order)}, device)
     (out_pos,) = step.outputs
     root = order[out_pos]
@@ -522,7 +583,7 @@ def _matmul(program: Program, i: int, order: list, values: dict, device: str) ->
         state = _get(device)
         if gemm.k:
             _check_finite(out, _fp_words(state)[0][1], device)
-        _read_fp_word(state, bool(bits & UNDER), program, (i,), order, values, device)
+        flags.add((i,), bool(bits & UNDER), values)
 
 
 _FINITE_SOURCE = r"""

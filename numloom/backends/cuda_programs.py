@@ -55,6 +55,7 @@ class Program:
     frees: tuple = ()  # per segment: positions of intermediates no later segment reads
     roots: tuple = ()  # positions of the roots in the DAG order
     buffers: tuple | None = None  # positions of the DAG's BUFFER nodes (found on first use)
+    python: frozenset | None = None  # segments that launch kernels written in Python (same)
     reuse: dict = field(default_factory=dict)  # step -> per output, the block it takes over
     prepared: bool = False  # its first run worked out its launches and compiled their functions
 

@@ -8,6 +8,7 @@ import itertools
 import os
 import re
 import sys
+import warnings
 
 import numpy
 import pytest
@@ -329,6 +330,41 @@ def test_cublas_matmul_with_folded_transposes(dtype):
                           (nl.dot(a[1], b), a_host[1] @ b_host)]:  # fmt: skip
             assert got.dtype == want.dtype
             numpy.testing.assert_allclose(got.get(), want, rtol=tol, atol=tol * scale)
+
+
+@gpu
+def test_a_plan_cut_by_cublas_reads_the_flag_word_once(monkeypatch):
+    """A dense layer (a kernel, cuBLAS with its overflow check, a kernel after it) checks
+    for floating-point errors in each part, and waits for the device once, at the end of the
+    evaluation, not after each part; an overflow in any part is still reported."""
+    from numloom.backends import cuda_launch
+
+    waits = []
+    read = cuda_launch._FlagReads.read
+
+    def counted(self):
+        waits.append(len(self.pending))
+        read(self)
+
+    monkeypatch.setattr(cuda_launch._FlagReads, "read", counted)
+    with _on_cuda():
+        if cuda_launch._matmul_library() is None:
+            pytest.skip("no cuBLAS (nvmath-python) here")
+        w_host, a_host = RNG.random((64, 48)), RNG.random(64) - 0.5
+        w, a = nl.asarray(w_host), nl.asarray(a_host)
+        for scale in (1.0, 1e200):
+            waits.clear()
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                out = W.dense(nl, w * scale * scale, a, a[:48]).get()
+            with warnings.catch_warnings(record=True) as expected:
+                warnings.simplefilter("always")
+                want = W.dense(numpy, w_host * scale * scale, a_host, a_host[:48])
+            numpy.testing.assert_allclose(out, want, rtol=1e-12)
+            assert len([n for n in waits if n]) == 1 and max(waits) >= 2  # parts, one wait
+            assert sorted(str(m.message) for m in caught) == sorted(
+                str(m.message) for m in expected)
+            assert expected or scale == 1.0
 
 
 def test_the_same_code_over_another_size_renders_no_cuda_source(monkeypatch):
