@@ -21,28 +21,53 @@ This module is what ``core.device.BACKENDS`` names; the work is split by job:
 
 from __future__ import annotations
 
+from . import cuda_device, cuda_memory
 from . import cuda_sort as sorting  # noqa: F401
 from .cuda_device import (  # noqa: F401  (the backend's entry points)
     ASYNCHRONOUS,
     problem,
-    synchronize,
 )
-from .cuda_launch import execute, run  # noqa: F401
+from .cuda_launch import execute, read_deferred, run  # noqa: F401
 from .cuda_memory import (  # noqa: F401
     DeviceArray,
     data_pointer,
     device_memory,
     from_device,
-    make_wait,
     memory_in_use,
     memory_peak,
     reset_peak,
-    stream_handle,
     to_device,
-    to_host,
     wait_for,
     wrap_pointer,
-    write_bytes,
 )
 from .cuda_nonzero import true_positions  # noqa: F401
 from .cuda_programs import TARGET, plan, program_for  # noqa: F401
+
+# The device's waits: each first reads the flag words that evaluations left for it
+# (cuda_launch._FlagReads.finish), so NumPy's warnings come out before the program sees a
+# value, and before memory a deferred report reads can be written through an export.
+
+
+def synchronize(device: str) -> None:
+    cuda_device.synchronize(device)
+    read_deferred(device)
+
+
+def to_host(buffer):
+    read_deferred(buffer.device)
+    return cuda_memory.to_host(buffer)
+
+
+def write_bytes(data, offset: int, address: int, nbytes: int) -> None:
+    read_deferred(data.device)
+    cuda_memory.write_bytes(data, offset, address, nbytes)
+
+
+def make_wait(device: str, stream: int) -> None:
+    read_deferred(device)
+    cuda_memory.make_wait(device, stream)
+
+
+def stream_handle(device: str) -> int:
+    read_deferred(device)
+    return cuda_memory.stream_handle(device)

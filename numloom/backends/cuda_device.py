@@ -30,6 +30,10 @@ class _Device:
     # kernels whose calls ignore every error (never read)
     fp_words: tuple = ()
     context: int = 0  # the device's primary context (its handle), as cuCtxGetCurrent gives it
+    # evaluations whose flag word is read at a later sync (cuda_launch._FlagReads.finish):
+    # (program, order, [(segment, rerun, inputs kept)]), and the bytes of those inputs
+    deferred: list = field(default_factory=list)
+    deferred_bytes: int = 0
 
 
 _devices: dict = {}

@@ -4,6 +4,7 @@ one CUDA graph on the device's stream (``cuda_graph.py``), the launch arguments 
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import math
 import sys
@@ -20,7 +21,7 @@ from ..core import config, fperrors
 from ..core.dag import Op, buffer_of, structure
 from ..core.device import CudaError
 from ..core.ranges import phase
-from ..core.realize import Buffer, count
+from ..core.realize import LOCK, STARTING, Buffer, count
 from . import cublas, reference
 from .cpu import positions
 from .cuda_device import SHORT_REDUCTION, THREADS, _check, _Device, _get, fixed_functions
@@ -53,7 +54,7 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
     except BaseException:
         flags.read()  # (the earlier segments' warnings come first, as NumPy's would)
         raise
-    flags.read()
+    flags.finish()
     count("kernels_launched", len(program.steps))
     results = {}
     for r, p in zip(roots, program.roots):
@@ -205,13 +206,18 @@ class _FlagReads:
 
     One wait for the evaluation replaces one per segment: a plan split by cuBLAS calls (a
     matmul between two kernels, whose result is checked for overflow) no longer waits for the
-    device between its segments."""
+    device between its parts. An evaluation that writes start before a sync (a stencil's
+    sweeps, ``realize.written``), whose calls' error states at most warn, does not wait at
+    all (``finish``): its reads join the device's ``deferred`` ones, read at the
+    device's next wait (an evaluation's read, a sync, a copy to or from the host, an export),
+    so the device computes while Python traces on; the warnings come out then, at the users'
+    lines, as they would at that sync."""
 
     HOLD_BYTES = 1 << 30
 
     __slots__ = ("program", "order", "device", "pending", "held")
 
-    def __init__(self, program: Program, order: list, device: str):
+    def __init__(self, program: Program | None, order: list | None, device: str):
         self.program, self.order, self.device = program, order, device
         self.pending: list = []  # (segment, rerun, {position: value of an input})
         self.held = 0
@@ -226,21 +232,68 @@ class _FlagReads:
         if self.held > self.HOLD_BYTES:
             self.read()
 
+    def finish(self) -> None:
+        """The evaluation's end: read now, or leave the read to the device's next wait."""
+        if self.pending and STARTING[0] and self._may_wait():
+            state = _get(self.device)
+            if not _AT_EXIT:  # (a program that ends without a sync still gets its warnings)
+                _AT_EXIT.append(atexit.register(_read_all_deferred))
+            state.deferred.append((self.program, self.order, self.pending))
+            state.deferred_bytes += self.held
+            self.pending, self.held = [], 0
+            if state.deferred_bytes <= self.HOLD_BYTES:
+                return
+        self.read()
+
+    def _may_wait(self) -> bool:
+        steps, order = self.program.steps, self.order
+        return all(not rerun and fperrors.warning_states_at(order, steps[i].nodes)
+                   for segment, rerun, _ in self.pending for i in segment)  # fmt: skip
+
     def read(self) -> None:
-        """Wait for the pending segments' kernels and read the flag word they write; where
-        one found a value that is not finite (or one's state looks at underflow), report what
-        NumPy would."""
-        if not self.pending:
-            return
-        pending, self.pending, self.held = self.pending, [], 0
+        """Wait for the pending segments' kernels (and the device's deferred ones) and read
+        the flag word they write; where one found a value that is not finite (or one's state
+        looks at underflow), report what NumPy would, oldest first."""
         state = _get(self.device)
+        if not self.pending and not state.deferred:
+            return
+        groups = state.deferred
+        if self.pending:
+            groups.append((self.program, self.order, self.pending))
+        state.deferred, state.deferred_bytes = [], 0
+        self.pending, self.held = [], 0
         state.stream.sync()
         word = ctypes.c_int64.from_address(_fp_words(state)[0][0])
-        if word.value or any(rerun for _, rerun, _ in pending):
+        if word.value or any(rerun for _, _, pending in groups for _, rerun, _ in pending):
             word.value = 0
             count("fp_reruns")
-            for segment, _, kept in pending:
-                _report_fp(self.program, segment, self.order, kept, self.device)
+            for program, order, pending in groups:
+                for segment, _, kept in pending:
+                    _report_fp(program, segment, order, kept, self.device)
+
+
+_AT_EXIT: list = []
+
+
+def _read_all_deferred() -> None:
+    from .cuda_device import _devices
+
+    for device in list(_devices):
+        try:
+            read_deferred(device)
+        except Exception:  # noqa: BLE001 (at exit, CUDA may be gone already)
+            pass
+
+
+def read_deferred(device: str) -> None:
+    """Read the flag word of the device's evaluations that left it for later (the device's
+    next wait: a sync, a copy to or from the host, an export)."""
+    from .cuda_device import _devices
+
+    state = _devices.get(device)
+    if state is not None and state.deferred:
+        with LOCK:
+            _FlagReads(None, None, device).read()
 
 
 def _fp_words(state: _Device) -> tuple:

@@ -7,7 +7,8 @@ knew: each traced operation that can raise (``can_raise``: arithmetic, a float s
 scan, a narrowing or float-to-integer cast, a matrix product) records NumPy's error state and
 the user's line (``record``). A kernel holding such an operation sets a flag word when it finds
 an error: an argument on the CPU, a word of page-locked host memory a GPU kernel writes through
-the bus, read when the evaluation's kernels are done. A kernel whose flag is set runs its nodes
+the bus, read when the evaluation's kernels are done (once per evaluation on a GPU: its
+segments of kernels and cuBLAS calls keep their inputs until then, ``cuda_launch._FlagReads``). A kernel whose flag is set runs its nodes
 again through NumPy (a GPU's whole segment, on the host), each under its own call's error
 state (``compute``), so the warnings and exceptions are NumPy's own (none, for inputs that were
 not finite already), given at the user's line. An exception then fails the evaluation as a
@@ -180,6 +181,38 @@ def reported_at(order: list, positions: tuple) -> int:
     for state in CALL_STATES[0](order, positions):  # (the states, each run once, from C)
         bits |= _reports(state)
     return bits
+
+
+def warning_states_at(order: list, positions: tuple) -> bool:
+    """Whether every call that made a node at ``positions`` of ``order`` ran under an error
+    state that at most warns (``ignore`` or ``warn`` for each category: nothing raised, no
+    function called), with no warning filter that turns a warning into an exception: such a
+    kernel's reports can wait for a later sync."""
+    if any(f[0] == "error" and issubclass(RuntimeWarning, f[2]) for f in warnings.filters):
+        return False
+    if CALL_STATES[0] is None or type(order) is not list or type(positions) is not tuple:
+        states = {order[p].call[0] for p in positions if order[p].call is not None}
+    else:
+        states = CALL_STATES[0](order, positions)
+    return all(_warns_only(state) for state in states)
+
+
+_WARNS_ONLY: dict = {}  # NumPy's error-state object -> whether it at most warns
+
+
+def _warns_only(extobj) -> bool:
+    found = _WARNS_ONLY.get(extobj)
+    if found is None:
+        token = _extobj_contextvar.set(extobj) if extobj is not None else None
+        try:
+            found = set(_np.geterr().values()) <= {"ignore", "warn"}
+        finally:
+            if token is not None:
+                _extobj_contextvar.reset(token)
+        if len(_WARNS_ONLY) > 256:  # (states of finished errstate blocks: forget them)
+            _WARNS_ONLY.clear()
+        _WARNS_ONLY[extobj] = found
+    return found
 
 
 CALL_STATES = [None]  # _speedups.call_states, once numloom's API is bound (array.py)

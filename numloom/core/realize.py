@@ -466,7 +466,16 @@ def written(storage: Storage, nbytes: int) -> None:
     _writes.clear()
     _written["bytes"] = 0
     if storages:
-        _evaluate(storages, device)
+        STARTING[0] = True
+        try:
+            _evaluate(storages, device)
+        finally:
+            STARTING[0] = False
+
+
+# True while writes start evaluating before a sync (``written``): a GPU evaluation then need
+# not wait for its kernels to report NumPy's warnings (backends/cuda_launch._FlagReads)
+STARTING = [False]
 
 
 def _may_start(storage: Storage) -> bool:

@@ -164,6 +164,79 @@ def test_large_sweeps_start_at_their_writes_and_replay_one_graph(monkeypatch):
 
 
 @gpu
+def test_started_sweeps_leave_their_flag_read_to_the_sync(monkeypatch):
+    """Sweeps that start at their writes (under NumPy's default error state) do not wait for
+    the device to read the floating-point flag word: the reads wait for the sync, which reads
+    once for all of them, so the GPU computes while Python traces the next sweeps."""
+    from numloom.backends import cuda_launch
+    from numloom.core import config
+
+    waits = []
+    read = cuda_launch._FlagReads.read
+
+    def counted(self):
+        from numloom.backends.cuda_device import _get
+
+        if self.pending or _get(self.device).deferred:
+            waits.append(len(_get(self.device).deferred))
+        read(self)
+
+    monkeypatch.setattr(cuda_launch._FlagReads, "read", counted)
+    with _on_cuda():
+        host = RNG.random((600, 600))
+        monkeypatch.setattr(config, "START_BYTES", 2 * host[1:-1, 1:-1].nbytes)  # 2 sweeps
+        grid = nl.asarray(host)
+        nl.sync()
+        before = nl.stats()["plans_evaluated"]
+        W.jacobi(nl, grid, 10)
+        assert nl.stats()["plans_evaluated"] - before == 5 and waits == []
+        nl.sync()
+        assert waits == [5]  # one wait, for the five evaluations
+        numpy.testing.assert_allclose(grid.get(), W.jacobi(numpy, host, 10), rtol=1e-12)
+        waits.clear()
+        with numpy.errstate(over="raise"):  # a state that raises: read at the evaluation
+            W.jacobi(nl, grid, 4)
+        assert waits == [0, 0]
+
+
+@gpu
+@pytest.mark.parametrize("read", ["sync", "get", "element", "export"])
+def test_warnings_of_started_writes_come_out_at_the_next_wait(monkeypatch, read):
+    """A write that started before the sync and overflowed warns as NumPy does, at the user's
+    line, by the time the program sees a value (a sync, a copy to the host, an element, an
+    export to another library), and only once."""
+    from numloom.core import config
+
+    def steps(xp, a):
+        for _ in range(3):
+            a[:] = a * 1e100  # overflows at the third step
+        return a
+
+    with _on_cuda():
+        host = numpy.full((300, 300), 1e100)
+        monkeypatch.setattr(config, "START_BYTES", host.nbytes)  # each write starts
+        grid = nl.asarray(host)
+        nl.sync()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            steps(nl, grid)
+            if read == "sync":
+                nl.sync()
+            elif read == "get":
+                grid.get()
+            elif read == "element":
+                float(grid[0, 0])
+            else:
+                assert grid.__cuda_array_interface__["data"][0]
+        with warnings.catch_warnings(record=True) as expected:
+            warnings.simplefilter("always")
+            want = steps(numpy, host.copy())
+        assert [str(w.message) for w in caught] == [str(w.message) for w in expected]
+        assert {w.filename for w in caught} == {__file__}
+        numpy.testing.assert_array_equal(grid.get(), want)
+
+
+@gpu
 @pytest.mark.parametrize(
     ("shape", "program"),
     [

@@ -420,3 +420,30 @@ def test_a_warning_ignored_where_it_was_made_stays_ignored_at_a_later_sync():
                 z = xp.asarray(CX) ** 2 + xp.asarray(X[:4])  # (numloom: evaluated below)
             numpy.asarray(z)
         assert [w for w in caught if w.category is RuntimeWarning] == []
+
+
+def test_states_that_at_most_warn_are_told_from_raising_ones():
+    """A GPU evaluation may leave its flag read for a later sync only where each call's
+    state at most warns (its reports are then warnings, not exceptions) and no filter makes a
+    warning an error."""
+    from numloom.core import fperrors
+    from numloom.core.dag import toposort
+
+    def quiet(make):
+        node = make()._node()
+        order = toposort([node])
+        return fperrors.warning_states_at(order, tuple(range(len(order))))
+
+    x = nl.asarray(X)
+    assert quiet(lambda: x / 3 + 1)  # NumPy's default state
+    with numpy.errstate(all="warn"):
+        assert quiet(lambda: x / 4 + 1)
+    with numpy.errstate(all="ignore"):
+        assert quiet(lambda: x / 5 + 1)
+    with numpy.errstate(over="raise"):
+        assert not quiet(lambda: x / 6 + 1)
+    with numpy.errstate(divide="call", call=lambda *a: None):
+        assert not quiet(lambda: x / 7 + 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not quiet(lambda: x / 8 + 1)
