@@ -3,7 +3,7 @@ NumPy's default state (``warn``: kernels check their values and, on a GPU, the e
 for its kernels to read the flag) against ``np.errstate(all="ignore")`` (no check is read),
 alternated in one process.
 
-    python benchmarks/fp_cost.py [--device cpu|cuda] [--repeat 30]
+    python benchmarks/fp_cost.py [--device cpu|cuda] [--repeat 30] [--only dense,jacobi]
 
 Each figure is the median milliseconds of a call that ends with a sync ("call + sync"), as
 unchanged code and under ``numloom.jit``, and of a ``numloom.jit`` call in a pipelined loop of 20
@@ -47,6 +47,20 @@ def cases(device: str) -> list:
     cases.append((f"gaussian_pdf {big:.0e} f32", wl.gaussian_pdf, (x,)))
     images = rng.random((16, 300, 246)).astype(numpy.float32)
     cases.append(("sobel 16x300x246", wl.sobel, (images,)))
+    # a plan cut by cuBLAS (its overflow check is read once per evaluation), the same with a
+    # loop, and sweeps that start evaluating at their writes (on a GPU their reads wait for
+    # the sync)
+    m = 8192 if device != "cpu" else 2048
+    W, a = rng.random((m, m)).astype(numpy.float32), rng.random(m).astype(numpy.float32) - 0.5
+    cases.append((f"dense {m}x{m} matvec", wl.dense, (W, a, a.copy())))
+    points = 10**6 if device != "cpu" else 10**5
+    pts = rng.random((points, 4)).astype(numpy.float32)
+    cases.append((f"kmeans {points:.0e}x4 k=8 x10", lambda xp, p, c: wl.kmeans(xp, p, c, 10)[0],
+                  (pts, pts[:8].copy())))  # fmt: skip
+    n, sweeps = (4096, 100) if device != "cpu" else (512, 20)
+    grid = rng.random((n, n)).astype(numpy.float32)
+    cases.append((f"jacobi {n}x{n} x{sweeps}", lambda xp, g: wl.jacobi(
+        xp, g.copy() if xp is numpy else g, sweeps), (grid,)))
     return cases
 
 
@@ -69,6 +83,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--only", help="comma-separated workloads, e.g. dense,jacobi")
     args = parser.parse_args()
     numloom.set_device(args.device)
 
@@ -78,6 +93,8 @@ def main() -> None:
 
     rows = []
     for name, fn, host in cases(args.device):
+        if args.only and name.split()[0] not in args.only.split(","):
+            continue
         arrays = [numloom.asarray(a) for a in host]
         want = fn(numpy, *host)
         got = numpy.asarray(fn(numloom, *arrays))
