@@ -22,7 +22,7 @@ from ..core.dag import Op, buffer_of, structure
 from ..core.device import CudaError
 from ..core.ranges import phase
 from ..core.realize import LOCK, STARTING, Buffer, count
-from . import cublas, reference
+from . import cublas, cuda_memory, reference
 from .cpu import positions
 from .cuda_device import SHORT_REDUCTION, THREADS, _check, _Device, _get, fixed_functions
 from .cuda_graph import Launch, run_eagerly, run_segment
@@ -294,6 +294,19 @@ def read_deferred(device: str) -> None:
     if state is not None and state.deferred:
         with LOCK:
             _FlagReads(None, None, device).read()
+
+
+def _read_deferred_of(state: _Device) -> None:
+    """``read_deferred`` for the device of ``state`` (memory ran out: the inputs the reads
+    keep go back to the pool)."""
+    from .cuda_device import _devices
+
+    for device, s in list(_devices.items()):
+        if s is state:
+            read_deferred(device)
+
+
+cuda_memory.RELEASE_DEFERRED[0] = _read_deferred_of
 
 
 def _fp_words(state: _Device) -> tuple:

@@ -95,6 +95,8 @@ def _allocate(state: _Device, nbytes: int):
     try:
         return state.device.allocate(nbytes, stream=state.stream)
     except Exception:  # noqa: BLE001 (out of memory: free what Python still holds, retry once)
+        if state.deferred and RELEASE_DEFERRED[0] is not None:
+            RELEASE_DEFERRED[0](state)  # (inputs kept for flag reads left for a later sync)
         gc.collect()
         _free.clear()  # the blocks of dead arrays numloom kept for reuse
         _kept["bytes"] = 0
@@ -105,6 +107,11 @@ def _allocate(state: _Device, nbytes: int):
             free = _free_memory()
             raise OutOfMemoryError(f"out of device memory: asked for {nbytes} bytes, "
                                    f"{free} bytes free ({e})") from None  # fmt: skip
+
+
+# cuda_launch's read of a device's deferred flag words (given its state), which lets go of the
+# inputs kept for them
+RELEASE_DEFERRED: list = [None]
 
 
 def release_cached(device: str) -> int:

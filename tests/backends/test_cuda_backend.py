@@ -110,6 +110,75 @@ def test_independent_chains_are_independent_in_the_plan():
     assert ancestors(left_k)  # the left chain has a kernel before its last one
 
 
+def test_flag_reads_left_for_a_later_wait_report_oldest_first(monkeypatch):
+    """The bookkeeping of ``cuda_launch._FlagReads`` with a stand-in device: an evaluation
+    that starts at its writes, under states that at most warn, leaves its read to the device's
+    next wait; that wait reads once and reruns every waiting segment, oldest first; a state
+    that raises, an underflow rerun or held inputs past the bound read at once; memory that
+    runs out reads them (their inputs go back to the pool) before the allocation is retried."""
+    import ctypes
+    import types
+
+    from numloom.backends import cuda_device, cuda_launch, cuda_memory
+    from numloom.core import realize
+    from numloom.core.dag import toposort
+
+    word = ctypes.c_int64(0)
+    waits = []
+    state = types.SimpleNamespace(
+        deferred=[], deferred_bytes=0, fp_words=((ctypes.addressof(word), 0), (0, 0)),
+        stream=types.SimpleNamespace(sync=lambda: waits.append(1)))
+    monkeypatch.setattr(cuda_launch, "_get", lambda device: state)
+    monkeypatch.setattr(cuda_device, "_devices", {"cuda:0": state})
+    reports = []
+    monkeypatch.setattr(cuda_launch, "_report_fp",
+                        lambda program, segment, order, kept, device: reports.append(
+                            (program.name, segment, sorted(kept))))  # fmt: skip
+
+    def evaluation(name, make, rerun=False, starting=True, held=8):
+        node = make()._node()
+        order = toposort([node])
+        step = types.SimpleNamespace(inputs=(0,), outputs=(len(order) - 1,), in_graph=False,
+                                     nodes=tuple(range(len(order))))  # fmt: skip
+        program = types.SimpleNamespace(name=name, steps=(step,))
+        flags = cuda_launch._FlagReads(program, order, "cuda:0")
+        monkeypatch.setattr(realize, "STARTING", [starting])
+        monkeypatch.setattr(cuda_launch, "STARTING", realize.STARTING)
+        flags.add((0,), rerun, {0: types.SimpleNamespace(held=held)})
+        flags.finish()
+
+    x = nl.asarray(numpy.arange(4.0))
+    evaluation("a", lambda: x / 3)
+    evaluation("b", lambda: x * 2)
+    assert waits == [] and len(state.deferred) == 2  # left for the next wait
+    word.value = 1  # a kernel found a value that is not finite
+    evaluation("c", lambda: x + 1, starting=False)  # an evaluation a sync asked for
+    assert len(waits) == 1 and word.value == 0 and state.deferred == []  # one wait
+    assert [r[0] for r in reports] == ["a", "b", "c"]  # all of them, oldest first
+    reports.clear()
+    evaluation("d", lambda: x - 1)
+    cuda_launch.read_deferred("cuda:0")  # a sync, a copy to the host, an export
+    assert len(waits) == 2 and reports == []  # the word was clear: nothing ran again
+    with numpy.errstate(over="raise"):
+        evaluation("e", lambda: x * 5)
+    evaluation("f", lambda: x * 6, rerun=True)
+    evaluation("g", lambda: x * 7, held=2 << 30)
+    assert len(waits) == 5 and state.deferred == []  # each read at once
+    evaluation("h", lambda: x * 8)
+    calls = []
+
+    class Device:
+        def allocate(self, nbytes, stream=None):
+            calls.append(len(state.deferred))
+            if len(calls) == 1:
+                raise MemoryError("out of memory")
+            return "block"
+
+    state.device = Device()
+    assert cuda_memory._allocate(state, 64) == "block"
+    assert calls == [1, 0]  # the retry found the deferred reads done
+
+
 # --- on a GPU --------------------------------------------------------------------------------
 
 gpu = pytest.mark.gpu
