@@ -47,8 +47,10 @@ def einsum(*operands, out=None, optimize=False, **kwargs):
         return [make(arrays[k]) if k in arrays else v for k, v in enumerate(operands)]
 
     full = with_stand_ins(lambda a: _zero_strided(a.shape, a.dtype))
-    out_probe = None if out is None else _np.zeros(tuple(min(n, 1) for n in out.shape), out.dtype)
-    probe = _np.einsum(*with_stand_ins(lambda a: _np.zeros(tuple(min(n, 1) for n in a.shape),
+    # (axes of 2, not 1: an optimized path drops a contraction over an axis of one, and its
+    # multiply then refuses an out NumPy's real call accepts, a 0-d integer one)
+    out_probe = None if out is None else _np.zeros(tuple(min(n, 2) for n in out.shape), out.dtype)
+    probe = _np.einsum(*with_stand_ins(lambda a: _np.zeros(tuple(min(n, 2) for n in a.shape),
                                                            a.dtype)),
                        out=out_probe, optimize=optimize, **kwargs)  # fmt: skip
     inputs, output, _ = _parse_einsum_input(full)

@@ -317,6 +317,18 @@ def test_einsum_interleaved_out_and_dtype(xp):
             xp.einsum(a, [Ellipsis, 1], [Ellipsis]))  # fmt: skip
 
 
+@pytest.mark.parametrize("optimize", [False, True, "optimal"])
+@numpy_compare()
+def test_einsum_into_a_0d_integer_out(xp, optimize):
+    """NumPy's gh-31350: a 0-d integer ``out`` of a float contraction is written (cast), with
+    every ``optimize``."""
+    a = xp.ones(7)
+    out, zero = xp.array(0), xp.zeros((), numpy.int64)
+    xp.einsum("i,i->", a, a, out=out, optimize=optimize)
+    xp.einsum("i,i->", a, a * 2, out=zero, optimize=optimize)
+    return out, zero
+
+
 @pytest.mark.parametrize("subscripts, shape", [("ii->i", (3, 3)), ("ij->ji", (3, 4)),
                                                ("iji->ij", (3, 2, 3)), ("ijk->kji", (2, 3, 4))])  # fmt: skip
 @numpy_compare()
