@@ -435,3 +435,24 @@ def test_a_row_reduction_under_a_write_gets_a_kernel_of_its_own(monkeypatch):
 
     numpy.testing.assert_allclose(numpy.asarray(run(nl)), run(numpy), rtol=1e-12)
     assert refused == []
+
+
+def test_many_merged_kernels_are_planned_in_one_scan(monkeypatch):
+    """A naive Bayes fit's per-class means and variances of each column of a gathered subset:
+    each column's mean and variance become one kernel (a merge, which changes no node's
+    owners). The plan finds the owners again only after it stores a shared value (the
+    gather), not after each merge: 640 pending pairs took 6 s to plan when each merge started
+    the scan over."""
+    from numloom.compile import schedule
+
+    calls = []
+    owners = schedule._owners
+    monkeypatch.setattr(schedule, "_owners", lambda order, why: calls.append(1) or owners(order, why))
+    host = RNG.random((300, 64))
+    x = nl.asarray(host)
+    picks = [RNG.integers(0, 300, 50) for _ in range(3)]
+    params = [(col.mean(), col.var()) for p in picks for col in x[nl.asarray(p)].T]
+    n, _ = kernels_for(lambda: None)
+    assert len(calls) <= 5  # a few passes (2 here), not one per column (194 before)
+    want = [(c.mean(), c.var()) for p in picks for c in host[p].T]
+    numpy.testing.assert_allclose(numpy.asarray(params, float), numpy.asarray(want), rtol=1e-12)
