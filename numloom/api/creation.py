@@ -29,6 +29,7 @@ from ..core.array import (
     marked_copy,
     ndarray,
     result,
+    share,
 )
 from ..core.dag import Op, View, node
 from ..core.device import get_device
@@ -448,17 +449,49 @@ def _array_of_arrays(items) -> ndarray:
     """``array([a, b, ...])`` of numloom arrays (or nested lists of them): one lazy CONCAT."""
     from ..core.array_views import reshape_array
 
-    parts = [array(x) for x in items]
+    # (numloom arrays as they are: the CONCAT copies them, so a copy of each is work and a
+    # kernel per item: a decision tree's np.array([row for row in X if ...]))
+    parts = [x if isinstance(x, ndarray) else array(x) for x in items]
     shape = parts[0].shape
     if any(p.shape != shape for p in parts) or not all(isinstance(p, ndarray) for p in parts):
         from .fallback import to_numpy
 
         # NumPy's error for ragged input; NumPy's array beside objects or strings
         return asarray(_np.array(to_numpy(items)))
+    rows = _rows_of_one_array(parts)
+    if rows is not None:
+        return rows
     dtype = _np.result_type(*(p.dtype for p in parts))
     srcs = tuple(reshape_array(p.astype(dtype, copy=False), (1,) + shape)._node() for p in parts)
     n = node(Op.CONCAT, srcs, 0, (len(parts),) + shape, dtype)
     return result(n, parts[0].device)
+
+
+ROWS_GATHERED = 1 << 20  # elements: above, the pieces are joined as any others
+
+
+def _rows_of_one_array(parts: list):
+    """``array([...])`` of views of one array's memory that differ only in where they start
+    (the rows a loop picked, ``[s for s in X if s[0] >= t]``): one gather of their elements
+    from that memory, where a join of that many pieces would be a kernel a piece. None for
+    any other list."""
+    from .joins import take
+
+    first = parts[0]
+    storage, view, dtype = first._storage, first._view, first._dtype
+    if len(parts) <= 4 or len(parts) * view.size > ROWS_GATHERED:
+        return None
+    for p in parts:
+        if (p._storage is not storage or p._dtype != dtype or p._view.shape != view.shape
+                or p._view.strides != view.strides):  # fmt: skip
+            return None
+    inner = _np.zeros(view.shape, _np.int64)
+    for axis, (n, stride) in enumerate(zip(view.shape, view.strides)):
+        inner += (_np.arange(n, dtype=_np.int64) * stride).reshape(
+            (1,) * axis + (n,) + (1,) * (len(view.shape) - axis - 1))  # fmt: skip
+    starts = _np.array([p._view.offset for p in parts], _np.int64)
+    whole = share(first, View.contiguous((math.prod(storage.version.shape),)))
+    return take(whole, starts.reshape((-1,) + (1,) * len(view.shape)) + inner)
 
 
 def frombuffer(buffer, dtype=float, count=-1, offset=0, *, like=None):

@@ -134,6 +134,30 @@ def test_array_of_numloom_arrays_stays_lazy():
     numpy.testing.assert_array_equal(stacked.get(), [[0, 2, 4], [1, 3, 5]])
 
 
+@pytest.mark.parametrize("pick", [
+    lambda X: [s for s in X if s[0] >= 0.5],  # a decision tree's rows over a threshold
+    lambda X: [X[:, j] for j in (0, 2, 4, 1, 3, 0)],  # columns, one twice
+    lambda X: [X[::-1][i, ::2] for i in range(0, 40, 3)],  # reversed rows, every other element
+    lambda X: [X[i:i + 2, 1:] for i in range(8)],  # 2-D blocks
+])  # fmt: skip
+def test_array_of_rows_a_loop_picked_is_one_gather(pick):
+    """``np.array([row for row in X if ...])``: views of one array that differ only in where
+    they start are gathered by one kernel (a kernel per row before: a decision tree's split
+    took a plan of 60 kernels), a new array of NumPy's values, writable, X unchanged."""
+    host = numpy.random.default_rng(3).random((40, 5))
+    x = numloom.asarray(host)
+    numloom.sync()
+    before = numloom.stats()["kernels_launched"]
+    got = numloom.array(pick(x))
+    numloom.sync()
+    assert numloom.stats()["kernels_launched"] - before <= 2
+    want = numpy.array(pick(host))
+    assert type(got) is numloom.ndarray and got.shape == want.shape and got.dtype == want.dtype
+    numpy.testing.assert_array_equal(got.get(), want)
+    got[...] = -1
+    numpy.testing.assert_array_equal(x.get(), host)
+
+
 @pytest.mark.parametrize(
     "items",
     [
