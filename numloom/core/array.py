@@ -271,8 +271,11 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
             made = ours(*inputs, **kwargs)
             # NumPy's own code calling NumPy's ufunc (``_lerp``'s ``add(a, b, out=...)``,
             # whose ``out=...`` NumPy drops here) gets numloom's 0-d stand-in for a scalar
-            # result run now: an array it can write into, printing as the scalar
-            return _stand_in(made) if isinstance(made, _np.generic) else made
+            # result run now: an array it can write into, printing as the scalar. A program's
+            # call (``np.float64(x) - m`` of a 0-d ``m``) gets NumPy's scalar, as from NumPy.
+            if isinstance(made, _np.generic) and _called_from_numpy():
+                return _stand_in(made)
+            return made
         return getattr(ours, method)(*inputs, **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
@@ -489,6 +492,19 @@ def _as_subclass(out, a: ndarray, cls=None):
     if cls.__array_finalize__ is not ndarray.__array_finalize__:
         made.__array_finalize__(a)
     return made
+
+
+if hasattr(sys, "_getframemodulename"):
+
+    def _called_from_numpy() -> bool:
+        """Whether the code that called NumPy's ufunc (the frame out of ``__array_ufunc__``:
+        NumPy's ufunc and scalar operators are C) is NumPy's own."""
+        return (sys._getframemodulename(2) or "").startswith("numpy.")
+
+else:  # (Python 3.11)
+
+    def _called_from_numpy() -> bool:
+        return sys._getframe(2).f_globals.get("__name__", "").startswith("numpy.")
 
 
 def programs_subclass(x) -> bool:

@@ -1134,5 +1134,10 @@ def test_numpys_ufunc_on_0d_arrays_gives_a_writable_stand_in():
     for xp in (numloom, numpy):
         made = impl._lerp(xp.array(2), xp.array(5), xp.array(0.2))
         assert float(made) == 2.6
-    made = numpy.add(numloom.array(2), numloom.array(0.5))
-    assert isinstance(made, numloom.ndarray) and repr(made) == repr(numpy.float64(2.5))
+    # a program's own call of NumPy's ufunc, or a NumPy scalar's operator, gets NumPy's
+    # scalar, as NumPy's 0-d arrays give it
+    for xp in (numloom, numpy):
+        made = numpy.add(xp.array(2), xp.array(0.5))
+        assert type(made) is numpy.float64 and made == 2.5
+        m = xp.asarray([1.0, 2.0]).mean()
+        assert type(numpy.float64(3.0) - m) is numpy.float64
