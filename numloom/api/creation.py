@@ -329,7 +329,8 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=N
             # memory, marked where it is small; api/eager.py)
             out = _adopted(own)
         else:
-            out = asarray(host)  # always a copy of the host data
+            out = asarray(host, copy=copy)  # always a copy of the host data (read-only
+            # where NumPy's is the read-only array itself)
     if out.ndim < ndmin:
         out = out.reshape((1,) * (ndmin - out.ndim) + out.shape)
     if out is obj:  # (shared: copied only where 'C' or 'F' asks for another layout)

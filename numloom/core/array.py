@@ -831,7 +831,10 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None) -> 
         made = from_host(host, target)
     if made.ndim > 1 and (order is not None or not host.flags.c_contiguous):
         # (NumPy's data, laid out as NumPy lays it out)
-        return _namespace.creation.in_order(made, "K" if order is None else order, host)
+        made = _namespace.creation.in_order(made, "K" if order is None else order, host)
+    if host is a and copy is not True and not host.flags.writeable:
+        # NumPy's asarray is the read-only array itself: writes through it are refused
+        made._readonly = True
     return made
 
 

@@ -1026,3 +1026,30 @@ def test_a_large_eye_has_ones_on_its_diagonal_only(xp, args):
     """``eye`` past the size made at once (lazy on the CPU, on every GPU): its diagonal, not
     the ones of ``ones`` (``zeros``' and ``ones``' quick path took ``eye``'s maker for them)."""
     return xp.eye(*args), xp.identity(args[0]), xp.eye(*args, dtype=numpy.float32)
+
+
+@pytest.mark.parametrize("make, writable", [
+    (lambda xp, a: xp.asarray(a), False),
+    (lambda xp, a: xp.atleast_2d(a).T, False),
+    (lambda xp, a: xp.array(a, copy=None), False),
+    (lambda xp, a: xp.asarray(a).reshape(2, 2), False),
+    (lambda xp, a: xp.array(a), True),
+    (lambda xp, a: xp.asarray(a, copy=True), True),
+    (lambda xp, a: xp.asarray(a, dtype=numpy.float32), True),
+    (lambda xp, a: xp.asarray(a) + 1, True),
+])  # fmt: skip
+def test_a_read_only_numpy_array_stays_read_only_where_numpy_shares_it(make, writable):
+    """``asarray`` of a read-only NumPy array is that array in NumPy, so writes through it (or
+    a view of it) raise NumPy's ValueError; copies and results are writable. numloom holds a
+    copy, which keeps the flag (it took writes that NumPy refused)."""
+    host = numpy.arange(4.0)
+    host.flags.writeable = False
+    for xp in (numpy, numloom):
+        x = make(xp, host)
+        assert x.flags.writeable is writable
+        if writable:
+            x[(0,) * x.ndim] = 7
+        else:
+            with pytest.raises(ValueError, match="assignment destination is read-only"):
+                x[(0,) * x.ndim] = 7
+    numpy.testing.assert_array_equal(host, numpy.arange(4.0))
