@@ -476,8 +476,6 @@ def _rows_of_one_array(parts: list):
     (the rows a loop picked, ``[s for s in X if s[0] >= t]``): one gather of their elements
     from that memory, where a join of that many pieces would be a kernel a piece. None for
     any other list."""
-    from .joins import take
-
     first = parts[0]
     storage, view, dtype = first._storage, first._view, first._dtype
     if len(parts) <= 4 or len(parts) * view.size > ROWS_GATHERED:
@@ -492,7 +490,7 @@ def _rows_of_one_array(parts: list):
             (1,) * axis + (n,) + (1,) * (len(view.shape) - axis - 1))  # fmt: skip
     starts = _np.array([p._view.offset for p in parts], _np.int64)
     whole = share(first, View.contiguous((math.prod(storage.version.shape),)))
-    return take(whole, starts.reshape((-1,) + (1,) * len(view.shape)) + inner)
+    return whole[starts.reshape((-1,) + (1,) * len(view.shape)) + inner]
 
 
 def frombuffer(buffer, dtype=float, count=-1, offset=0, *, like=None):

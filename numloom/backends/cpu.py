@@ -22,7 +22,7 @@ from ..compile import pipeline
 from ..compile.schedule import Plan
 from ..core import config, fperrors
 from ..core.array import _speedups
-from ..core.dag import Op, buffer_of, structure, toposort, warn_at_user
+from ..core.dag import Op, buffer_of, strided, structure, toposort, warn_at_user
 from ..core.realize import Buffer, count
 from . import reference
 from .cpu_memory import POOL
@@ -64,6 +64,9 @@ class Step:
     # version among the inputs, position of the write, positions of the views reading the
     # old version)
     inplace: tuple | None = None
+    # run through NumPy: the position of a write's old version that the write may overwrite
+    # (``_overwritten``; False until looked at)
+    overwrites: int | None | bool = False
     # the constant nodes of the last launch and their block: a loop that traces the same
     # program again reads the same interned constants
     memo: list = field(default_factory=lambda: [None, None], compare=False)
@@ -215,6 +218,44 @@ def _small(order: list, kernels: int) -> bool:
     return True
 
 
+def _overwritten(step: Step, order: list, values: dict) -> int | None:
+    """For a kernel run through NumPy that writes through a view (a loop's ``X[i] = row``),
+    the position of the old version it may write into instead of copying it whole (a copy
+    per write made a loop of row writes quadratic): an intermediate of this plan that an
+    earlier write made (so NumPy's memory of numloom's own, C-contiguous), that no later step
+    reads and that nothing in this kernel reads but the write. None otherwise."""
+    found = step.overwrites
+    if found is False:
+        found = step.overwrites = _overwrite_candidate(step, order)
+    if found is None:
+        return None
+    old = values.get(found)
+    if type(old) is not np.ndarray or not old.flags.c_contiguous:
+        return None
+    memory = old if old.base is None else old.base  # (a write's value: its flat copy, reshaped)
+    if (memory.base is not None or memory.size != old.size or not memory.flags.writeable
+            or not memory.flags.c_contiguous):  # fmt: skip
+        return None
+    return found
+
+
+def _overwrite_candidate(step: Step, order: list) -> int | None:
+    root = order[step.outputs[0]] if len(step.outputs) == 1 else None
+    if root is None or root.op is not Op.SCATTER or root.call is not None:
+        return None
+    old = root.srcs[0]
+    if old.op is not Op.SCATTER or root.srcs[1] is old:
+        return None
+    p = next((q for q in step.inputs if order[q] is old), None)
+    if p is None or p not in step.frees:
+        return None
+    for q in step.nodes:
+        n = order[q]
+        if n is not root and any(s is old for s in n.srcs):
+            return None
+    return p
+
+
 def _in_place_readers(k, pos: dict) -> tuple | None:
     """``Step.inplace`` of plan kernel ``k``, a write through a view (``SCATTER``) whose old
     version is one of its inputs: None where the kernel reads that old version otherwise than
@@ -344,8 +385,9 @@ def execute(program: Program, order: list, roots: list, device: str, leaves=None
                     cpu_kernels.run(step, order, values, blocks, pos)
                 else:
                     count("kernels_through_numpy")
-                    _interpret(step, order, values, pos,
-                               pooled=any(p in blocks for p in step.inputs))  # fmt: skip
+                    pooled = any(p in blocks for p in step.inputs)
+                    _interpret(step, order, values, pos, pooled,
+                               None if pooled else _overwritten(step, order, values))  # fmt: skip
         if config.DEBUG >= 1:
             how = (
                 "through NumPy" if step.fn is None and step.kernel.kind != "kernel" else "compiled"
@@ -447,11 +489,13 @@ def _constants(step: Step, order: list) -> bytes:
     return memo[1]
 
 
-def _interpret(step: Step, order: list, values: dict, pos: dict, pooled: bool = False) -> None:
+def _interpret(step: Step, order: list, values: dict, pos: dict, pooled: bool = False,
+               overwrite: int | None = None) -> None:  # fmt: skip
     """Run a kernel's nodes one by one through NumPy (the reference executor's rules).
 
     ``pooled``: some inputs are pool blocks, which go back to the pool after their last
     reader; an output that is a NumPy view of one (a VIEW, a BITCAST) is copied to outlive it.
+    ``overwrite``: the position of a write's old version to write into (``_overwritten``).
     The operations that can set floating-point error flags run under their call's error state,
     warning or raising as NumPy would there.
     """
@@ -464,6 +508,12 @@ def _interpret(step: Step, order: list, values: dict, pos: dict, pooled: bool = 
         for p in step.nodes:
             n = order[p]
             srcs = [local[id(s)] if id(s) in local else values[pos[id(s)]] for s in n.srcs]
+            if overwrite is not None and n.op is Op.SCATTER and pos[id(n.srcs[0])] == overwrite:
+                old = values[overwrite]
+                strided(old.reshape(-1), n.arg)[...] = srcs[1]
+                local[id(n)] = old.reshape(n.shape)
+                count("writes_in_place")
+                continue
             if n.call is None:
                 local[id(n)] = reference.compute(n, srcs)
             else:
