@@ -640,15 +640,11 @@ def _evaluate_locked(storages: list, device: str) -> None:
             )
         count("plans_evaluated")
         small = config.EAGER_ELEMENTS if _marking else 0
-        # A 0-d result computed on the CPU (a reduction's: NumPy's scalar) is marked too:
-        # arithmetic on it runs now, giving NumPy's scalar, as NumPy's scalar code would (a
-        # naive Bayes' likelihoods in Python scalars: an evaluation per operation otherwise)
-        scalars = device == "cpu" and not TRACING
         for s, v in evaluated:
             if s.version is v:
                 s.version = results[id(v)]
                 _pending.discard(s)
-                if (small and prod(v.shape) <= small) or (scalars and not v.shape):
+                if small and prod(v.shape) <= small:
                     s.eager = True
     finally:
         _flushing = False

@@ -524,33 +524,3 @@ def test_arithmetic_of_0d_arrays_runs_now_and_warns_at_once_as_numpys():
         zero_d = xp.array(1)
         assert type(zero_d) is xp.ndarray and repr(zero_d) == "array(1)"
         assert type(xp.arange(6).reshape(2, 3)[0, zero_d]) is numpy.int64
-
-
-def test_computed_0d_results_compute_with_scalars_as_numpys_scalars_do():
-    """A naive Bayes' likelihoods: Python scalar code on a column's mean and variance (0-d
-    results, computed at a sync) runs now and gives NumPy's scalars, as NumPy's reductions'
-    scalars would, with no evaluation per operation (an evaluation each made the loop 70x
-    NumPy's time)."""
-    import math
-
-    if nl.get_device() != "cpu":
-        pytest.skip("the CPU's eager calls")
-    host = numpy.random.default_rng(5).random((50, 6))
-    got, want = [], []
-    for xp, out in ((nl, got), (numpy, want)):
-        cols = xp.asarray(host).T
-        params = [(c.mean(), c.var()) for c in cols]
-        if xp is nl:
-            nl.sync()
-            before = nl.stats()["plans_evaluated"]
-        for row in host[:5]:
-            post = 1.0
-            for x, (m, v) in zip(row, params):
-                coeff = 1.0 / math.sqrt(2.0 * math.pi * v + 1e-4)
-                post *= coeff * math.exp(-(math.pow(x - m, 2) / (2 * v + 1e-4)))
-            out.append(post)
-        if xp is nl:
-            assert nl.stats()["plans_evaluated"] == before
-            m, v = params[0]
-            assert type(numpy.float64(1.0) - m) is numpy.float64 and type(2 * v) is numpy.float64
-    assert got == want
