@@ -246,9 +246,11 @@ class _FlagReads:
         self.read()
 
     def _may_wait(self) -> bool:
-        steps, order = self.program.steps, self.order
-        return all(not rerun and fperrors.warning_states_at(order, steps[i].nodes)
-                   for segment, rerun, _ in self.pending for i in segment)  # fmt: skip
+        if any(rerun for _, rerun, _ in self.pending):
+            return False
+        steps = self.program.steps
+        nodes = tuple(p for segment, _, _ in self.pending for i in segment for p in steps[i].nodes)
+        return fperrors.warning_states_at(self.order, nodes)
 
     def read(self) -> None:
         """Wait for the pending segments' kernels (and the device's deferred ones) and read
