@@ -8,12 +8,12 @@ scan, a narrowing or float-to-integer cast, a matrix product) records NumPy's er
 the user's line (``record``). A kernel holding such an operation sets a flag word when it finds
 an error: an argument on the CPU, a word of page-locked host memory a GPU kernel writes through
 the bus, read when the evaluation's kernels are done (once per evaluation on a GPU: its
-segments of kernels and cuBLAS calls keep their inputs until then, ``cuda_launch._FlagReads``). A kernel whose flag is set runs its nodes
-again through NumPy (a GPU's whole segment, on the host), each under its own call's error
-state (``compute``), so the warnings and exceptions are NumPy's own (none, for inputs that were
-not finite already), given at the user's line. An exception then fails the evaluation as a
-data error does: arrays computed from the operation raise it again when used, the others keep
-their values.
+segments of kernels and cuBLAS calls keep their inputs until then, ``cuda_launch._FlagReads``).
+A kernel whose flag is set runs its nodes again through NumPy (a GPU's whole segment, on the
+host), each under its own call's error state (``compute``), so the warnings and exceptions are
+NumPy's own (none, for inputs that were not finite already), given at the user's line. An
+exception then fails the evaluation as a data error does: arrays computed from the operation
+raise it again when used, the others keep their values.
 
 On the CPU the kernel reads the IEEE flags themselves: each OpenMP thread clears them when its
 share starts and ORs what it raised into the flag word when it ends (``fetestexcept``, as
@@ -201,14 +201,15 @@ _WARNS_ONLY: dict = {}  # NumPy's error-state object -> whether it at most warns
 
 
 def _warns_only(extobj) -> bool:
+    if extobj is None:  # (NumPy's default state, as ``_reports`` takes it)
+        return True
     found = _WARNS_ONLY.get(extobj)
     if found is None:
-        token = _extobj_contextvar.set(extobj) if extobj is not None else None
+        token = _extobj_contextvar.set(extobj)
         try:
             found = set(_np.geterr().values()) <= {"ignore", "warn"}
         finally:
-            if token is not None:
-                _extobj_contextvar.reset(token)
+            _extobj_contextvar.reset(token)
         if len(_WARNS_ONLY) > 256:  # (states of finished errstate blocks: forget them)
             _WARNS_ONLY.clear()
         _WARNS_ONLY[extobj] = found

@@ -447,3 +447,5 @@ def test_states_that_at_most_warn_are_told_from_raising_ones():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert not quiet(lambda: x / 8 + 1)
+    with numpy.errstate(all="raise"):  # (no state recorded: NumPy's default, not the sync's)
+        assert fperrors._warns_only(None)
