@@ -484,10 +484,8 @@ def _rows_of_one_array(parts: list):
         if (p._storage is not storage or p._dtype != dtype or p._view.shape != view.shape
                 or p._view.strides != view.strides):  # fmt: skip
             return None
-    inner = _np.zeros(view.shape, _np.int64)
-    for axis, (n, stride) in enumerate(zip(view.shape, view.strides)):
-        inner += (_np.arange(n, dtype=_np.int64) * stride).reshape(
-            (1,) * axis + (n,) + (1,) * (len(view.shape) - axis - 1))  # fmt: skip
+    steps = _np.array(view.strides, _np.int64).reshape((-1,) + (1,) * len(view.shape))
+    inner = (_np.indices(view.shape, _np.int64) * steps).sum(axis=0)  # (each element's place)
     starts = _np.array([p._view.offset for p in parts], _np.int64)
     whole = share(first, View.contiguous((math.prod(storage.version.shape),)))
     return whole[starts.reshape((-1,) + (1,) * len(view.shape)) + inner]
