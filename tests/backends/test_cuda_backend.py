@@ -123,6 +123,7 @@ def test_flag_reads_left_for_a_later_wait_report_oldest_first(monkeypatch):
     from numloom.core import realize
     from numloom.core.dag import toposort
 
+    x = nl.asarray(numpy.arange(4.0), device="cpu")  # (made before the device is stood in for)
     word = ctypes.c_int64(0)
     waits = []
     state = types.SimpleNamespace(
@@ -147,7 +148,6 @@ def test_flag_reads_left_for_a_later_wait_report_oldest_first(monkeypatch):
         flags.add((0,), rerun, {0: types.SimpleNamespace(held=held)})
         flags.finish()
 
-    x = nl.asarray(numpy.arange(4.0))
     evaluation("a", lambda: x / 3)
     evaluation("b", lambda: x * 2)
     assert waits == [] and len(state.deferred) == 2  # left for the next wait
