@@ -42,6 +42,7 @@ static PyTypeObject *NodeType, *StorageType, *PlainType, *ArrayType, *ScalarType
 static Py_ssize_t off_bdata, off_bdevice, off_brelease, off_bexports;
 static PyObject *op_buffer, *buffer_id, *cpu_name, *bool_dtype, *s_view, *s_flags, *s_writeable,
     *s_setflags;
+static PyObject *merge_calls; /* fperrors.merge */
 static PyObject *tracing_list, *eager_default, *eager_calling, *eager_caught, *eager_warn, *eager_adopted;
 static PyObject *s_kinds, *s_c_contiguous, *s_owndata, *s_base, *out_kwnames;
 static PyObject *warnings_module, *s_filters;
@@ -196,6 +197,7 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         {"eager_warn", &eager_warn},
         {"eager_adopted", &eager_adopted},
         {"warnings", &warnings_module},
+        {"merge_calls", &merge_calls},
     };
     for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
         if (take(objects, named[i].name, named[i].into) < 0)
@@ -923,6 +925,22 @@ static PyObject *traced_map(PyObject *const *operands, Py_ssize_t count, PyObjec
         if (call == NULL) {
             Py_DECREF(n);
             return NULL;
+        }
+        /* an interned node made before at another line keeps both calls (fperrors.merge) */
+        PyObject *old = SLOT(n, off_call);
+        if (old != NULL && old != Py_None) {
+            int same = PyTuple_CheckExact(old) && PyTuple_GET_SIZE(old) >= 2 ? 1 : 0;
+            if (same) {
+                PyObject *a = PyTuple_GET_ITEM(old, 1), *b = PyTuple_GET_ITEM(call, 1);
+                same = a == b ? 1 : PyObject_RichCompareBool(a, b, Py_EQ);
+            }
+            if (same == 0)
+                Py_SETREF(call, PyObject_CallFunctionObjArgs(merge_calls, old, call, NULL));
+            if (same < 0 || call == NULL) {
+                Py_XDECREF(call);
+                Py_DECREF(n);
+                return NULL;
+            }
         }
         slot_set(n, off_call, call);
     }

@@ -947,7 +947,7 @@ def _install_tracing(api) -> None:
         "bool": _BOOL, "tracing": _TRACING, "eager_elements": api.eager.EAGER_ELEMENTS,
         "eager_default": api.eager.DEFAULT_STATE, "eager_calling": api.eager._CALLING,
         "eager_caught": api.eager._caught, "eager_warn": api.eager.warn,
-        "eager_adopted": api.eager.made_now, "warnings": warnings,
+        "eager_adopted": api.eager.made_now, "warnings": warnings, "merge_calls": fperrors.merge,
         "ufuncs": {name: getattr(np_api, name) for name in _OPERATOR_UFUNCS},
     })  # fmt: skip
     ufuncs._plain_call = methods._plain_call = _speedups.plain_call

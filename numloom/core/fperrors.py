@@ -140,7 +140,43 @@ def record(n, where, mask=None) -> None:
     interned node made again by another call takes that call's. ``mask``: the boolean node of
     the call's ``where=`` (NumPy computes, and so warns of, only the elements it selects)."""
     call = (_extobj_contextvar.get(), where, warnings.filters)
-    n.call = call if mask is None else call + (mask,)
+    call = call if mask is None else call + (mask,)
+    old = n.call
+    n.call = call if old is None or type(old) is tuple and old[1] == where else merge(old, call)
+
+
+class _Calls(tuple):
+    """The calls at several lines that made one interned node (``x * 10`` under
+    ``errstate(over="raise")`` and again at a later line under NumPy's default): a call
+    tuple whose error state reports what any of theirs does, for the checks that ask which
+    categories a kernel reports, and ``calls``, each line's own call, for the report itself
+    (a warning at each line, the raise at its own)."""
+
+    calls: tuple
+
+
+_ORDER = {"ignore": 0, "warn": 1, "print": 2, "log": 2, "call": 2, "raise": 2}
+
+
+def merge(old, call) -> tuple:
+    """The call of a node made by the call ``old`` (or the calls) and then by ``call`` at
+    another line: both kept, in the order made; a line called again keeps its latest call."""
+    calls = old.calls if type(old) is _Calls else (old,)
+    calls = tuple(c for c in calls if c[1] != call[1]) + (call,)
+    if len(calls) == 1:
+        return call
+    strongest = {}
+    for c in calls:
+        state, _ = _state_of(c)
+        for k, action in state.items():
+            if _ORDER.get(action, 2) > _ORDER.get(strongest.get(k, "ignore"), 2):
+                strongest[k] = action
+    # (any action beyond a warning stands as "raise": these checks only ask whether the
+    # state at most warns, and each call's own state is the one reported)
+    with _np.errstate(**{k: "raise" if _ORDER.get(a, 2) == 2 else a for k, a in strongest.items()}):
+        merged = _Calls((_extobj_contextvar.get(), calls[0][1], calls[0][2]))
+    merged.calls = calls
+    return merged
 
 
 def may_report(nodes, bits: int = NOT_FINITE) -> bool:
@@ -244,7 +280,12 @@ def _reports(extobj) -> int:
 def _state(n) -> tuple:
     """``(errstate dict, (file, line) or None)`` of the call that made ``n`` (NumPy's default
     state for an operation numloom made itself)."""
-    extobj, where = (n.call or (None, None))[:2]
+    return _state_of(n.call)
+
+
+def _state_of(call) -> tuple:
+    """``_state`` of one call tuple (None: numloom's own)."""
+    extobj, where = (call or (None, None))[:2]
     if extobj is None:
         return {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"}, where
     token = _extobj_contextvar.set(extobj)
@@ -260,8 +301,6 @@ def compute(n, srcs: list, compute_node, value_of=None):
     that recorded no call (numloom made it, or it cannot raise) runs with every error ignored.
     A call with ``where=`` is checked on the elements its mask selects alone, the mask's value
     being ``value_of(mask node)`` (None where the caller does not have it: all are checked)."""
-    from .realize import DataError
-
     call = n.call
     if call is None:
         with _np.errstate(all="ignore"):
@@ -275,7 +314,17 @@ def compute(n, srcs: list, compute_node, value_of=None):
             _extobj_contextvar.reset(token)
         if not kinds:
             return value
-    state, where = _state(n)
+    for one in call.calls if type(call) is _Calls else (call,):  # (each line's, in order)
+        value = _checked(n, one, srcs, compute_node, value_of)
+    return value
+
+
+def _checked(n, call, srcs: list, compute_node, value_of):
+    """``compute``'s value of ``n`` under its one ``call``, its warnings given at that call's
+    line and its ``FloatingPointError`` raised as a data error."""
+    from .realize import DataError
+
+    state, where = _state_of(call)
     checked = srcs
     if len(call) > 3 and value_of is not None:
         selected = value_of(call[3])
@@ -296,7 +345,7 @@ def compute(n, srcs: list, compute_node, value_of=None):
         if where is None:
             warn_at_user(w.message, w.category)
         else:
-            warn_at(w.message, w.category, where[0], where[1], n.call[2])
+            warn_at(w.message, w.category, where[0], where[1], call[2])
     if failed is not None:
         raise DataError(n, failed) from None
     return value

@@ -449,3 +449,28 @@ def test_states_that_at_most_warn_are_told_from_raising_ones():
         assert not quiet(lambda: x / 8 + 1)
     with numpy.errstate(all="raise"):  # (no state recorded: NumPy's default, not the sync's)
         assert fperrors._warns_only(None)
+
+
+@pytest.mark.parametrize("first", ["raise", "warn", "ignore"])
+@pytest.mark.parametrize("second", ["raise", "warn", "ignore"])
+def test_one_operation_made_at_two_lines_reports_each_lines_call(first, second):
+    """``x * 10`` at two lines is one node of the DAG; each line's call keeps its own error
+    state: a warning at each line that warns, the raise at the first line that raises."""
+
+    def run(xp):
+        x = xp.full(50_000, 1e308)
+        got = []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                with numpy.errstate(over=first):
+                    a = x * 10
+                with numpy.errstate(over=second):
+                    b = x * 10
+                numpy.asarray(a), numpy.asarray(b)
+            except FloatingPointError as error:
+                got.append(("raised", str(error)))
+        lines = [w.lineno for w in caught if w.category is RuntimeWarning]
+        return got, [line - min(lines, default=0) for line in lines], len(lines)
+
+    assert run(nl) == run(numpy)
