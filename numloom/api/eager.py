@@ -16,6 +16,7 @@ and what was called is warned again at the user's line.
 
 from __future__ import annotations
 
+import sys
 import weakref
 
 import numpy as _np
@@ -23,15 +24,20 @@ from numpy._core._ufunc_config import _extobj_contextvar
 
 from ..core import config, fperrors, realize
 from ..core.array import _Scalar, adopt_host, asarray, ndarray
-from ..core.dag import warn_at_user
+from ..core.dag import Op, warn_at_user
 from ..core.device import get_device
 from .writes import at_user, owned_version
 
 EAGER_ELEMENTS = 1 << 16  # the largest operand (elements) a call runs now with
 
 _BUFFER = realize._BUFFER
+_MAP = Op.MAP
 _HOST_SCALARS = (bool, int, float, complex)
 _KINDS = frozenset("biufc")
+# the scalars a call run now takes as they are: Python's, and NumPy's of numloom's kinds
+SCALAR_TYPES = frozenset(_HOST_SCALARS) | {
+    t for t in _np.sctypeDict.values() if issubclass(t, _np.generic) and _np.dtype(t).kind in _KINDS
+}
 ADOPT = [None]  # numloom.core._speedups.adopt, once numloom's API is bound
 _caught = fperrors.CAUGHT  # the categories NumPy's error state called about, per thread
 _CALLING = fperrors.CALLING  # NumPy's default state, its warnings as calls
@@ -54,7 +60,41 @@ def wants(args: tuple) -> bool:
             return True
         if t is _np.ndarray and _small_numpy(x):
             return True
-    return False
+    return scalar_math(args)
+
+
+def scalar_math(args: tuple) -> bool:
+    """Whether ``args`` are scalars and 0-d results on the CPU (at least one): the scalars
+    NumPy's reductions give, whose arithmetic runs now and gives NumPy's scalar, as NumPy's
+    scalar arithmetic does. In a program's call (``users_call``), a pending one that is
+    itself arithmetic of scalars (a mean: a sum over a count; a product of them) is evaluated
+    first; a reduction's own pending result stays pending, as it fuses with its uses (a
+    solver's ``sum(r * r) / sum(r * Ar)`` and the step that uses it, one kernel). (A naive
+    Bayes' likelihoods from each column's mean and variance, its posterior a prior times 64 of
+    them: traced, each operation cost an evaluation, or a node in a plan run by NumPy node by
+    node.)"""
+    found = pending = False
+    for x in args:
+        t = type(x)
+        if t is _Scalar:
+            s = x._storage
+            if s.device != "cpu" or s.error is not None:
+                return False
+            op = s.version.op
+            if op is not _BUFFER:
+                if op is not _MAP:
+                    return False
+                pending = True
+            found = True
+        elif t not in SCALAR_TYPES:
+            return False
+    if pending and found:
+        if realize.TRACING or not users_call():
+            return False
+        for x in args:
+            if type(x) is _Scalar and x._storage.version.op is not _BUFFER:
+                realize.ensure(x._storage)
+    return found
 
 
 def _small_numpy(x: _np.ndarray) -> bool:
@@ -91,8 +131,25 @@ def operand_now(x):
     return h if isinstance(h, _np.ndarray) else None
 
 
+# numloom's modules between a program's call of an operator or ufunc and ``scalar_math``
+DISPATCH = frozenset({"numloom.api.eager", "numloom.api.ufuncs", "numloom.core.methods",
+                      "numloom.core.array", "numloom.core.host"})  # fmt: skip
+
+
+def users_call() -> bool:
+    """Whether the call being made is a program's: its nearest frame past numloom's dispatch
+    (``DISPATCH``) is not numloom's own. A pending 0-d result of numloom's own functions
+    (``mean``'s sum divided by its count) stays pending: it fuses with what uses it."""
+    f = sys._getframe(1)
+    while f is not None and f.f_globals.get("__name__") in DISPATCH:
+        f = f.f_back
+    return f is None or not f.f_globals.get("__name__", "").startswith("numloom")
+
+
 def operands(uf, *args):
-    """``call(uf, args)``, called from numloom.core._speedups's plain call."""
+    """``call(uf, args)``, called from numloom.core._speedups's plain call (``scalar_math``
+    first: its pending 0-d results are evaluated)."""
+    scalar_math(args)
     return call(uf, args)
 
 

@@ -43,6 +43,8 @@ static Py_ssize_t off_bdata, off_bdevice, off_brelease, off_bexports;
 static PyObject *op_buffer, *buffer_id, *cpu_name, *bool_dtype, *s_view, *s_flags, *s_writeable,
     *s_setflags;
 static PyObject *merge_calls; /* fperrors.merge */
+static PyObject *eager_scalars; /* the scalars a call run now takes as they are (api/eager.py) */
+static PyObject *dispatch_modules, *users_call_py; /* (api/eager.py's users_call) */
 static PyObject *tracing_list, *eager_default, *eager_calling, *eager_caught, *eager_warn, *eager_adopted;
 static PyObject *s_kinds, *s_c_contiguous, *s_owndata, *s_base, *out_kwnames;
 static PyObject *warnings_module, *s_filters;
@@ -198,6 +200,9 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         {"eager_adopted", &eager_adopted},
         {"warnings", &warnings_module},
         {"merge_calls", &merge_calls},
+        {"eager_scalars", &eager_scalars},
+        {"dispatch_modules", &dispatch_modules},
+        {"users_call", &users_call_py},
     };
     for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
         if (take(objects, named[i].name, named[i].into) < 0)
@@ -205,7 +210,7 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
     if (!PyDict_Check(sids) || !PyDict_Check(interned) || !PyDict_Check(plain_loops) ||
         !PyDict_Check(scalar_keys) || !PyDict_Check(scalars_cache) || !PyDict_Check(pending_refs) ||
         !PyUnicode_Check(package) || !PyContextVar_CheckExact(extobj_var) ||
-        !PyAnySet_Check(host_scalars) ||
+        !PyAnySet_Check(host_scalars) || !PyAnySet_Check(eager_scalars) || !PyAnySet_Check(dispatch_modules) ||
         !PyModule_Check(config_module)) {
         PyErr_SetString(PyExc_TypeError, "install_tracing: an object is not of its kind");
         return NULL;
@@ -338,6 +343,41 @@ static PyObject *user_line(void) {
     return where;
 #else
     return PyObject_CallNoArgs(user_line_py);
+#endif
+}
+
+/* Whether the call being made is a program's: its nearest Python frame past numloom's operator
+ * and ufunc dispatch (dispatch_modules) is not numloom's own (api/eager.py's ``users_call``);
+ * -1 on an error. */
+static int called_by_user(void) {
+#if PY_VERSION_HEX >= 0x030B0000
+    PyFrameObject *f = PyEval_GetFrame();
+    Py_XINCREF(f);
+    while (f != NULL) {
+        PyObject *globals = PyFrame_GetGlobals(f);
+        PyObject *name = globals == NULL ? NULL : PyDict_GetItemWithError(globals, s_name);
+        int dispatch = name == NULL ? 0 : PySet_Contains(dispatch_modules, name);
+        int ours = name != NULL && PyUnicode_Check(name) &&
+                   PyUnicode_Tailmatch(name, package, 0, PY_SSIZE_T_MAX, -1) == 1;
+        Py_XDECREF(globals);
+        if (dispatch < 0 || PyErr_Occurred()) {
+            Py_DECREF(f);
+            return -1;
+        }
+        if (!dispatch) {
+            Py_DECREF(f);
+            return !ours;
+        }
+        PyFrameObject *back = PyFrame_GetBack(f);
+        Py_DECREF(f);
+        f = back;
+    }
+    return 1;
+#else
+    PyObject *r = PyObject_CallNoArgs(users_call_py);
+    int user = r == NULL ? -1 : PyObject_IsTrue(r);
+    Py_XDECREF(r);
+    return user;
 #endif
 }
 
@@ -846,18 +886,53 @@ static PyObject *adopt_call(PyObject *module, PyObject *const *args, Py_ssize_t 
 
 /* The host view of array handle ``h`` (borrowed), where it is current for its storage's
  * version and that storage is computed on the CPU without an error; else NULL. */
+/* Whether ``storage`` is on the CPU. */
+static int on_cpu(PyObject *storage) {
+    PyObject *device = SLOT(storage, off_device);
+    return device == cpu_name || (device != NULL && PyUnicode_Check(device) &&
+                                  PyUnicode_CompareWithASCIIString(device, "cpu") == 0);
+}
+
 static PyObject *current_cpu_view(Handle *h) {
     PyObject *held = h->host, *storage = h->storage;
     if (held == NULL || storage == NULL || !PyTuple_CheckExact(held) || PyTuple_GET_SIZE(held) < 4)
         return NULL;
     if (nl_referent(PyTuple_GET_ITEM(held, 0)) != SLOT(storage, off_version) ||
-        SLOT(storage, off_error) != Py_None)
-        return NULL;
-    PyObject *device = SLOT(storage, off_device);
-    if (device != cpu_name && (device == NULL || !PyUnicode_Check(device) ||
-                               PyUnicode_CompareWithASCIIString(device, "cpu") != 0))
+        SLOT(storage, off_error) != Py_None || !on_cpu(storage))
         return NULL;
     return PyTuple_GET_ITEM(held, 1);
+}
+
+/* api/eager.py's ``scalar_math``: whether ``args`` are 0-d results on the CPU (at least one,
+ * each computed or, in a program's call outside tracing, pending arithmetic of scalars: the
+ * Python path evaluates it) and scalars, 1; 0 where not; -1 on an error. */
+static int scalar_math(PyObject *const *args, Py_ssize_t nargs) {
+    int found = 0, pending = 0;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyTypeObject *t = Py_TYPE(args[i]);
+        if (t == ScalarType) {
+            PyObject *storage = ((Handle *)args[i])->storage;
+            PyObject *version = storage == NULL ? NULL : SLOT(storage, off_version);
+            if (version == NULL || !Py_IS_TYPE(version, NodeType) ||
+                SLOT(storage, off_error) != Py_None || !on_cpu(storage))
+                return 0;
+            if (SLOT(version, off_op) != op_buffer) {
+                if (SLOT(version, off_op) != op_map)
+                    return 0; /* (a reduction's own result: it fuses with its uses) */
+                pending = 1;
+            }
+            found = 1;
+        } else if (t == ArrayType) {
+            return 0;
+        } else {
+            int in = PySet_Contains(eager_scalars, (PyObject *)t);
+            if (in <= 0)
+                return in;
+        }
+    }
+    if (found && pending)
+        return PyList_GET_SIZE(tracing_list) != 0 ? 0 : called_by_user();
+    return found;
 }
 
 /* ``a[mask]`` for a boolean numloom ``mask`` of computed CPU arrays whose host views are
@@ -1075,17 +1150,18 @@ static int eager_operands(PyObject *const *args, Py_ssize_t nargs, PyObject **ho
     for (Py_ssize_t i = 0; i < nargs; i++) {
         PyObject *x = args[i];
         PyTypeObject *t = Py_TYPE(x);
-        if (t == ArrayType) {
+        if (t == ArrayType || t == ScalarType) {
             PyObject *host = current_cpu_view((Handle *)x);
             if (host == NULL || eager_size((Handle *)x) < 0)
                 return 0;
             hosts[i + 1] = host;
             *np_array = Py_TYPE(host);
-        } else if (t == &PyFloat_Type || t == &PyLong_Type || t == &PyBool_Type ||
-                   t == &PyComplex_Type) {
-            hosts[i + 1] = x;
         } else {
-            return 0;
+            /* a Python scalar, or NumPy's of numloom's kinds (``x[i]`` gives one) */
+            int scalar = PySet_Contains(eager_scalars, (PyObject *)t);
+            if (scalar <= 0)
+                return scalar;
+            hosts[i + 1] = x;
         }
     }
     PyObject *state = NULL;
@@ -1176,9 +1252,14 @@ static PyObject *plain(PyObject *uf, PyObject *const *args, Py_ssize_t nargs) {
         PyTypeObject *t = Py_TYPE(args[i]);
         if (t == ArrayType || t == ScalarType) {
             PyObject *storage = ((Handle *)args[i])->storage;
-            if (storage != NULL && SLOT(storage, off_eager) == Py_True) {
-                /* an array of a data-dependent loop: NumPy's call now (api/eager.py), or the
-                 * Python path */
+            int now = storage == NULL ? 0
+                      : SLOT(storage, off_eager) == Py_True ? 1
+                      : t == ScalarType ? scalar_math(args, nargs) : 0;
+            if (now < 0)
+                return NULL;
+            if (now) {
+                /* an array of a data-dependent loop, or a computed 0-d result with scalars:
+                 * NumPy's call now (api/eager.py), or the Python path */
                 PyObject *now = eager_plain(uf, args, nargs);
                 if (now != NULL || PyErr_Occurred())
                     return now;
@@ -1194,11 +1275,13 @@ static PyObject *plain(PyObject *uf, PyObject *const *args, Py_ssize_t nargs) {
                 first = args[i];
         } else {
             keys[i + 1] = PyDict_GetItemWithError(scalar_keys, (PyObject *)t);
+            if (keys[i + 1] == NULL && PyErr_Occurred())
+                return NULL;
         }
-        if (keys[i + 1] == NULL)
-            return NOT_HANDLED; /* (an error, if set, is returned as one) */
     }
-    if (first == NULL)
+    /* (a scalar of a type not keyed, ``np.float64(x) - a``: the Python path, once an array of
+     * a data-dependent loop, the other operand, has had its say above) */
+    if (first == NULL || keys[1] == NULL || (nargs == 2 && keys[2] == NULL))
         return NOT_HANDLED;
     PyObject *p = memo_get(plain_memo, keys[0], keys[1], nargs == 2 ? keys[2] : Py_None,
                            Py_None);

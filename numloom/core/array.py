@@ -948,6 +948,8 @@ def _install_tracing(api) -> None:
         "eager_default": api.eager.DEFAULT_STATE, "eager_calling": api.eager._CALLING,
         "eager_caught": api.eager._caught, "eager_warn": api.eager.warn,
         "eager_adopted": api.eager.made_now, "warnings": warnings, "merge_calls": fperrors.merge,
+        "eager_scalars": api.eager.SCALAR_TYPES, "dispatch_modules": api.eager.DISPATCH,
+        "users_call": api.eager.users_call,
         "ufuncs": {name: getattr(np_api, name) for name in _OPERATOR_UFUNCS},
     })  # fmt: skip
     ufuncs._plain_call = methods._plain_call = _speedups.plain_call

@@ -524,3 +524,62 @@ def test_arithmetic_of_0d_arrays_runs_now_and_warns_at_once_as_numpys():
         zero_d = xp.array(1)
         assert type(zero_d) is xp.ndarray and repr(zero_d) == "array(1)"
         assert type(xp.arange(6).reshape(2, 3)[0, zero_d]) is numpy.int64
+
+
+def test_computed_0d_results_compute_with_scalars_as_numpys_scalars_do():
+    """A naive Bayes' likelihoods: Python scalar code on a column's mean and variance (0-d
+    results, computed at a sync) runs now and gives NumPy's scalars, as NumPy's reductions'
+    scalars would, with no evaluation per operation (an evaluation each made the loop 70x
+    NumPy's time)."""
+    import math
+
+    if nl.get_device() != "cpu":
+        pytest.skip("the CPU's eager calls")
+    host = numpy.random.default_rng(5).random((50, 6))
+    got, want = [], []
+    for xp, out in ((nl, got), (numpy, want)):
+        cols = xp.asarray(host).T
+        params = [(c.mean(), c.var()) for c in cols]
+        if xp is nl:
+            nl.sync()
+            before = nl.stats()["plans_evaluated"]
+        for row in host[:5]:
+            post = 1.0
+            for x, (m, v) in zip(row, params):
+                coeff = 1.0 / math.sqrt(2.0 * math.pi * v + 1e-4)
+                post *= coeff * math.exp(-(math.pow(x - m, 2) / (2 * v + 1e-4)))
+            out.append(post)
+        if xp is nl:
+            assert nl.stats()["plans_evaluated"] == before
+            m, v = params[0]
+            assert type(numpy.float64(1.0) - m) is numpy.float64 and type(2 * v) is numpy.float64
+    assert got == want
+
+
+def test_a_programs_scalar_arithmetic_on_a_pending_0d_result_runs_now():
+    """A posterior made of a prior (a pending mean) times 64 likelihoods (Python floats): the
+    program's first multiply evaluates the prior, and the rest is NumPy's scalar arithmetic,
+    as NumPy's scalar would have it (traced, the chain was one plan of 64 nodes a class, run
+    by NumPy node by node, and a new plan wherever two likelihoods were equal). numloom's own
+    functions keep their 0-d results pending (``mean``'s sum over its count fuses)."""
+    if nl.get_device() != "cpu":
+        pytest.skip("the CPU's eager calls")
+    labels = numpy.random.default_rng(6).integers(0, 4, 500)
+    likelihoods = numpy.random.default_rng(7).random(64).tolist()
+    got, want = [], []
+    for xp, out in ((nl, got), (numpy, want)):
+        y = xp.asarray(labels)
+        if xp is nl:
+            nl.sync()
+            before = nl.stats()["plans_evaluated"]
+        for c in range(4):
+            posterior = xp.mean(y == c)
+            if xp is nl:
+                assert posterior._storage.pending  # (numloom's mean: pending)
+            for v in likelihoods:
+                posterior *= v
+            out.append(posterior)
+        if xp is nl:
+            assert nl.stats()["plans_evaluated"] - before == 4  # (each prior, once)
+            assert all(type(p) is numpy.float64 for p in got)
+    assert got == want
