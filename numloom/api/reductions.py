@@ -15,11 +15,12 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..core import dag as _dag
 from ..core import fperrors
-from ..core.array import _RESULT_TYPES, asarray, ndarray, result
+from ..core.array import _RESULT_TYPES, _whole, asarray, ndarray, result, share
 from ..core.array_views import reshape_array
 from ..core.dag import Op, node, quiet_warnings, warn_at_user
 from ..core.dag import prod as _size_of
 from ..core.device import get_device
+from ..core.views import reshape_view
 from . import eager
 from .eager import reduce_now
 from .ufuncs import bind_reductions
@@ -192,7 +193,9 @@ class _Planned:
     __slots__ = ("kind", "axes", "shape", "cast", "raising", "out_dtype", "kept")
 
     def __init__(self, kind, axes, shape, cast, loop, out_dtype, kept):
-        self.kind, self.axes, self.shape, self.cast, self.kept = kind, axes, shape, cast, kept
+        self.kind, self.axes, self.shape, self.cast = kind, axes, shape, cast
+        # keepdims: the view of the reduced result with its axes kept as 1s
+        self.kept = None if kept is None else reshape_view(_whole(shape), kept)
         self.out_dtype = out_dtype
         # the REDUCE node's error state, as fperrors.can_raise says for it ("overflow
         # encountered in reduce")
@@ -210,7 +213,7 @@ def _planned(p: _Planned, a: ndarray):
     if n.dtype != p.out_dtype:
         n = fperrors.record_if_raising(node(Op.CAST, (n,), None, n.shape, p.out_dtype))
     r = result(n, a._storage.device)
-    return r if p.kept is None else reshape_array(r, p.kept)
+    return r if p.kept is None else share(r, p.kept)
 
 
 _plans: dict = {}  # (kind, function, dtype, shape, axis's type, axis, keepdims) -> _Planned

@@ -162,6 +162,9 @@ def merge(old, call) -> tuple:
     """The call of a node made by the call ``old`` (or the calls) and then by ``call`` at
     another line: both kept, in the order made; a line called again keeps its latest call."""
     calls = old.calls if type(old) is _Calls else (old,)
+    for c in calls:  # (a loop making it again at a line it was made at: nothing changes)
+        if c[1] == call[1] and c[0] is call[0] and c[2] is call[2] and c[3:] == call[3:]:
+            return old
     calls = tuple(c for c in calls if c[1] != call[1]) + (call,)
     if len(calls) == 1:
         return call
