@@ -165,21 +165,38 @@ def merge(old, call) -> tuple:
     for c in calls:  # (a loop making it again at a line it was made at: nothing changes)
         if c[1] == call[1] and c[0] is call[0] and c[2] is call[2] and c[3:] == call[3:]:
             return old
-    calls = tuple(c for c in calls if c[1] != call[1]) + (call,)
+    calls = tuple([c for c in calls if c[1] != call[1]]) + (call,)
     if len(calls) == 1:
         return call
-    strongest = {}
-    for c in calls:
-        state, _ = _state_of(c)
-        for k, action in state.items():
-            if _ORDER.get(action, 2) > _ORDER.get(strongest.get(k, "ignore"), 2):
-                strongest[k] = action
-    # (any action beyond a warning stands as "raise": these checks only ask whether the
-    # state at most warns, and each call's own state is the one reported)
-    with _np.errstate(**{k: "raise" if _ORDER.get(a, 2) == 2 else a for k, a in strongest.items()}):
-        merged = _Calls((_extobj_contextvar.get(), calls[0][1], calls[0][2]))
+    merged = _Calls((_strongest(tuple([c[0] for c in calls])), calls[0][1], calls[0][2]))
     merged.calls = calls
     return merged
+
+
+_STRONGEST: dict = {}  # error states -> one that warns or raises on what any of them does
+
+
+def _strongest(states: tuple):
+    """An error state (NumPy's object) that reports each category any of ``states`` reports,
+    as "raise" where one does more than warn (``reported`` and ``warning_states_at`` ask only
+    that; each call's own state is the one its report is made under)."""
+    first = states[0]
+    if all(s is first for s in states):  # (the common case: one state, several lines)
+        return first
+    found = _STRONGEST.get(states)
+    if found is None:
+        strongest = {}
+        for state in states:
+            for k, action in _state_of((state, None))[0].items():
+                if _ORDER.get(action, 2) > _ORDER.get(strongest.get(k, "ignore"), 2):
+                    strongest[k] = action
+        with _np.errstate(**{k: "raise" if _ORDER.get(a, 2) == 2 else a
+                             for k, a in strongest.items()}):  # fmt: skip
+            found = _extobj_contextvar.get()
+        if len(_STRONGEST) > 256:  # (states of finished errstate blocks: forget them)
+            _STRONGEST.clear()
+        _STRONGEST[states] = found
+    return found
 
 
 def may_report(nodes, bits: int = NOT_FINITE) -> bool:
