@@ -151,12 +151,12 @@ def _matmul_shape(sa: tuple, sb: tuple) -> tuple | None:
 def dot(a, b, out=None):
     """NumPy's dot: products of scalars, matmul of matrices, sums over a's last axis and b's
     second-to-last otherwise."""
-    from .elementwise import multiply
-
     if out is None:
         made = eager.function_now(_np.dot, (a, b))  # (a loop's small arrays: NumPy's, now)
         if made is not None:
             return made
+    from .elementwise import multiply
+
     a, b = asarray(operand(a)), asarray(operand(b))
     if a.ndim == 0 or b.ndim == 0:
         r = multiply(a, b)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as _np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from ..core.array import asarray, plain, share
+from ..core.array import asarray, ndarray, plain, share
 from ..core.array_views import numpy_view, reshape_array
 from ..core.dag import View
 from ..core.views import broadcast_shapes, broadcast_view, warn_on_first_write
@@ -101,6 +101,9 @@ def _memory_axes(view) -> tuple:
 
 
 def transpose(a, axes=None):
+    if axes is None and isinstance(a, ndarray):  # (``a.T``: the axes reversed, a view)
+        v = a._view
+        return share(a, v if len(v.shape) < 2 else View(v.shape[::-1], v.strides[::-1], v.offset))
     return numpy_view(asarray(a), _np.transpose, axes)
 
 

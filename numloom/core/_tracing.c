@@ -45,6 +45,8 @@ static PyObject *op_buffer, *buffer_id, *cpu_name, *bool_dtype, *s_view, *s_flag
 static PyObject *merge_calls; /* fperrors.merge */
 static PyObject *eager_scalars; /* the scalars a call run now takes as they are (api/eager.py) */
 static PyObject *dispatch_modules, *users_call_py; /* (api/eager.py's users_call) */
+static PyTypeObject *np_ndarray; /* numpy.ndarray */
+static PyObject *s_size, *s_dtype, *s_kind, *s_host_view;
 static PyObject *tracing_list, *eager_default, *eager_calling, *eager_caught, *eager_warn, *eager_adopted;
 static PyObject *s_kinds, *s_c_contiguous, *s_owndata, *s_base, *out_kwnames;
 static PyObject *warnings_module, *s_filters;
@@ -130,7 +132,8 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
     }
     if (take_type(objects, "Node", &NodeType) < 0 || take_type(objects, "Storage", &StorageType) < 0 ||
         take_type(objects, "Plain", &PlainType) < 0 || take_type(objects, "ndarray", &ArrayType) < 0 ||
-        take_type(objects, "Scalar", &ScalarType) < 0 || take_type(objects, "Buffer", &BufferType) < 0)
+        take_type(objects, "Scalar", &ScalarType) < 0 || take_type(objects, "Buffer", &BufferType) < 0 ||
+        take_type(objects, "numpy_ndarray", &np_ndarray) < 0)
         return NULL;
     if (!PyType_IsSubtype(ArrayType, &HandleType) || !PyType_IsSubtype(ScalarType, &HandleType)) {
         PyErr_SetString(PyExc_TypeError, "install_tracing: the array classes are not handles");
@@ -246,6 +249,10 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         s_nin = PyUnicode_InternFromString("nin");
         s_python_call = PyUnicode_InternFromString("_python_call");
         s_np = PyUnicode_InternFromString("_np");
+        s_size = PyUnicode_InternFromString("size");
+        s_dtype = PyUnicode_InternFromString("dtype");
+        s_kind = PyUnicode_InternFromString("kind");
+        s_host_view = PyUnicode_InternFromString("_host_view");
         s_filters = PyUnicode_InternFromString("filters");
         s_base = PyUnicode_InternFromString("base");
         out_kwnames = Py_BuildValue("(s)", "out");
@@ -262,7 +269,8 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         s_setflags = PyUnicode_InternFromString("setflags");
         if (!s_view || !s_flags || !s_writeable || !s_setflags)
             return NULL;
-        if (!s_FLUSH_DEPTH || !s_FLUSH_WIDTH || !s_name || !s_nin || !s_python_call || !s_np)
+        if (!s_FLUSH_DEPTH || !s_FLUSH_WIDTH || !s_name || !s_nin || !s_python_call || !s_np ||
+            !s_size || !s_dtype || !s_kind || !s_host_view)
             return NULL;
     }
     installed = 1;
@@ -1105,13 +1113,13 @@ static Py_ssize_t eager_size(Handle *h) {
     return size;
 }
 
-/* NumPy's ufunc of ``uf`` on ``hosts[1..nargs]`` (and into ``out`` unless NULL) under NumPy's
- * default error state, its warnings given at the user's line (api/eager.py's ``_numpy``). */
-static PyObject *eager_numpy(PyObject *uf, PyObject **hosts, Py_ssize_t nargs, PyObject *out) {
-    PyObject *np_ufunc = PyObject_GetAttr(uf, s_np);
-    PyObject *kinds = np_ufunc == NULL ? NULL : PyList_New(0);
+/* NumPy's function ``np_fn`` on ``hosts[1..nargs]`` (and into ``out`` unless NULL) under
+ * NumPy's default error state, its warnings given at the user's line, named ``name`` (api/eager.py's
+ * ``_run``). */
+static PyObject *eager_run(PyObject *np_fn, PyObject *name, PyObject **hosts, Py_ssize_t nargs,
+                           PyObject *out) {
+    PyObject *kinds = PyList_New(0);
     if (kinds == NULL || PyObject_SetAttr(eager_caught, s_kinds, kinds) < 0) {
-        Py_XDECREF(np_ufunc);
         Py_XDECREF(kinds);
         return NULL;
     }
@@ -1120,23 +1128,57 @@ static PyObject *eager_numpy(PyObject *uf, PyObject **hosts, Py_ssize_t nargs, P
     if (token != NULL) {
         if (out != NULL)
             hosts[nargs + 1] = out;
-        made = PyObject_Vectorcall(np_ufunc, hosts + 1, nargs | PY_VECTORCALL_ARGUMENTS_OFFSET,
+        made = PyObject_Vectorcall(np_fn, hosts + 1, nargs | PY_VECTORCALL_ARGUMENTS_OFFSET,
                                    out == NULL ? NULL : out_kwnames);
         if (PyContextVar_Reset(extobj_var, token) < 0)
             Py_CLEAR(made);
         Py_DECREF(token);
     }
     if (made != NULL && PyList_GET_SIZE(kinds) > 0) { /* NumPy's warnings, at the user's line */
-        PyObject *name = PyObject_GetAttr(np_ufunc, s_name);
-        PyObject *r = name == NULL ? NULL : PyObject_CallFunctionObjArgs(eager_warn, kinds, name, NULL);
-        Py_XDECREF(name);
+        PyObject *named = name != NULL ? Py_NewRef(name) : PyObject_GetAttr(np_fn, s_name);
+        PyObject *r = named == NULL ? NULL : PyObject_CallFunctionObjArgs(eager_warn, kinds, named, NULL);
+        Py_XDECREF(named);
         if (r == NULL)
             Py_CLEAR(made);
         Py_XDECREF(r);
     }
     Py_DECREF(kinds);
+    return made;
+}
+
+/* NumPy's ufunc of ``uf`` on ``hosts[1..nargs]`` (and into ``out`` unless NULL): ``eager_run``. */
+static PyObject *eager_numpy(PyObject *uf, PyObject **hosts, Py_ssize_t nargs, PyObject *out) {
+    PyObject *np_ufunc = PyObject_GetAttr(uf, s_np);
+    if (np_ufunc == NULL)
+        return NULL;
+    PyObject *made = eager_run(np_ufunc, NULL, hosts, nargs, out);
     Py_DECREF(np_ufunc);
     return made;
+}
+
+/* Whether ``x`` is NumPy's array (not a subclass) of at most eager_elements elements of
+ * numloom's kinds (api/eager.py's ``_small_numpy``): 1, 0, or -1 on an error. */
+static int small_numpy(PyObject *x) {
+    if (Py_TYPE(x) != np_ndarray)
+        return 0;
+    PyObject *size = PyObject_GetAttr(x, s_size);
+    if (size == NULL)
+        return -1;
+    Py_ssize_t n = PyLong_AsSsize_t(size);
+    Py_DECREF(size);
+    if (n == -1 && PyErr_Occurred())
+        return -1;
+    if (n > eager_elements)
+        return 0;
+    PyObject *dtype = PyObject_GetAttr(x, s_dtype);
+    PyObject *kind = dtype == NULL ? NULL : PyObject_GetAttr(dtype, s_kind);
+    Py_XDECREF(dtype);
+    if (kind == NULL)
+        return -1;
+    int ok = PyUnicode_Check(kind) && PyUnicode_GET_LENGTH(kind) == 1 &&
+             strchr("biufc", (int)PyUnicode_READ_CHAR(kind, 0)) != NULL;
+    Py_DECREF(kind);
+    return ok;
 }
 
 /* The operands' host views (or Python scalars) into ``hosts[1..nargs]``, under NumPy's
@@ -1151,11 +1193,32 @@ static int eager_operands(PyObject *const *args, Py_ssize_t nargs, PyObject **ho
         PyObject *x = args[i];
         PyTypeObject *t = Py_TYPE(x);
         if (t == ArrayType || t == ScalarType) {
-            PyObject *host = current_cpu_view((Handle *)x);
-            if (host == NULL || eager_size((Handle *)x) < 0)
+            if (eager_size((Handle *)x) < 0)
                 return 0;
+            PyObject *host = current_cpu_view((Handle *)x);
+            if (host == NULL) {
+                /* a computed array's new handle (``w.T``, a row): its host view made now */
+                PyObject *storage = ((Handle *)x)->storage;
+                PyObject *version = storage == NULL ? NULL : SLOT(storage, off_version);
+                if (version == NULL || !Py_IS_TYPE(version, NodeType) ||
+                    SLOT(version, off_op) != op_buffer || SLOT(storage, off_error) != Py_None ||
+                    !on_cpu(storage))
+                    return 0;
+                PyObject *made = PyObject_CallMethodNoArgs(x, s_host_view);
+                if (made == NULL)
+                    return -1;
+                Py_DECREF(made);
+                host = current_cpu_view((Handle *)x);
+                if (host == NULL)
+                    return 0;
+            }
             hosts[i + 1] = host;
             *np_array = Py_TYPE(host);
+        } else if (t == np_ndarray) { /* NumPy's small array (a library's data): as it is */
+            int small = small_numpy(x);
+            if (small <= 0)
+                return small;
+            hosts[i + 1] = x;
         } else {
             /* a Python scalar, or NumPy's of numloom's kinds (``x[i]`` gives one) */
             int scalar = PySet_Contains(eager_scalars, (PyObject *)t);
@@ -1224,6 +1287,16 @@ static PyObject *eager_into(PyObject *uf, PyObject *const *args, Py_ssize_t narg
     return Py_NewRef((PyObject *)out);
 }
 
+/* What NumPy's call run now gave (``made``, from operands whose NumPy array type is
+ * ``np_array``), as api/eager.py's ``made_now`` gives it: its own new C-ordered array adopted
+ * and marked, anything else by ``made_now`` (NumPy's scalar for a 0-d result). */
+static PyObject *adopted_now(PyObject *made, PyTypeObject *np_array) {
+    int own = Py_IS_TYPE(made, np_array) ? own_c_memory(made) : 0;
+    return own < 0   ? NULL
+           : own > 0 ? adopt(made, Py_True)
+                     : PyObject_CallOneArg(eager_adopted, made); /* (tuples, others) */
+}
+
 static PyObject *eager_plain(PyObject *uf, PyObject *const *args, Py_ssize_t nargs) {
     PyObject *hosts[4] = {NULL, NULL, NULL, NULL}; /* (hosts[0] for the vectorcall's offset) */
     PyTypeObject *np_array;
@@ -1233,10 +1306,41 @@ static PyObject *eager_plain(PyObject *uf, PyObject *const *args, Py_ssize_t nar
     PyObject *made = eager_numpy(uf, hosts, nargs, NULL);
     if (made == NULL)
         return NULL;
-    int own = Py_IS_TYPE(made, np_array) ? own_c_memory(made) : 0;
-    PyObject *out = own < 0   ? NULL
-                    : own > 0 ? adopt(made, Py_True)
-                              : PyObject_CallOneArg(eager_adopted, made); /* (tuples, others) */
+    PyObject *out = adopted_now(made, np_array);
+    Py_DECREF(made);
+    return out;
+}
+
+/* function_now(np_fn, args): api/eager.py's ``function_now`` in C (NumPy's ``dot``,
+ * ``matmul`` of a loop's small computed arrays, now), where every operand is a marked array
+ * whose host view is current, NumPy's small array or a scalar, under NumPy's default error
+ * state. None where that does not hold (the Python path decides). */
+static PyObject *function_now(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (!installed || nargs != 2 || !PyTuple_CheckExact(args[1]) || PyTuple_GET_SIZE(args[1]) > 3)
+        Py_RETURN_NONE;
+    PyObject *operands = args[1];
+    Py_ssize_t n = PyTuple_GET_SIZE(operands);
+    int marked = 0;
+    for (Py_ssize_t i = 0; i < n && !marked; i++) {
+        PyObject *x = PyTuple_GET_ITEM(operands, i);
+        if (Py_IS_TYPE(x, ArrayType) || Py_IS_TYPE(x, ScalarType)) {
+            PyObject *storage = ((Handle *)x)->storage;
+            marked = storage != NULL && SLOT(storage, off_eager) == Py_True;
+        }
+    }
+    if (!marked)
+        Py_RETURN_NONE;
+    PyObject *hosts[5] = {NULL, NULL, NULL, NULL, NULL};
+    PyTypeObject *np_array;
+    int ready = eager_operands(&PyTuple_GET_ITEM(operands, 0), n, hosts, &np_array);
+    if (ready < 0)
+        return NULL;
+    if (ready == 0)
+        Py_RETURN_NONE;
+    PyObject *made = eager_run(args[0], NULL, hosts, n, NULL);
+    if (made == NULL)
+        return NULL;
+    PyObject *out = adopted_now(made, np_array);
     Py_DECREF(made);
     return out;
 }
@@ -1910,6 +2014,8 @@ static PyObject *elements(PyObject *module, PyObject *const *args, Py_ssize_t na
 }
 
 PyMethodDef nl_tracing_methods[] = {
+    {"function_now", (PyCFunction)(void (*)(void))function_now, METH_FASTCALL,
+     "function_now(np_fn, args): api/eager.py's function_now for a loop's small arrays, or None"},
     {"adopt", (PyCFunction)(void (*)(void))adopt_call, METH_FASTCALL,
      "adopt(data, eager=True): a new CPU array whose memory is NumPy's new array data "
      "(api/eager.py; array.adopt_host, unmarked)."},

@@ -733,6 +733,9 @@ def share(a: ndarray, view: View, readonly: bool | None = None, dtype=None) -> n
     with ``dtype``, a view of a's bytes as other elements (``view`` then counts those)."""
     ro = a._readonly if readonly is None else readonly
     made = _adopt(ndarray.__new__(ndarray), a._storage, view, ro, dtype or a._dtype)
+    h = a._host
+    if h is not None and view is a._view and made._dtype is a._dtype:  # (``x.T`` of 1-d: the
+        made._host = (h[0], h[1], None, h[3])  # same elements, the host view already made)
     owner = getattr(a, "_base_array", None)
     made._base_array = a if owner is None else owner
     if type(a) not in _RESULT_TYPES:  # (a program's subclass: its views are of its class)
@@ -931,7 +934,7 @@ def _install_tracing(api) -> None:
     python_plain_call = ufuncs._plain_call
     _speedups.install_tracing({
         "Node": Node, "Storage": Storage, "Plain": ufuncs._Plain, "ndarray": ndarray,
-        "Scalar": _Scalar,
+        "Scalar": _Scalar, "numpy_ndarray": _np.ndarray,
         "sids": dag._sids, "interned": dag._interned, "dag_sweep": dag._sweep, "MAP": Op.MAP,
         "MAP_ID": dag._MAP_ID, "sid_counter": dag._sid_counter, "user_line": dag.user_line,
         "plain_loops": ufuncs._plain_loops, "scalar_keys": ufuncs._SCALAR_KEYS,
@@ -955,6 +958,7 @@ def _install_tracing(api) -> None:
     ufuncs._plain_call = methods._plain_call = _speedups.plain_call
     api.eager.ADOPT[0] = _ADOPT[0] = _speedups.adopt
     dag._STRUCTURE[0] = _speedups.structure
+    api.eager.FUNCTION_NOW[0] = _speedups.function_now
     dag._intern = _speedups.intern  # (every node numloom makes: node(), map_node, buffer_of)
     _RESULT[0] = _speedups.result
     realize.SWEEP[0] = dag.SWEEP[0] = _speedups.sweep
