@@ -609,8 +609,13 @@ def _evaluate_locked(storages: list, device: str) -> None:
     _flushing = True
     tracing(False)
     try:
-        # Sorting by creation keeps the plan's structure, and so its cache key, deterministic.
-        storages.sort(key=lambda s: s.seq)
+        # Sorting keeps the plan's structure, and so its cache key, deterministic: the deepest
+        # graph first, then by creation. The walk from the deepest root goes down its chain of
+        # writes first, so two arrays written in turn (``X[i] = row; y[i] = f(X[i])``) are
+        # ordered as the program wrote them, and each write of X can go into X's memory: from
+        # a shallower root (``f(X[i])``, pending as the sync starts), X's whole chain came
+        # first, each old version kept for y's reads, a copy of X per write.
+        storages.sort(key=lambda s: (-s.version.depth, s.seq))
         # (another thread may give a storage a newer version meanwhile: that one stays)
         evaluated = [(s, s.version) for s in storages]
         roots = list({id(v): v for _, v in evaluated}.values())
