@@ -76,6 +76,11 @@ def compute(n: Node, srcs: list):
         fn = np.cumsum if kind == "cumsum" else np.cumprod
         return fn(srcs[0], axis=axis, dtype=n.dtype)
     if op is Op.MATMUL:
+        # A computed operand is C-ordered memory in NumPy's program; one a plan wrote in
+        # another layout (a column-wise concatenation) would take another BLAS routine, whose
+        # sums round otherwise. A view (a transpose) is read as NumPy reads it.
+        srcs = [v if s.op is Op.VIEW or not isinstance(v, np.ndarray) or v.flags.c_contiguous
+                else np.ascontiguousarray(v) for s, v in zip(n.srcs, srcs)]  # fmt: skip
         if n.arg == "dot":  # (b is 2-D, broadcast over a's batch: "... encountered in dot")
             return np.dot(srcs[0], srcs[1][(0,) * (srcs[1].ndim - 2)])
         return np.matmul(srcs[0], srcs[1])

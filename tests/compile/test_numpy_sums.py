@@ -267,3 +267,32 @@ def test_a_norm_of_a_small_array_is_one_kernel():
         assert float(norm) == numpy.sqrt(numpy.sum((p - q) ** 2))
     else:
         assert float(norm) == pytest.approx(numpy.sqrt(numpy.sum((p - q) ** 2)), rel=1e-14)
+
+
+def test_a_products_operand_written_in_another_layout_gives_numpys_bits(monkeypatch):
+    """Gradient descent on a feature matrix with a column of ones put in front (``insert``):
+    in a plan of 40 steps the matrix is written column by column, and BLAS given that layout
+    rounds its sums otherwise than on NumPy's C-ordered matrix (a last-bit difference in
+    ML-From-Scratch's ridge regression). The product reads it in NumPy's layout."""
+    from numloom.core import config
+
+    monkeypatch.setattr(config, "COMPILE_AFTER_MS", 20)  # (the default: NumPy runs new plans)
+    rng = numpy.random.default_rng(0)
+    a, w = rng.random((120, 16)), rng.uniform(-0.25, 0.25, 17)
+
+    def run(xp, steps):
+        features = xp.asarray(a)
+        x = xp.insert(features / xp.linalg.norm(features, 2, -1)[:, None], 0, 1, axis=1)
+        ww, made = xp.asarray(w).copy(), []
+        for _ in range(steps):
+            made.append(x.dot(ww))
+            ww -= 0.001 * (made[-1] - 1.0).dot(x)
+        return [numpy.asarray(m) for m in made]
+
+    for steps in (1, 3, 10, 40):  # (the shorter runs' plans: the long one's layout choices)
+        got, want = run(nl, steps), run(numpy, steps)
+        if nl.get_device() == "cpu":
+            for g, w_ in zip(got, want):
+                numpy.testing.assert_array_equal(g, w_)
+        else:
+            numpy.testing.assert_allclose(got, want, rtol=1e-12)
