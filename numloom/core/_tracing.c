@@ -288,17 +288,32 @@ typedef struct {
 } LineMemo;
 static LineMemo line_memo[LINE_MEMO];
 
+#if PY_VERSION_HEX >= 0x030B0000
+/* The module name of frame ``f``'s code (a new reference), or NULL (an error may be set). */
+static PyObject *frame_module(PyFrameObject *f) {
+    PyObject *globals = PyFrame_GetGlobals(f);
+    PyObject *name = globals == NULL ? NULL : PyDict_GetItemWithError(globals, s_name);
+    Py_XINCREF(name);
+    Py_XDECREF(globals);
+    return name;
+}
+
+/* Whether module name ``name`` is numloom's. */
+static int numloom_module(PyObject *name) {
+    return name != NULL && PyUnicode_Check(name) &&
+           PyUnicode_Tailmatch(name, package, 0, PY_SSIZE_T_MAX, -1) == 1;
+}
+#endif
+
 /* (file, line) of the first Python frame outside numloom (dag.user_line), or None. */
 static PyObject *user_line(void) {
 #if PY_VERSION_HEX >= 0x030B0000
     PyFrameObject *f = PyEval_GetFrame();
     Py_XINCREF(f);
     while (f != NULL) {
-        PyObject *globals = PyFrame_GetGlobals(f);
-        PyObject *name = globals == NULL ? NULL : PyDict_GetItemWithError(globals, s_name);
-        int ours = name != NULL && PyUnicode_Check(name) &&
-                   PyUnicode_Tailmatch(name, package, 0, PY_SSIZE_T_MAX, -1) == 1;
-        Py_XDECREF(globals);
+        PyObject *name = frame_module(f);
+        int ours = numloom_module(name);
+        Py_XDECREF(name);
         if (PyErr_Occurred()) {
             Py_DECREF(f);
             return NULL;
@@ -362,12 +377,10 @@ static int called_by_user(void) {
     PyFrameObject *f = PyEval_GetFrame();
     Py_XINCREF(f);
     while (f != NULL) {
-        PyObject *globals = PyFrame_GetGlobals(f);
-        PyObject *name = globals == NULL ? NULL : PyDict_GetItemWithError(globals, s_name);
+        PyObject *name = frame_module(f);
         int dispatch = name == NULL ? 0 : PySet_Contains(dispatch_modules, name);
-        int ours = name != NULL && PyUnicode_Check(name) &&
-                   PyUnicode_Tailmatch(name, package, 0, PY_SSIZE_T_MAX, -1) == 1;
-        Py_XDECREF(globals);
+        int ours = numloom_module(name);
+        Py_XDECREF(name);
         if (dispatch < 0 || PyErr_Occurred()) {
             Py_DECREF(f);
             return -1;
