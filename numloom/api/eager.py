@@ -280,6 +280,12 @@ _WARNS.update({fn: lambda args, kwargs: _ddof(args, kwargs) or _nan_in(args, kwa
                for fn in (_np.nanstd, _np.nanvar)})  # fmt: skip
 
 
+# Functions of ``FUNCTIONS`` whose call with arrays alone makes new values (NumPy's scalar for a
+# whole reduction, a new array otherwise: never a view, nor a 0-d array) and warns through
+# NumPy's error state alone where its arrays are not empty: the compiled call runs them.
+_NEW_VALUES = frozenset([_np.mean])
+
+
 def functions_now(np_fn, args: tuple, kwargs: dict):
     """NumPy's function ``np_fn`` (one of ``FUNCTIONS``) run now where a ufunc call of its
     arrays would be: its result as NumPy gives it (a 0-d result NumPy's scalar, arrays marked);
@@ -287,6 +293,10 @@ def functions_now(np_fn, args: tuple, kwargs: dict):
     or on a GPU, an ``out=``, or a result that is a view of an argument)."""
     if realize.TRACING or "out" in kwargs:
         return None
+    if not kwargs and np_fn in _NEW_VALUES and FUNCTION_NOW[0] is not None:
+        made = FUNCTION_NOW[0](np_fn, args)  # (the common call, ``np.mean(x)``, in C)
+        if made is not None:
+            return made
     values = list(args) + list(kwargs.values()) if kwargs else args
     on_cpu = get_device() == "cpu"
     if _runs_now(values, 0, on_cpu) is not True:

@@ -1325,20 +1325,31 @@ static PyObject *eager_plain(PyObject *uf, PyObject *const *args, Py_ssize_t nar
 }
 
 /* function_now(np_fn, args): api/eager.py's ``function_now`` in C (NumPy's ``dot``,
- * ``matmul`` of a loop's small computed arrays, now), where every operand is a marked array
- * whose host view is current, NumPy's small array or a scalar, under NumPy's default error
- * state. None where that does not hold (the Python path decides). */
+ * ``matmul``, ``mean`` of a loop's small computed arrays, now), where an operand is a marked
+ * array and every one an array whose host view is current, NumPy's small array or a scalar,
+ * none empty, under NumPy's default error state. None where that does not hold (the Python
+ * path decides). */
 static PyObject *function_now(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (!installed || nargs != 2 || !PyTuple_CheckExact(args[1]) || PyTuple_GET_SIZE(args[1]) > 3)
         Py_RETURN_NONE;
     PyObject *operands = args[1];
     Py_ssize_t n = PyTuple_GET_SIZE(operands);
     int marked = 0;
-    for (Py_ssize_t i = 0; i < n && !marked; i++) {
+    for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *x = PyTuple_GET_ITEM(operands, i);
         if (Py_IS_TYPE(x, ArrayType) || Py_IS_TYPE(x, ScalarType)) {
             PyObject *storage = ((Handle *)x)->storage;
-            marked = storage != NULL && SLOT(storage, off_eager) == Py_True;
+            marked |= storage != NULL && SLOT(storage, off_eager) == Py_True;
+            if (eager_size((Handle *)x) == 0)
+                Py_RETURN_NONE; /* (empty: NumPy's warnings of it are the Python path's) */
+        } else if (Py_IS_TYPE(x, np_ndarray)) {
+            PyObject *size = PyObject_GetAttr(x, s_size);
+            int empty = size == NULL ? -1 : PyObject_Not(size);
+            Py_XDECREF(size);
+            if (empty < 0)
+                return NULL;
+            if (empty)
+                Py_RETURN_NONE;
         }
     }
     if (!marked)

@@ -583,3 +583,25 @@ def test_a_programs_scalar_arithmetic_on_a_pending_0d_result_runs_now():
             assert nl.stats()["plans_evaluated"] - before == 4  # (each prior, once)
             assert all(type(p) is numpy.float64 for p in got)
     assert got == want
+
+
+def test_a_loops_mean_runs_now_and_warns_as_numpys():
+    """``np.mean`` of a loop's small array runs at once (NumPy's scalar, no plan); of an empty
+    one, NumPy's warnings at the user's line (both come from the same calls)."""
+    if nl.get_device() != "cpu":
+        pytest.skip("the CPU's eager calls")
+    v, host = _compacted([1.0, 2.5, 4.0])
+    nl.sync()
+    before = nl.stats()["plans_evaluated"]
+    got = nl.mean(v)
+    assert type(got) is numpy.float64 and got == numpy.mean(host)
+    assert nl.stats()["plans_evaluated"] == before
+    empty, _ = _compacted(numpy.zeros(0))
+    for xp, x in ((nl, empty), (numpy, numpy.zeros(0))):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert numpy.isnan(float(xp.mean(x)))
+        assert [str(w.message) for w in caught] == ["Mean of empty slice",
+                                                    "invalid value encountered in scalar divide"]
+        if xp is nl:
+            assert {w.filename for w in caught} == {__file__}
