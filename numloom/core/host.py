@@ -185,9 +185,22 @@ def _rows(a, start: int = 0, stop: int | None = None):
     if _ROW[0] is not None and not warns:  # (numloom.core._speedups: the same, in C)
         parts = (ndarray, storage, readonly, dtype, identity, View, shape, strides, view.offset,
                  step, base)  # fmt: skip
-        return map(_ROW[0], itertools.repeat(parts), rows)
-    return _python_rows(ndarray, storage, readonly, dtype, identity, warns, shape, strides,
-                        view.offset, step, rows, base)  # fmt: skip
+        made = map(_ROW[0], itertools.repeat(parts), rows)
+    else:
+        made = _python_rows(ndarray, storage, readonly, dtype, identity, warns, shape, strides,
+                            view.offset, step, rows, base)  # fmt: skip
+    if storage.device != "cpu" or storage.version.op is not Op.BUFFER or storage.error is not None:
+        return made
+    # A computed CPU array's rows read their elements from its host view's rows (a decision
+    # tree's ``[row for row in X if row[i] >= t]``: each row's view was made per row)
+    return _with_host_rows(made, a._host_view(), a._host[0], rows.start)
+
+
+def _with_host_rows(made, host, ref, start: int):
+    ndim = host.ndim - 1
+    for i, row in enumerate(made, start):
+        row._host = (ref, host[i], None, ndim)
+        yield row
 
 
 def _python_rows(ndarray, storage, readonly, dtype, identity, warns, shape, strides, offset,

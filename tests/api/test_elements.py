@@ -546,3 +546,20 @@ def test_element_writes_take_the_fast_path_again_once_exports_die():
     held = numpy.asarray(x)
     x[4] = 2.0
     assert held[4] == 2.0 and x._storage.version.arg.exports
+
+
+def test_rows_of_a_computed_array_read_and_write_as_numpys():
+    """Iterating a computed 2-d array gives rows whose element reads come from the array's
+    host view (a decision tree's ``[row for row in X if row[i] >= t]``); a write through a row,
+    or into the array, is seen by every row read afterwards, as NumPy's views see it."""
+    host = numpy.arange(12.0).reshape(4, 3)
+    for xp in (nl, numpy):
+        x = xp.asarray(host.copy())
+        rows = list(x)
+        assert [float(r[1]) for r in rows] == [1.0, 4.0, 7.0, 10.0]
+        rows[2][1] = -7.0  # through a row
+        x[3, 1] = -10.0  # into the array
+        assert [float(r[1]) for r in rows] == [1.0, 4.0, -7.0, -10.0]
+        assert [float(r[1]) for r in x] == [1.0, 4.0, -7.0, -10.0]
+        picked = xp.array([r for r in x if r[1] >= 0])
+        assert numpy.asarray(picked).tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
