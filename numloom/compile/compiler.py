@@ -84,6 +84,12 @@ def _include_digest(source: str) -> str:
     headers = _headers()
     if not any(os.path.basename(name) in source for name, _ in headers):
         return ""
+    return _headers_digest(headers)
+
+
+@functools.lru_cache(maxsize=4)
+def _headers_digest(headers: tuple) -> str:
+    """The hash of the headers' names and contents (each plan's kernels ask: once per set)."""
     digest = hashlib.sha256()
     for name, content in headers:
         digest.update(name.encode() + b"\0" + hashlib.sha256(content).digest())
