@@ -137,8 +137,9 @@ def record(n, where, mask=None) -> None:
     """Remember the error state of the call that made ``n``, the user's line and the warning
     filters then in force (the list itself: a ``warnings.catch_warnings()`` block's, whose
     ``simplefilter("ignore")`` then still holds at the sync after the block), on the node: an
-    interned node made again by another call takes that call's. ``mask``: the boolean node of
-    the call's ``where=`` (NumPy computes, and so warns of, only the elements it selects)."""
+    interned node made again at its line takes that call's; made at another line, it keeps
+    both calls (``merge``). ``mask``: the boolean node of the call's ``where=`` (NumPy
+    computes, and so warns of, only the elements it selects)."""
     call = (_extobj_contextvar.get(), where, warnings.filters)
     call = call if mask is None else call + (mask,)
     old = n.call
