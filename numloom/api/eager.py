@@ -483,6 +483,19 @@ def adopted(made: _np.ndarray, scalar: bool = True) -> ndarray:
     return a
 
 
+def cast_now(x, dtype):
+    """``x.astype(dtype)`` of a marked array run now on its memory, where it is computed, small
+    and on the CPU (a random forest's ``row.astype(int)`` of each row of its predictions, a
+    plan each at the row's offset otherwise): a marked array, NumPy's warnings of the cast at
+    the user's line; None where the cast is traced instead."""
+    if realize.TRACING:
+        return None
+    host = operand_now(x)
+    if host is None:
+        return None
+    return adopted(_run(lambda: host.astype(dtype), "cast"))
+
+
 def reduce_now(np_fn, a, axis, keepdims: bool, dtype=None):
     """``np_fn(a, axis=axis, keepdims=keepdims)`` (NumPy's sum, prod, max, min, any or all;
     with ``dtype`` where given) run now on a marked array's memory, where it is computed,

@@ -15,6 +15,7 @@ from ..core.array import _RESULT_TYPES, _speedups, asarray, ndarray, operand, re
 from ..core.dag import Op, node
 from ..core.views import broadcast_shapes as _broadcast_shapes
 from .creation import array, empty, full_like, zeros_like
+from .eager import cast_now
 from .shapes import complex_part as _complex_part
 from .ufuncs import NOT_OVERRIDDEN, operator_override, ufunc
 
@@ -389,6 +390,10 @@ def _cast(x, dtype, casting="unsafe", copy=True):
     target, raising = known
     if target == x.dtype:
         return x.copy() if copy else x
+    if x._storage.eager:  # (a loop's small array: NumPy's cast, now)
+        made = cast_now(x, target)
+        if made is not None:
+            return made
     cast = _dag.checked_node(Op.CAST, (x._node(),), None, x._view.shape, target)
     if raising:  # NumPy's error state at this call, for the sync
         fperrors.record(cast, _dag.user_line())

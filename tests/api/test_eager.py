@@ -605,3 +605,25 @@ def test_a_loops_mean_runs_now_and_warns_as_numpys():
                                                     "invalid value encountered in scalar divide"]
         if xp is nl:
             assert {w.filename for w in caught} == {__file__}
+
+
+def test_a_loops_cast_runs_now_and_warns_as_numpys():
+    """``row.astype(int)`` of a loop's small array runs at once (a random forest's vote over
+    each row of its predictions made a plan per row, each at a new offset), with NumPy's
+    values and its warning at the user's line."""
+    if nl.get_device() != "cpu":
+        pytest.skip("the CPU's eager calls")
+    v, host = _compacted([1.5, numpy.nan, 3.0])
+    with numpy.errstate(invalid="ignore"):
+        want = host.astype(numpy.int64).tolist()
+    nl.sync()
+    before = nl.stats()["plans_evaluated"]
+    for x in (v, host):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            made = x.astype(numpy.int64)
+        assert [str(w.message) for w in caught] == ["invalid value encountered in cast"]
+        assert [w.filename for w in caught] == [__file__]
+        assert numpy.asarray(made).tolist() == want
+    assert made.dtype == numpy.int64
+    assert nl.stats()["plans_evaluated"] == before
