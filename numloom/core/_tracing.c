@@ -905,8 +905,6 @@ static PyObject *adopt_call(PyObject *module, PyObject *const *args, Py_ssize_t 
     return adopt(args[0], nargs == 2 ? (PyObject_IsTrue(args[1]) ? Py_True : Py_False) : Py_True);
 }
 
-/* The host view of array handle ``h`` (borrowed), where it is current for its storage's
- * version and that storage is computed on the CPU without an error; else NULL. */
 /* Whether ``storage`` is on the CPU. */
 static int on_cpu(PyObject *storage) {
     PyObject *device = SLOT(storage, off_device);
@@ -914,6 +912,19 @@ static int on_cpu(PyObject *storage) {
                                   PyUnicode_CompareWithASCIIString(device, "cpu") == 0);
 }
 
+/* The version node of handle ``h``'s storage (borrowed), where that storage is on the CPU
+ * without an error; else NULL. */
+static PyObject *cpu_version(Handle *h) {
+    PyObject *storage = h->storage;
+    PyObject *version = storage == NULL ? NULL : SLOT(storage, off_version);
+    if (version == NULL || !Py_IS_TYPE(version, NodeType) || SLOT(storage, off_error) != Py_None ||
+        !on_cpu(storage))
+        return NULL;
+    return version;
+}
+
+/* The host view of array handle ``h`` (borrowed), where it is current for its storage's
+ * version and that storage is computed on the CPU without an error; else NULL. */
 static PyObject *current_cpu_view(Handle *h) {
     PyObject *held = h->host, *storage = h->storage;
     if (held == NULL || storage == NULL || !PyTuple_CheckExact(held) || PyTuple_GET_SIZE(held) < 4)
@@ -932,10 +943,8 @@ static int scalar_math(PyObject *const *args, Py_ssize_t nargs) {
     for (Py_ssize_t i = 0; i < nargs; i++) {
         PyTypeObject *t = Py_TYPE(args[i]);
         if (t == ScalarType) {
-            PyObject *storage = ((Handle *)args[i])->storage;
-            PyObject *version = storage == NULL ? NULL : SLOT(storage, off_version);
-            if (version == NULL || !Py_IS_TYPE(version, NodeType) ||
-                SLOT(storage, off_error) != Py_None || !on_cpu(storage))
+            PyObject *version = cpu_version((Handle *)args[i]);
+            if (version == NULL)
                 return 0;
             if (SLOT(version, off_op) != op_buffer) {
                 if (SLOT(version, off_op) != op_map)
@@ -1127,10 +1136,9 @@ static Py_ssize_t eager_size(Handle *h) {
 }
 
 /* NumPy's function ``np_fn`` on ``hosts[1..nargs]`` (and into ``out`` unless NULL) under
- * NumPy's default error state, its warnings given at the user's line, named ``name`` (api/eager.py's
- * ``_run``). */
-static PyObject *eager_run(PyObject *np_fn, PyObject *name, PyObject **hosts, Py_ssize_t nargs,
-                           PyObject *out) {
+ * NumPy's default error state, its warnings given at the user's line under its name
+ * (api/eager.py's ``_run``). */
+static PyObject *eager_run(PyObject *np_fn, PyObject **hosts, Py_ssize_t nargs, PyObject *out) {
     PyObject *kinds = PyList_New(0);
     if (kinds == NULL || PyObject_SetAttr(eager_caught, s_kinds, kinds) < 0) {
         Py_XDECREF(kinds);
@@ -1148,9 +1156,9 @@ static PyObject *eager_run(PyObject *np_fn, PyObject *name, PyObject **hosts, Py
         Py_DECREF(token);
     }
     if (made != NULL && PyList_GET_SIZE(kinds) > 0) { /* NumPy's warnings, at the user's line */
-        PyObject *named = name != NULL ? Py_NewRef(name) : PyObject_GetAttr(np_fn, s_name);
-        PyObject *r = named == NULL ? NULL : PyObject_CallFunctionObjArgs(eager_warn, kinds, named, NULL);
-        Py_XDECREF(named);
+        PyObject *name = PyObject_GetAttr(np_fn, s_name);
+        PyObject *r = name == NULL ? NULL : PyObject_CallFunctionObjArgs(eager_warn, kinds, name, NULL);
+        Py_XDECREF(name);
         if (r == NULL)
             Py_CLEAR(made);
         Py_XDECREF(r);
@@ -1164,7 +1172,7 @@ static PyObject *eager_numpy(PyObject *uf, PyObject **hosts, Py_ssize_t nargs, P
     PyObject *np_ufunc = PyObject_GetAttr(uf, s_np);
     if (np_ufunc == NULL)
         return NULL;
-    PyObject *made = eager_run(np_ufunc, NULL, hosts, nargs, out);
+    PyObject *made = eager_run(np_ufunc, hosts, nargs, out);
     Py_DECREF(np_ufunc);
     return made;
 }
@@ -1211,11 +1219,8 @@ static int eager_operands(PyObject *const *args, Py_ssize_t nargs, PyObject **ho
             PyObject *host = current_cpu_view((Handle *)x);
             if (host == NULL) {
                 /* a computed array's new handle (``w.T``, a row): its host view made now */
-                PyObject *storage = ((Handle *)x)->storage;
-                PyObject *version = storage == NULL ? NULL : SLOT(storage, off_version);
-                if (version == NULL || !Py_IS_TYPE(version, NodeType) ||
-                    SLOT(version, off_op) != op_buffer || SLOT(storage, off_error) != Py_None ||
-                    !on_cpu(storage))
+                PyObject *version = cpu_version((Handle *)x);
+                if (version == NULL || SLOT(version, off_op) != op_buffer)
                     return 0;
                 PyObject *made = PyObject_CallMethodNoArgs(x, s_host_view);
                 if (made == NULL)
@@ -1361,7 +1366,7 @@ static PyObject *function_now(PyObject *module, PyObject *const *args, Py_ssize_
         return NULL;
     if (ready == 0)
         Py_RETURN_NONE;
-    PyObject *made = eager_run(args[0], NULL, hosts, n, NULL);
+    PyObject *made = eager_run(args[0], hosts, n, NULL);
     if (made == NULL)
         return NULL;
     PyObject *out = adopted_now(made, np_array);
@@ -1380,12 +1385,12 @@ static PyObject *plain(PyObject *uf, PyObject *const *args, Py_ssize_t nargs) {
         PyTypeObject *t = Py_TYPE(args[i]);
         if (t == ArrayType || t == ScalarType) {
             PyObject *storage = ((Handle *)args[i])->storage;
-            int now = storage == NULL ? 0
-                      : SLOT(storage, off_eager) == Py_True ? 1
-                      : t == ScalarType ? scalar_math(args, nargs) : 0;
-            if (now < 0)
+            int runs_now = storage == NULL ? 0
+                           : SLOT(storage, off_eager) == Py_True ? 1
+                           : t == ScalarType ? scalar_math(args, nargs) : 0;
+            if (runs_now < 0)
                 return NULL;
-            if (now) {
+            if (runs_now) {
                 /* an array of a data-dependent loop, or a computed 0-d result with scalars:
                  * NumPy's call now (api/eager.py), or the Python path */
                 PyObject *now = eager_plain(uf, args, nargs);
