@@ -459,6 +459,9 @@ def _array_of_arrays(items) -> ndarray:
 
         # NumPy's error for ragged input; NumPy's array beside objects or strings
         return asarray(_np.array(to_numpy(items)))
+    now = _parts_now(parts)
+    if now is not None:
+        return now
     rows = _rows_of_one_array(parts)
     if rows is not None:
         return rows
@@ -466,6 +469,26 @@ def _array_of_arrays(items) -> ndarray:
     srcs = tuple(reshape_array(p.astype(dtype, copy=False), (1,) + shape)._node() for p in parts)
     n = node(Op.CONCAT, srcs, 0, (len(parts),) + shape, dtype)
     return result(n, parts[0].device)
+
+
+def _parts_now(parts: list):
+    """``array(parts)`` made now by NumPy, marked (``eager.adopted``), where every part is a
+    computed CPU array and all of them are a loop's small array (a decision tree's split of the
+    rows Python read, whose labels' ``unique`` and counts come next: joined lazily, each new
+    count of rows was a new plan at the first read); None where the join is traced."""
+    from . import eager
+
+    if TRACING or len(parts) * parts[0].size > eager.EAGER_ELEMENTS:
+        return None
+
+    hosts = []
+    for p in parts:
+        h = p._host  # (a row Python read: its host view is ready)
+        h = h[1] if h is not None and h[0]() is p._storage.version else eager.operand_now(p)
+        if h is None:
+            return None
+        hosts.append(h)
+    return eager.adopted(_np.array(hosts), scalar=False)
 
 
 ROWS_GATHERED = 1 << 20  # elements: above, the pieces are joined as any others

@@ -173,7 +173,7 @@ def _foreign_in(values) -> bool:
             continue
         if t is list or t is tuple:
             for x in v:  # (a loop: the module's own ``any`` is numloom's)
-                if type(x) not in _PLAIN and _foreign(x):
+                if type(x) not in _NOT_FOREIGN and _foreign(x):
                     return True
         elif _foreign(v):
             return True
@@ -207,6 +207,7 @@ _PY_SCALARS = frozenset([int, float, complex, bool])
 _PLAIN = frozenset([int, float, complex, bool, str, type(None)] + [
     _np.dtype(c).type for c in "?bhilqBHILQefdFD"])  # (NumPy's scalars: no other library's)
 _SIMPLE = _PLAIN | {type}
+_NOT_FOREIGN = _PLAIN | {ndarray, _np.ndarray}  # (a list's items: a split's rows)
 
 
 all = _passing(_api.all, _np.all)

@@ -456,7 +456,10 @@ static PyObject *make_view(PyTypeObject *view_type, PyObject *shape, PyObject *s
 
 /* row(parts, i): row ``i`` of an array of two or more axes, a new handle of class ``cls`` on
  * the same storage, from ``parts`` = (cls, storage, readonly, dtype, identity, View, shape,
- * strides, offset, step[, base]) (core/host.py's ``_rows``, one row at a time). */
+ * strides, offset, step[, base[, ref, host, ndim]]) (core/host.py's ``_rows``, one row at a
+ * time). With ``ref`` (a weak reference to a computed CPU array's version), ``host`` (that
+ * array's host view) and ``ndim`` (a row's), the row's host view is ``host[i]``, ready: a decision tree's
+ * ``[s for s in X if s[j] >= t]`` reads each row's elements from it. */
 static PyObject *row(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2 || !PyTuple_Check(args[0]) || !PyLong_Check(args[1])) {
         PyErr_SetString(PyExc_TypeError, "row(parts, i) takes a tuple and an int");
@@ -466,11 +469,13 @@ static PyObject *row(PyObject *module, PyObject *const *args, Py_ssize_t nargs) 
     Py_ssize_t i = PyLong_AsSsize_t(args[1]);
     if (i == -1 && PyErr_Occurred())
         return NULL;
-    if (PyTuple_GET_SIZE(parts) < 10 || PyTuple_GET_SIZE(parts) > 11 ||
+    Py_ssize_t nparts = PyTuple_GET_SIZE(parts);
+    if (nparts < 10 || nparts > 14 || nparts == 12 || nparts == 13 ||
         !PyType_Check(PyTuple_GET_ITEM(parts, 0)) ||
         !PyType_Check(PyTuple_GET_ITEM(parts, 5))) {
         PyErr_SetString(PyExc_TypeError, "row: parts are (cls, storage, readonly, dtype, "
-                                         "identity, View, shape, strides, offset, step[, base])");
+                                         "identity, View, shape, strides, offset, step[, base"
+                                         "[, ref, host, ndim]])");
         return NULL;
     }
     PyTypeObject *cls = (PyTypeObject *)PyTuple_GET_ITEM(parts, 0);
@@ -510,6 +515,21 @@ static PyObject *row(PyObject *module, PyObject *const *args, Py_ssize_t nargs) 
             Py_DECREF(out);
             return NULL;
         }
+    }
+    if (nparts == 14) { /* the row's host view: (ref, host[i], None, ndim) */
+        PyObject *hrow = PySequence_GetItem(PyTuple_GET_ITEM(parts, 12), i);
+        if (hrow == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyObject *pair = PyTuple_Pack(4, PyTuple_GET_ITEM(parts, 11), hrow, Py_None,
+                                      PyTuple_GET_ITEM(parts, 13));
+        Py_DECREF(hrow);
+        if (pair == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_SETREF(out->host, pair);
     }
     return (PyObject *)out;
 }

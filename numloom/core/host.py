@@ -182,17 +182,21 @@ def _rows(a, start: int = 0, stop: int | None = None):
     rows = range(start, n if stop is None else stop)
     base = a.base
     base = a if base is None else base  # (each row's ``base``, as NumPy's)
+    # A computed CPU array's rows read their elements from its host view's rows (a decision
+    # tree's ``[row for row in X if row[i] >= t]``: each row's view was made per row)
+    computed = (storage.device == "cpu" and storage.version.op is Op.BUFFER
+                and storage.error is None)  # fmt: skip
     if _ROW[0] is not None and not warns:  # (numloom.core._speedups: the same, in C)
         parts = (ndarray, storage, readonly, dtype, identity, View, shape, strides, view.offset,
                  step, base)  # fmt: skip
-        made = map(_ROW[0], itertools.repeat(parts), rows)
-    else:
-        made = _python_rows(ndarray, storage, readonly, dtype, identity, warns, shape, strides,
-                            view.offset, step, rows, base)  # fmt: skip
-    if storage.device != "cpu" or storage.version.op is not Op.BUFFER or storage.error is not None:
+        if computed:
+            host = a._host_view()
+            parts += (a._host[0], host, host.ndim - 1)
+        return map(_ROW[0], itertools.repeat(parts), rows)
+    made = _python_rows(ndarray, storage, readonly, dtype, identity, warns, shape, strides,
+                        view.offset, step, rows, base)  # fmt: skip
+    if not computed:
         return made
-    # A computed CPU array's rows read their elements from its host view's rows (a decision
-    # tree's ``[row for row in X if row[i] >= t]``: each row's view was made per row)
     return _with_host_rows(made, a._host_view(), a._host[0], rows.start)
 
 

@@ -627,3 +627,29 @@ def test_a_loops_cast_runs_now_and_warns_as_numpys():
         assert numpy.asarray(made).tolist() == want
     assert made.dtype == numpy.int64
     assert nl.stats()["plans_evaluated"] == before
+
+
+def test_a_decision_trees_split_of_a_computed_array_runs_now():
+    """A decision tree's split, ``np.array([s for s in Xy if s[i] >= t])``, of a computed
+    array's rows is NumPy's array at once, marked: its labels' ``unique`` and the entropy's
+    ``y[y == label]`` plan nothing (the rows were gathered lazily before, and each split's new
+    count of rows was a new plan, scheduled and lowered again at the first read)."""
+    host = numpy.random.default_rng(8).integers(0, 4, (14000, 5)).astype(float)  # (over
+    # EAGER_ELEMENTS: Xy's own calls are traced; a split's rows are fewer)
+    got, want = [], []
+    for xp, out in ((nl, got), (numpy, want)):
+        Xy = xp.asarray(host)
+        if xp is nl:
+            nl.sync()
+            before = nl.stats()["plans_evaluated"]
+        for threshold in (2.0, 3.0):
+            Xy1 = xp.array([s for s in Xy if s[0] >= threshold])
+            y1 = Xy1[:, 4:]
+            counts = [len(y1[y1 == label]) for label in xp.unique(y1)]
+            out.append((Xy1.shape, Xy1.dtype, counts, Xy1.sum()))
+        if xp is nl:
+            assert nl.stats()["plans_evaluated"] == before
+            assert Xy1._storage.eager
+            Xy1[0, 0] = -1.0  # (a new array: the rows' array keeps its values)
+            assert Xy[int(numpy.argmax(host[:, 0] >= 3.0)), 0] == host[host[:, 0] >= 3.0][0, 0]
+    assert got == want
