@@ -304,6 +304,8 @@ def functions_now(np_fn, args: tuple, kwargs: dict):
     warns = _WARNS.get(np_fn)
     if warns is not None and warns(args, kwargs):
         return None
+    if np_fn is _np.diag and args and _np.ndim(args[0]) == 2:
+        return None  # (a matrix's diagonal: NumPy's view of it, which the traced path makes)
     host_args = [_now_value(x) for x in args]
     host_kwargs = {k: _now_value(v) for k, v in kwargs.items()}
     if host_kwargs.get("overwrite_input"):  # (median's: numloom's memory is handed read-only,

@@ -103,7 +103,15 @@ def _memory_axes(view) -> tuple:
 def transpose(a, axes=None):
     if axes is None and isinstance(a, ndarray):  # (``a.T``: the axes reversed, a view)
         v = a._view
-        return share(a, v if len(v.shape) < 2 else View(v.shape[::-1], v.strides[::-1], v.offset))
+        if len(v.shape) < 2:
+            return share(a, v)
+        made = share(a, View(v.shape[::-1], v.strides[::-1], v.offset))
+        h = a._host
+        if h is not None and h[0]() is a._storage.version and made._host is None:
+            # (a computed CPU array's host view, transposed: a loop's ``d.T.dot(d)`` runs now
+            # on it, with no host view to make)
+            made._host = (h[0], h[1].T, None, h[3])
+        return made
     return numpy_view(asarray(a), _np.transpose, axes)
 
 

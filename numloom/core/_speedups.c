@@ -96,6 +96,34 @@ static int current_host(Handle *self, PyObject **version) {
 static PyObject *slice_handle(Handle *self, PyObject *key);
 
 static PyObject *view_cls; /* numloom's ndarray (install_views; defined with the views below) */
+/* Where numloom's ndarray holds its ``_base_array`` slot (install_views; 0: not found, the
+ * attribute is then read and set by name). An array made without a base leaves the slot
+ * empty: read by name, that raised and formatted an AttributeError for every view made. */
+static Py_ssize_t base_offset;
+
+/* ``h._base_array`` of a handle of numloom's ndarray class (new reference), None where unset;
+ * NULL with an error set on failure. */
+static PyObject *base_of(PyObject *h) {
+    if (base_offset > 0 && Py_TYPE(h) == (PyTypeObject *)view_cls) {
+        PyObject *base = *(PyObject **)((char *)h + base_offset);
+        return Py_NewRef(base == NULL ? Py_None : base);
+    }
+    PyObject *base = PyObject_GetAttrString(h, "_base_array");
+    if (base == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        return Py_NewRef(Py_None);
+    }
+    return base;
+}
+
+/* ``h._base_array = base`` for a handle of numloom's ndarray class; -1 on failure. */
+static int set_base(PyObject *h, PyObject *base) {
+    if (base_offset > 0 && Py_TYPE(h) == (PyTypeObject *)view_cls) {
+        Py_XSETREF(*(PyObject **)((char *)h + base_offset), Py_NewRef(base));
+        return 0;
+    }
+    return PyObject_SetAttrString(h, "_base_array", base);
+}
 
 static PyObject *handle_subscript(Handle *self, PyObject *key) {
     PyTypeObject *t = Py_TYPE(key);
@@ -506,12 +534,7 @@ static PyObject *row(PyObject *module, PyObject *const *args, Py_ssize_t nargs) 
     out->identity = Py_NewRef(PyTuple_GET_ITEM(parts, 4));
     out->host = Py_NewRef(Py_None);
     if (PyTuple_GET_SIZE(parts) > 10) { /* the array whose memory the row is: its ``base`` */
-        static PyObject *s_base_array;
-        if (s_base_array == NULL && (s_base_array = PyUnicode_InternFromString("_base_array")) == NULL) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        if (PyObject_SetAttr((PyObject *)out, s_base_array, PyTuple_GET_ITEM(parts, 10)) < 0) {
+        if (set_base((PyObject *)out, PyTuple_GET_ITEM(parts, 10)) < 0) {
             Py_DECREF(out);
             return NULL;
         }
@@ -693,18 +716,14 @@ static PyObject *slice_handle(Handle *self, PyObject *key) {
         Py_SETREF(out->host, held);
     }
     /* its ``base``: the array whose memory it is (a's own base, else a) */
-    static PyObject *s_base;
-    if (s_base == NULL && (s_base = PyUnicode_InternFromString("_base_array")) == NULL) {
+    PyObject *base = base_of((PyObject *)self);
+    if (base == NULL) {
         Py_DECREF(out);
         return NULL;
     }
-    PyObject *base = PyObject_GetAttr((PyObject *)self, s_base);
-    if (base == NULL || base == Py_None) {
-        PyErr_Clear();
-        Py_XDECREF(base);
-        base = Py_NewRef((PyObject *)self);
-    }
-    int failed = PyObject_SetAttr((PyObject *)out, s_base, base);
+    if (base == Py_None)
+        Py_SETREF(base, Py_NewRef((PyObject *)self));
+    int failed = set_base((PyObject *)out, base);
     Py_DECREF(base);
     if (failed < 0) {
         Py_DECREF(out);
@@ -735,6 +754,13 @@ static PyObject *install_views(PyObject *module, PyObject *args) {
     Py_XSETREF(view_type, Py_NewRef(vt));
     Py_XSETREF(warn_on_write, Py_NewRef(warns));
     Py_XSETREF(is_identity, Py_NewRef(ident));
+    base_offset = 0;
+    PyObject *slot = PyDict_GetItemString(((PyTypeObject *)cls)->tp_dict, "_base_array");
+    if (slot != NULL && Py_IS_TYPE(slot, &PyMemberDescr_Type)) {
+        PyMemberDef *member = ((PyMemberDescrObject *)slot)->d_member;
+        if (member->type == T_OBJECT_EX)
+            base_offset = member->offset;
+    }
     Py_RETURN_NONE;
 }
 

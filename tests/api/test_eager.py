@@ -653,3 +653,22 @@ def test_a_decision_trees_split_of_a_computed_array_runs_now():
             Xy1[0, 0] = -1.0  # (a new array: the rows' array keeps its values)
             assert Xy[int(numpy.argmax(host[:, 0] >= 3.0)), 0] == host[host[:, 0] >= 3.0][0, 0]
     assert got == want
+
+
+@pytest.mark.parametrize("method", ["sum", "prod", "mean", "var", "std", "max", "min", "argmax",
+                                    "argmin", "any", "all"])  # fmt: skip
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_a_loops_reduction_methods_run_now_as_numpys(method, axis):
+    """``y.mean(0)``, ``x.sum()``, ``x.max(1)`` of a loop's small array run at once (a
+    regression tree's variance, ``ones(shape(y)) * y.mean(0)`` at each split), with NumPy's
+    values and result types (NumPy's scalar for a whole reduction), and plan nothing."""
+    host = numpy.random.default_rng(9).random((7, 3)) - 0.25
+    v = _compacted(host.ravel())[0].reshape(host.shape)
+    nl.sync()
+    before = nl.stats()["plans_evaluated"]
+    got = getattr(v, method)(axis)
+    want = getattr(host, method)(axis)
+    assert nl.stats()["plans_evaluated"] == before
+    assert type(got) is type(want) if axis is None else (got.dtype, got.shape) == (want.dtype,
+                                                                                    want.shape)
+    numpy.testing.assert_array_equal(numpy.asarray(got), want)
