@@ -23,7 +23,7 @@ from ..compile.schedule import Plan
 from ..core import config, fperrors
 from ..core.array import _speedups
 from ..core.dag import Op, buffer_of, strided, structure, toposort, warn_at_user
-from ..core.realize import Buffer, count
+from ..core.realize import Buffer, PooledBuffer, count
 from . import reference
 from .cpu_memory import POOL
 
@@ -408,7 +408,7 @@ def _result(root, data, block, device: str):
     """A BUFFER node owning ``data``: pooled memory goes back to the pool when it dies; an
     array that may alias another buffer (a NumPy view) is copied first."""
     if block is not None:
-        buffer = Buffer(data, device, release=partial(POOL.give, block))
+        buffer = PooledBuffer(data, device, release=partial(POOL.give, block))
     else:
         buffer = Buffer(data if data.base is None else data.copy(), device)
     return buffer_of(buffer, root.shape, root.dtype)

@@ -39,6 +39,8 @@ static inline void slot_set(PyObject *o, Py_ssize_t off, PyObject *value) {
 
 static int installed;
 static PyTypeObject *NodeType, *StorageType, *PlainType, *ArrayType, *ScalarType, *BufferType;
+static PyTypeObject *PooledType; /* realize.PooledBuffer: a Buffer of a pool's memory */
+#define IS_BUFFER(o) (Py_IS_TYPE(o, BufferType) || Py_IS_TYPE(o, PooledType))
 static Py_ssize_t off_bdata, off_bdevice, off_brelease, off_bexports;
 static PyObject *op_buffer, *buffer_id, *cpu_name, *bool_dtype, *s_view, *s_flags, *s_writeable,
     *s_setflags;
@@ -46,7 +48,7 @@ static PyObject *merge_calls; /* fperrors.merge */
 static PyObject *eager_scalars; /* the scalars a call run now takes as they are (api/eager.py) */
 static PyObject *dispatch_modules, *users_call_py; /* (api/eager.py's users_call) */
 static PyTypeObject *np_ndarray; /* numpy.ndarray */
-static PyObject *s_size, *s_dtype, *s_kind, *s_host_view;
+static PyObject *s_size, *s_dtype, *s_kind, *s_host_view, *s_shape;
 static PyObject *tracing_list, *eager_default, *eager_calling, *eager_caught, *eager_warn, *eager_adopted;
 static PyObject *s_kinds, *s_c_contiguous, *s_owndata, *s_base, *out_kwnames;
 static PyObject *warnings_module, *s_filters;
@@ -133,6 +135,7 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
     if (take_type(objects, "Node", &NodeType) < 0 || take_type(objects, "Storage", &StorageType) < 0 ||
         take_type(objects, "Plain", &PlainType) < 0 || take_type(objects, "ndarray", &ArrayType) < 0 ||
         take_type(objects, "Scalar", &ScalarType) < 0 || take_type(objects, "Buffer", &BufferType) < 0 ||
+        take_type(objects, "PooledBuffer", &PooledType) < 0 ||
         take_type(objects, "numpy_ndarray", &np_ndarray) < 0)
         return NULL;
     if (!PyType_IsSubtype(ArrayType, &HandleType) || !PyType_IsSubtype(ScalarType, &HandleType)) {
@@ -251,6 +254,7 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         s_np = PyUnicode_InternFromString("_np");
         s_size = PyUnicode_InternFromString("size");
         s_dtype = PyUnicode_InternFromString("dtype");
+        s_shape = PyUnicode_InternFromString("shape");
         s_kind = PyUnicode_InternFromString("kind");
         s_host_view = PyUnicode_InternFromString("_host_view");
         s_filters = PyUnicode_InternFromString("filters");
@@ -270,7 +274,7 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         if (!s_view || !s_flags || !s_writeable || !s_setflags)
             return NULL;
         if (!s_FLUSH_DEPTH || !s_FLUSH_WIDTH || !s_name || !s_nin || !s_python_call || !s_np ||
-            !s_size || !s_dtype || !s_kind || !s_host_view)
+            !s_size || !s_dtype || !s_kind || !s_host_view || !s_shape)
             return NULL;
     }
     installed = 1;
@@ -480,6 +484,32 @@ static void memo_clear(Memo *table) {
     }
 }
 
+/* The last adopted array's dtype and shape, with their BUFFER structure number and whole view
+ * (``adopt``): a loop's arrays adopted in turn are mostly of one shape, whose number and view
+ * are then found with no dictionary lookup of a tuple holding a dtype. */
+static PyObject *last_dtype, *last_shape, *last_sid, *last_view;
+
+static void forget_last_buffer(void) {
+    Py_CLEAR(last_dtype);
+    Py_CLEAR(last_shape);
+    Py_CLEAR(last_sid);
+    Py_CLEAR(last_view);
+}
+
+/* Whether tuples of ints ``a`` and ``b`` hold the same values. */
+static int same_ints(PyObject *a, PyObject *b) {
+    Py_ssize_t n = PyTuple_GET_SIZE(a);
+    if (n != PyTuple_GET_SIZE(b))
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = PyTuple_GET_ITEM(a, i), *y = PyTuple_GET_ITEM(b, i);
+        if (x != y && (!PyLong_CheckExact(x) || !PyLong_CheckExact(y) ||
+                       PyLong_AsSsize_t(x) != PyLong_AsSsize_t(y)))
+            return 0;
+    }
+    return 1;
+}
+
 /* The structure number of ``skey`` (dag._intern's ``_sids``: a new number for a new key), a
  * new reference. */
 static PyObject *structure_number(PyObject *skey) {
@@ -491,6 +521,7 @@ static PyObject *structure_number(PyObject *skey) {
     if (PyDict_GET_SIZE(sids) >= (1 << 17)) {
         PyDict_Clear(sids); /* old plans then miss once: their keys name retired numbers */
         memo_clear(sid_memo);
+        forget_last_buffer();
     }
     sid = PyIter_Next(sid_counter);
     if (sid == NULL) {
@@ -683,7 +714,7 @@ static int field_slot(PyObject *o, int which, Py_ssize_t *off) {
         return 0;
     PyTypeObject *t = which == NL_VERSION ? StorageType : which == NL_ARG ? NodeType : BufferType;
     *off = which == NL_VERSION ? off_version : which == NL_ARG ? off_arg : off_bexports;
-    return Py_IS_TYPE(o, t);
+    return t == BufferType ? IS_BUFFER(o) : Py_IS_TYPE(o, t);
 }
 
 PyObject *nl_field(PyObject *o, int which) {
@@ -829,8 +860,8 @@ static PyObject *adopt(PyObject *data, PyObject *eager) {
     if (done == NULL)
         return NULL;
     Py_DECREF(done);
-    PyObject *shape = PyObject_GetAttrString(data, "shape");
-    PyObject *dtype = shape == NULL ? NULL : PyObject_GetAttrString(data, "dtype");
+    PyObject *shape = PyObject_GetAttr(data, s_shape);
+    PyObject *dtype = shape == NULL ? NULL : PyObject_GetAttr(data, s_dtype);
     PyObject *host = dtype == NULL ? NULL : PyObject_CallMethodNoArgs(data, s_view);
     PyObject *buffer = host == NULL ? NULL : BufferType->tp_alloc(BufferType, 0);
     if (buffer == NULL || !PyTuple_CheckExact(shape) || PyTuple_GET_SIZE(shape) < 1) {
@@ -848,17 +879,39 @@ static PyObject *adopt(PyObject *data, PyObject *eager) {
     slot_set(buffer, off_bexports, Py_NewRef(Py_None));
     PyObject *n = NULL, *storage = NULL, *view = NULL, *ref = NULL;
     Handle *out = NULL;
-    PyObject *skey = PyTuple_Pack(4, buffer_id, dtype, shape, Py_None);
-    PyObject *key = skey == NULL ? NULL : PyLong_FromVoidPtr(buffer);
-    PyObject *no_srcs = key == NULL ? NULL : PyTuple_New(0);
-    if (no_srcs != NULL)
-        n = intern_node(op_buffer, no_srcs, buffer, shape, dtype, Py_None, skey, key);
-    Py_XDECREF(skey);
-    Py_XDECREF(key);
-    Py_XDECREF(no_srcs);
-    if (n == NULL)
-        goto fail;
-    view = whole_view(shape);
+    if (dtype == last_dtype && same_ints(shape, last_shape)) {
+        /* (the last adopted array's dtype and shape: its number and view, and its shape
+         * tuple shared) */
+        Py_SETREF(shape, Py_NewRef(last_shape));
+        PyObject *key = PyLong_FromVoidPtr(buffer);
+        PyObject *no_srcs = key == NULL ? NULL : PyTuple_New(0);
+        if (no_srcs != NULL)
+            n = intern_numbered(op_buffer, no_srcs, buffer, shape, dtype, Py_None,
+                                Py_NewRef(last_sid), key);
+        Py_XDECREF(key);
+        Py_XDECREF(no_srcs);
+        if (n == NULL)
+            goto fail;
+        view = Py_NewRef(last_view);
+    } else {
+        PyObject *skey = PyTuple_Pack(4, buffer_id, dtype, shape, Py_None);
+        PyObject *key = skey == NULL ? NULL : PyLong_FromVoidPtr(buffer);
+        PyObject *no_srcs = key == NULL ? NULL : PyTuple_New(0);
+        if (no_srcs != NULL)
+            n = intern_node(op_buffer, no_srcs, buffer, shape, dtype, Py_None, skey, key);
+        Py_XDECREF(skey);
+        Py_XDECREF(key);
+        Py_XDECREF(no_srcs);
+        if (n == NULL)
+            goto fail;
+        view = whole_view(shape);
+        if (view != NULL) {
+            Py_XSETREF(last_dtype, Py_NewRef(dtype));
+            Py_XSETREF(last_shape, Py_NewRef(shape));
+            Py_XSETREF(last_sid, Py_NewRef(SLOT(n, off_sid)));
+            Py_XSETREF(last_view, Py_NewRef(view));
+        }
+    }
     ref = view == NULL ? NULL : PyWeakref_NewRef(n, NULL);
     storage = ref == NULL ? NULL : alloc_storage(n, cpu_name, eager);
     if (storage == NULL)
@@ -1268,7 +1321,7 @@ static PyObject *eager_into(PyObject *uf, PyObject *const *args, Py_ssize_t narg
         eager_size(out) < 0 || Py_REFCNT(version) > 1)
         return NOT_HANDLED;
     PyObject *buffer = SLOT(version, off_arg);
-    if (!Py_IS_TYPE(buffer, BufferType) || Py_REFCNT(buffer) > 1 ||
+    if (!IS_BUFFER(buffer) || Py_REFCNT(buffer) > 1 ||
         SLOT(buffer, off_bexports) != Py_None)
         return NOT_HANDLED;
     PyObject *data = SLOT(buffer, off_bdata);
@@ -1630,7 +1683,18 @@ static PyObject *ufunc_call(PyObject *self, PyObject *args, PyObject *kwargs) {
             return out;
         }
     }
-    if (installed && (kwargs == NULL || PyDict_GET_SIZE(kwargs) == 0)) {
+    /* ``out=a`` (or ``out=(a,)``) alone among the keywords: as ``a`` given last */
+    PyObject *kw_out = NULL;
+    if (installed && kwargs != NULL && PyDict_GET_SIZE(kwargs) == 1) {
+        kw_out = PyDict_GetItemWithError(kwargs, PyTuple_GET_ITEM(out_kwnames, 0));
+        if (kw_out == NULL && PyErr_Occurred())
+            return NULL;
+        if (kw_out != NULL && PyTuple_CheckExact(kw_out) && PyTuple_GET_SIZE(kw_out) == 1)
+            kw_out = PyTuple_GET_ITEM(kw_out, 0);
+        if (kw_out != NULL && !Py_IS_TYPE(kw_out, ArrayType))
+            kw_out = NULL; /* (None, or not numloom's: the Python path) */
+    }
+    if (installed && (kwargs == NULL || PyDict_GET_SIZE(kwargs) == 0 || kw_out != NULL)) {
         PyObject *nin = PyObject_GetAttr(self, s_nin);
         if (nin == NULL)
             return NULL;
@@ -1639,23 +1703,24 @@ static PyObject *ufunc_call(PyObject *self, PyObject *args, PyObject *kwargs) {
         if (want == -1 && PyErr_Occurred())
             return NULL;
         Py_ssize_t given = PyTuple_GET_SIZE(args);
-        if (want == given) {
+        if (want == given && kw_out == NULL) {
             PyObject *made = plain(self, &PyTuple_GET_ITEM(args, 0), want);
             if (made != NULL || PyErr_Occurred())
                 return made;
-        } else if (given == want + 1 && given <= 3) {
-            /* ``np.add(a, b, a)`` into an array of a data-dependent loop: NumPy's call now
-             * (api/eager.py's ``into``), or the Python path */
-            PyObject *out = PyTuple_GET_ITEM(args, want);
+        } else if (kw_out == NULL ? given == want + 1 && given <= 3 : given == want && given <= 2) {
+            /* ``np.add(a, b, a)`` (or ``out=a``) into an array of a data-dependent loop:
+             * NumPy's call now (api/eager.py's ``into``), or the Python path */
+            PyObject *out = kw_out != NULL ? kw_out : PyTuple_GET_ITEM(args, want);
             if (Py_IS_TYPE(out, ArrayType) && ((Handle *)out)->storage != NULL &&
                 SLOT(((Handle *)out)->storage, off_eager) == Py_True) {
                 PyObject *call[4] = {self, NULL, NULL, NULL};
-                for (Py_ssize_t i = 0; i < given; i++)
+                for (Py_ssize_t i = 0; i < want; i++)
                     call[i + 1] = PyTuple_GET_ITEM(args, i);
+                call[want + 1] = out;
                 PyObject *now = eager_into(self, call + 1, want);
                 if (now != NULL || PyErr_Occurred())
                     return now;
-                PyObject *made = PyObject_Vectorcall(eager_into_py, call, given + 1, NULL);
+                PyObject *made = PyObject_Vectorcall(eager_into_py, call, want + 2, NULL);
                 if (made == NULL || made != Py_None)
                     return made;
                 Py_DECREF(made);

@@ -946,7 +946,7 @@ def _install_tracing(api) -> None:
         "binary": methods._binary, "compare": np_api.compare, "package": _PACKAGE,
         "host_scalars": ufuncs._HOST_SCALARS, "eager": api.eager.operands,
         "eager_into": api.eager.into,
-        "Buffer": realize.Buffer, "BUFFER": Op.BUFFER, "BUFFER_ID": dag._BUFFER_ID, "cpu": "cpu",
+        "Buffer": realize.Buffer, "PooledBuffer": realize.PooledBuffer, "BUFFER": Op.BUFFER, "BUFFER_ID": dag._BUFFER_ID, "cpu": "cpu",
         "bool": _BOOL, "tracing": _TRACING, "eager_elements": api.eager.EAGER_ELEMENTS,
         "eager_default": api.eager.DEFAULT_STATE, "eager_calling": api.eager._CALLING,
         "eager_caught": api.eager._caught, "eager_warn": api.eager.warn,

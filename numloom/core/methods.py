@@ -54,10 +54,21 @@ def _matmul(a, b):
     return made if made is not ufuncs.NOT_OVERRIDDEN else _namespace.other_dtypes.matmul(a, b)
 
 
+_IN_PLACE_OPERANDS = (int, float, complex, _np.generic)  # (with numloom's arrays)
+
+
 def _inplace(uf, a, b):
     """``a op= b``, NumPy's ``uf(a, b, out=a)``: by the plain call where that is NumPy's answer
-    (``ufuncs.plain_into``), else the ufunc's whole call with ``out``."""
-    return a if _namespace.ufuncs.plain_into(uf, (a, b), a) else uf._call(a, b, out=a)
+    (``ufuncs.plain_into``), else the ufunc's whole call with ``out``. A loop's small array
+    (api/eager.py) with a numloom array or a scalar takes the compiled call ``uf(a, b, a)``,
+    which updates its memory at once (``w -= lr * grad``: 2.3 us through Python, 0.8 there)."""
+    ufuncs = _namespace.ufuncs
+    if a._storage.eager and type(a) is ufuncs.ndarray and (
+            type(b) is ufuncs.ndarray or type(b) is ufuncs._Scalar
+            or isinstance(b, _IN_PLACE_OPERANDS)):  # fmt: skip
+        uf(a, b, a)
+        return a
+    return a if ufuncs.plain_into(uf, (a, b), a) else uf._call(a, b, out=a)
 
 
 def _call_method(a, name: str, *args, **kwargs):

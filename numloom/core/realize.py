@@ -39,10 +39,6 @@ class Buffer:
         self.release = release  # gives the memory back to its backend's pool when this dies
         self.exports = None  # weak references to the NumPy arrays sharing this memory
 
-    def __del__(self):
-        if self.release is not None and not (self.exports and self._shared()):
-            self.release()
-
     def _shared(self) -> bool:
         return any(ref() is not None for ref in self.exports)
 
@@ -94,6 +90,18 @@ class Buffer:
 
     def __repr__(self) -> str:
         return f"Buffer({self.data.shape}, {self.data.dtype}, {self.device})"
+
+
+class PooledBuffer(Buffer):
+    """A buffer whose memory a backend's pool lent (``release`` gives it back as the buffer
+    dies, unless NumPy arrays still share it). Other buffers have no finalizer: a loop's small
+    arrays, made and dropped each step, pay no Python call as they die."""
+
+    __slots__ = ()
+
+    def __del__(self):
+        if self.release is not None and not (self.exports and self._shared()):
+            self.release()
 
 
 def buffer_node(data, device: str = "cpu") -> Node:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import pathlib
+import re
 import warnings
 
 import numpy
@@ -672,3 +673,40 @@ def test_a_loops_reduction_methods_run_now_as_numpys(method, axis):
     assert type(got) is type(want) if axis is None else (got.dtype, got.shape) == (want.dtype,
                                                                                     want.shape)
     numpy.testing.assert_array_equal(numpy.asarray(got), want)
+
+
+@pytest.mark.parametrize("update", [
+    lambda xp, w, g: w.__isub__(g),  # ``w -= g``
+    lambda xp, w, g: xp.subtract(w, g, out=w),
+    lambda xp, w, g: xp.subtract(w, g, out=(w,)),
+    lambda xp, w, g: xp.multiply(w, 0.5, w),
+    lambda xp, w, g: w.__imul__(numpy.float64(2.0)),
+])  # fmt: skip
+def test_a_loops_in_place_updates_run_now_as_numpys(update):
+    """A gradient step's ``w -= lr * g`` (and ``np.subtract(w, g, out=w)``) on a loop's small
+    array writes its memory at once through the compiled call: NumPy's values, the same
+    array back, every view of it seeing the write, nothing planned."""
+    start = numpy.linspace(-1.0, 1.0, 16)
+    w, _ = _compacted(start)
+    g, _ = _compacted(numpy.arange(16.0) / 8)
+    head = w[:4]
+    want = start.copy()
+    want_back = update(numpy, want, numpy.arange(16.0) / 8)
+    nl.sync()
+    before = nl.stats()["plans_evaluated"]
+    back = update(nl, w, g)
+    assert nl.stats()["plans_evaluated"] == before
+    assert (back is w) if want_back is want else (back[0] is w)
+    numpy.testing.assert_array_equal(w.get(), want)
+    numpy.testing.assert_array_equal(head.get(), want[:4])
+
+
+def test_a_loops_in_place_update_that_numpy_refuses_leaves_the_array():
+    """``i -= 0.5`` of an integer loop array: NumPy's casting error at the call, the array as
+    it was."""
+    i, host = _compacted(numpy.arange(5))
+    with pytest.raises(numpy._core._exceptions._UFuncOutputCastingError) as caught:
+        i -= 0.5
+    with pytest.raises(type(caught.value), match=re.escape(str(caught.value))):
+        host -= 0.5
+    numpy.testing.assert_array_equal(i.get(), numpy.arange(5))
