@@ -31,19 +31,21 @@ def _binary(uf, a, b):
     return made if made is not _namespace.ufuncs.NOT_OVERRIDDEN else uf._call(a, b)
 
 
-def _reduced_now(np_fn, a, axis):
-    """``np_fn(a, axis)`` (NumPy's reduction) run now by NumPy, for a loop's small marked array
-    on the CPU (api/eager.py: ``x.mean(0)`` of a tree's split costs what NumPy's does), with
-    NumPy's result (a scalar for a whole reduction); None where the method takes its traced
-    path (an array not marked, pending or large, an axis not one int)."""
-    if a._storage.eager:
-        now = _namespace.eager.FUNCTION_NOW[0]
-        if now is not None:
-            if axis is None:
-                return now(np_fn, (a,))
-            if type(axis) is int:
-                return now(np_fn, (a, axis))
-    return None
+def _reduced_now(np_fn, a, axis, dtype=None, out=None, keepdims=False, kw=None, ddof=0):
+    """``np_fn(a, axis)`` (NumPy's reduction, its other arguments at their defaults) run now by
+    NumPy, for a loop's small marked array on the CPU (api/eager.py: ``x.mean(0)`` of a tree's
+    split costs what NumPy's does), with NumPy's result (a scalar for a whole reduction); None
+    where the method takes its traced path (an array not marked, pending or large, an axis not
+    one int, another argument given)."""
+    if (not a._storage.eager or dtype is not None or out is not None or keepdims or kw
+            or ddof != 0):  # fmt: skip
+        return None
+    now = _namespace.eager.FUNCTION_NOW[0]
+    if now is None:
+        return None
+    if axis is None:
+        return now(np_fn, (a,))
+    return now(np_fn, (a, axis)) if type(axis) is int else None
 
 
 def _matmul(a, b):
@@ -186,71 +188,40 @@ class Methods:
         return _api.trace(self, offset, axis1, axis2, dtype, out)
     def dot(self, b, out=None): return _api.dot(self, b, out)
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        if dtype is None and out is None and not keepdims and not kw:
-            made = _reduced_now(_np.sum, self, axis)
-            if made is not None:
-                return made
-        return _api.sum(self, axis, dtype, out, keepdims, **kw)
+        made = _reduced_now(_np.sum, self, axis, dtype, out, keepdims, kw)
+        return made if made is not None else _api.sum(self, axis, dtype, out, keepdims, **kw)
     def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        if dtype is None and out is None and not keepdims and not kw:
-            made = _reduced_now(_np.prod, self, axis)
-            if made is not None:
-                return made
-        return _api.prod(self, axis, dtype, out, keepdims, **kw)
+        made = _reduced_now(_np.prod, self, axis, dtype, out, keepdims, kw)
+        return made if made is not None else _api.prod(self, axis, dtype, out, keepdims, **kw)
     def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        if dtype is None and out is None and not keepdims and not kw:
-            made = _reduced_now(_np.mean, self, axis)
-            if made is not None:
-                return made
-        return _api.mean(self, axis, dtype, out, keepdims, **kw)
+        made = _reduced_now(_np.mean, self, axis, dtype, out, keepdims, kw)
+        return made if made is not None else _api.mean(self, axis, dtype, out, keepdims, **kw)
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
-        if dtype is None and out is None and ddof == 0 and not keepdims and not kw:
-            made = _reduced_now(_np.var, self, axis)
-            if made is not None:
-                return made
-        return _api.var(self, axis, dtype, out, ddof, keepdims, **kw)
+        made = _reduced_now(_np.var, self, axis, dtype, out, keepdims, kw, ddof)
+        return made if made is not None else _api.var(self, axis, dtype, out, ddof, keepdims,
+                                                      **kw)  # fmt: skip
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
-        if dtype is None and out is None and ddof == 0 and not keepdims and not kw:
-            made = _reduced_now(_np.std, self, axis)
-            if made is not None:
-                return made
-        return _api.std(self, axis, dtype, out, ddof, keepdims, **kw)
+        made = _reduced_now(_np.std, self, axis, dtype, out, keepdims, kw, ddof)
+        return made if made is not None else _api.std(self, axis, dtype, out, ddof, keepdims,
+                                                      **kw)  # fmt: skip
     def max(self, axis=None, out=None, keepdims=False, **kw):
-        if out is None and not keepdims and not kw:
-            made = _reduced_now(_np.max, self, axis)
-            if made is not None:
-                return made
-        return _api.max(self, axis, out, keepdims, **kw)
+        made = _reduced_now(_np.max, self, axis, None, out, keepdims, kw)
+        return made if made is not None else _api.max(self, axis, out, keepdims, **kw)
     def min(self, axis=None, out=None, keepdims=False, **kw):
-        if out is None and not keepdims and not kw:
-            made = _reduced_now(_np.min, self, axis)
-            if made is not None:
-                return made
-        return _api.min(self, axis, out, keepdims, **kw)
+        made = _reduced_now(_np.min, self, axis, None, out, keepdims, kw)
+        return made if made is not None else _api.min(self, axis, out, keepdims, **kw)
     def argmax(self, axis=None, out=None, *, keepdims=False):
-        if out is None and not keepdims:
-            made = _reduced_now(_np.argmax, self, axis)
-            if made is not None:
-                return made
-        return _api.argmax(self, axis, out, keepdims=keepdims)
+        made = _reduced_now(_np.argmax, self, axis, None, out, keepdims)
+        return made if made is not None else _api.argmax(self, axis, out, keepdims=keepdims)
     def argmin(self, axis=None, out=None, *, keepdims=False):
-        if out is None and not keepdims:
-            made = _reduced_now(_np.argmin, self, axis)
-            if made is not None:
-                return made
-        return _api.argmin(self, axis, out, keepdims=keepdims)
+        made = _reduced_now(_np.argmin, self, axis, None, out, keepdims)
+        return made if made is not None else _api.argmin(self, axis, out, keepdims=keepdims)
     def any(self, axis=None, out=None, keepdims=False, **kw):
-        if out is None and not keepdims and not kw:
-            made = _reduced_now(_np.any, self, axis)
-            if made is not None:
-                return made
-        return _api.any(self, axis, out, keepdims, **kw)
+        made = _reduced_now(_np.any, self, axis, None, out, keepdims, kw)
+        return made if made is not None else _api.any(self, axis, out, keepdims, **kw)
     def all(self, axis=None, out=None, keepdims=False, **kw):
-        if out is None and not keepdims and not kw:
-            made = _reduced_now(_np.all, self, axis)
-            if made is not None:
-                return made
-        return _api.all(self, axis, out, keepdims, **kw)
+        made = _reduced_now(_np.all, self, axis, None, out, keepdims, kw)
+        return made if made is not None else _api.all(self, axis, out, keepdims, **kw)
     def cumsum(self, axis=None, dtype=None, out=None): return _api.cumsum(self, axis, dtype, out)
     def cumprod(self, axis=None, dtype=None, out=None): return _api.cumprod(self, axis, dtype, out)
     def sort(self, axis=-1, kind=None, order=None, *, stable=None):
