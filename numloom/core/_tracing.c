@@ -924,6 +924,7 @@ static PyObject *adopt(PyObject *data, PyObject *eager) {
     Py_XDECREF(ndim);
     if (held == NULL)
         goto fail;
+    PyObject_GC_UnTrack(held); /* (no cycle through it: _speedups.c's ``untracked``) */
     out->storage = storage;
     out->view = view;
     out->readonly = Py_NewRef(Py_False);
