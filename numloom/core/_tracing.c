@@ -486,11 +486,14 @@ static void memo_clear(Memo *table) {
 
 /* The last adopted array's dtype and shape, with their BUFFER structure number and whole view
  * (``adopt``): a loop's arrays adopted in turn are mostly of one shape, whose number and view
- * are then found with no dictionary lookup of a tuple holding a dtype. */
+ * are then found with no dictionary lookup of a tuple holding a dtype. ``last_dtype`` is
+ * borrowed: only NumPy's own descriptor of a type (``type(dtype)() is dtype``, which NumPy
+ * never frees) is kept, so that no reference of a dtype is held here (NumPy's tests count
+ * them). */
 static PyObject *last_dtype, *last_shape, *last_sid, *last_view;
 
 static void forget_last_buffer(void) {
-    Py_CLEAR(last_dtype);
+    last_dtype = NULL;
     Py_CLEAR(last_shape);
     Py_CLEAR(last_sid);
     Py_CLEAR(last_view);
@@ -905,12 +908,16 @@ static PyObject *adopt(PyObject *data, PyObject *eager) {
         if (n == NULL)
             goto fail;
         view = whole_view(shape);
-        if (view != NULL) {
-            Py_XSETREF(last_dtype, Py_NewRef(dtype));
+        PyObject *canonical = view == NULL ? NULL : PyObject_CallNoArgs((PyObject *)Py_TYPE(dtype));
+        if (canonical == NULL)
+            PyErr_Clear(); /* (a dtype class that takes arguments: nothing kept) */
+        if (view != NULL && canonical == dtype) {
+            last_dtype = dtype;
             Py_XSETREF(last_shape, Py_NewRef(shape));
             Py_XSETREF(last_sid, Py_NewRef(SLOT(n, off_sid)));
             Py_XSETREF(last_view, Py_NewRef(view));
         }
+        Py_XDECREF(canonical);
     }
     ref = view == NULL ? NULL : PyWeakref_NewRef(n, NULL);
     storage = ref == NULL ? NULL : alloc_storage(n, cpu_name, eager);
