@@ -274,6 +274,42 @@ def _device_of(x) -> str:  # (run on the receiving worker: nothing read back)
     return f"{x.device} {x.nbytes}"
 
 
+def _worker_device() -> dict:  # (run on each worker)
+    import os
+
+    import numloom
+
+    device = numloom.get_device()
+    found = {"visible": os.environ.get("CUDA_VISIBLE_DEVICES", "-"), "device": device,
+             "gpu": "-", "peak": 0}  # fmt: skip
+    if device != "cpu":
+        from numloom.backends import cuda_device, cuda_memory
+
+        state = cuda_device._devices.get(device)
+        if state is not None:
+            dev = state.device
+            found["gpu"] = str(getattr(dev, "pci_bus_id", None) or getattr(dev, "uuid", "?"))
+        found["peak"] = cuda_memory.memory_peak()
+    stats = numloom.stats()
+    found.update(kernels=stats["kernels_launched"], graphs=stats["graphs_launched"],
+                 host_bytes=stats["device_to_host_bytes"] + stats["host_to_device_bytes"])
+    return found
+
+
+def worker_devices(client) -> list:
+    """Lines of a table: each worker's visible GPUs, numloom's device there, the physical GPU
+    that device is (its PCI bus id), and what numloom did on it over the run (kernels, CUDA
+    graphs, the most device memory held at once, bytes between device and host): the workers'
+    work stays each on its own GPU."""
+    lines = ["| worker | CUDA_VISIBLE_DEVICES | numloom device | GPU | kernels | graphs | "
+             "peak device memory | device<->host bytes |", "|---|---|---|---|---|---|---|---|"]
+    for worker, f in sorted(client.run(_worker_device).items()):
+        lines.append(f"| {worker} | {f['visible']} | {f['device']} | {f['gpu']} | "
+                     f"{f['kernels']} | {f['graphs']} | {f['peak'] / 2**30:.2f} GiB | "
+                     f"{f['host_bytes']} |")  # fmt: skip
+    return lines
+
+
 def transfer_probe(client, nbytes: int = 80 * 2**20, repeat: int = 5) -> str:
     """One chunk moved from one worker to another: the median time of ``repeat`` moves (each
     a new chunk) and the bytes numloom copied between device and host on either side. A move
@@ -464,6 +500,7 @@ def main(argv: list[str] | None = None) -> int:
     for lines in profiles:
         print("\n" + "\n".join(lines))
     if client:
+        print("\nWhere the work ran:\n" + "\n".join(worker_devices(client)))
         client.close()
     if failed:
         print(f"numloom's results differ from NumPy's on: {', '.join(failed)}", file=sys.stderr)

@@ -462,6 +462,24 @@ def test_the_transfer_probe_moves_a_chunk_between_two_workers(client):
         assert "sender 2097152 device to host, receiver 2097152 host to device" in line
 
 
+def test_each_workers_device_and_work_are_reported(client):
+    """``bench --dask --workers N``'s last table: a row a worker, with numloom's device there,
+    the GPU it is and the kernels numloom ran on it (each worker its own, after a compute)."""
+    from numloom.tools.bench_dask import worker_devices
+
+    x = da.from_array(numloom.arange(64.0), chunks=16)
+    (x * 2 + 1).sum().compute()
+    lines = worker_devices(client)
+    rows = lines[2:]
+    assert len(rows) == len(client.scheduler_info()["workers"]) == 2
+    device = client.submit(lambda: str(numloom.empty(1).device), pure=False).result()
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells[2] == device and (cells[3] == "-") == (device == "cpu")
+        assert int(cells[4]) >= 0 and cells[6].endswith("GiB")
+    assert sum(int(row.split("|")[5]) for row in rows) >= 1  # (kernels, on some worker)
+
+
 @pytest.mark.parametrize("name", ["argmin", "argmax", "nanargmin", "nanargmax"])
 @pytest.mark.parametrize("axis", [0, 1, None])
 def test_arg_reductions_of_numloom_chunks_keep_numloom_arrays(name, axis):
