@@ -90,7 +90,7 @@ def _run_segments(program: Program, order: list, values: dict, roots: list, devi
                 from . import cuda_kernels
 
                 cuda_kernels.run(first, order, values, pos, device, program, roots)
-            else:
+            elif not bitcast_on_device(first, order, values, device):
                 _on_host(first, order, values, pos, device)
         for p in program.frees[index]:  # freed in stream order, after the segment
             values.pop(p, None)
@@ -593,6 +593,29 @@ _ACC_DTYPE = {
     "int16_t": np.int16, "int32_t": np.int32, "int64_t": np.int64, "uint8_t": np.uint8,
     "uint16_t": np.uint16, "uint32_t": np.uint32, "uint64_t": np.uint64,
 }  # fmt: skip
+
+
+def bitcast_on_device(step: Step, order: list, values: dict, device: str) -> bool:
+    """A step that is one bitcast of a whole array in device memory (``x.view(np.uint32) + 1``,
+    a chunk received as bytes) as a copy of its bytes on the device, taken as the new
+    elements; False for any other step (it runs through NumPy on the host: a bitcast ran there,
+    its bytes copied to the host and back)."""
+    if len(step.nodes) != 1 or len(step.inputs) != 1 or len(step.outputs) != 1:
+        return False
+    n = order[step.nodes[0]]
+    source = values.get(step.inputs[0])
+    if (n.op is not Op.BITCAST or not isinstance(source, DeviceArray)
+            or source.nbytes != math.prod(n.shape) * n.dtype.itemsize):  # fmt: skip
+        return False
+    from cuda.bindings import driver
+
+    out = DeviceArray(n.shape, n.dtype, device)
+    if out.nbytes:
+        _check(driver.cuMemcpyDtoDAsync(out.ptr, source.ptr, out.nbytes,
+                                        _get(device).stream.handle), "cuMemcpyDtoDAsync")  # fmt: skip
+        count("device_to_device_bytes", out.nbytes)
+    values[step.outputs[0]] = out
+    return True
 
 
 def _on_host(step: Step, order: list, values: dict, pos: dict, device: str) -> None:

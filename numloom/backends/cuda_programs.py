@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from ..compile import pipeline
 from ..compile.schedule import Plan
-from ..core.dag import toposort
+from ..core.dag import Op, toposort
 from .cuda_device import _get, problem
 
 
@@ -188,6 +188,10 @@ def _explain_splits(kernels: list, steps: list) -> list:
             where = {"library": "in cuBLAS", "kernel": "as its own launch"}.get(
                 k.kind, "on the host (no CUDA code for it)"
             )
+            if [n.op for n in k.nodes] == [Op.BITCAST] and len(k.inputs) == 1 and (
+                    k.inputs[0].size * k.inputs[0].dtype.itemsize
+                    == k.nodes[0].size * k.nodes[0].dtype.itemsize):  # fmt: skip
+                where = "as a copy of its bytes on the device"  # (cuda_launch.bitcast_on_device)
             k = replace(k, reason=f"{k.reason}; runs {where}, between CUDA graphs")
         out.append(k)
     return out

@@ -1241,3 +1241,31 @@ def test_device_blocks_of_dead_arrays_are_kept_per_size_within_limits(monkeypatc
         memory._free.update(saved_free)
         memory._kept.update(saved_kept)
         memory._memory.update(saved_memory)
+
+
+def test_a_bitcast_of_a_device_array_is_a_copy_on_the_device_in_the_plan():
+    """``x.view(np.uint32) + 1`` of a GPU array: the bitcast is a copy of the bytes on the
+    device (it ran through NumPy on the host, its bytes copied both ways)."""
+    x = nl.arange(8, dtype=numpy.float32) * 2
+    nl.evaluate(x)
+    plan = nl.explain(x.view(numpy.uint32).reshape(2, 4) + 1, target="cuda")
+    bitcast = [k for k in plan.kernels if k.name.endswith("bitcast")]
+    assert len(bitcast) == 1 and "a copy of its bytes on the device" in bitcast[0].reason
+
+
+@gpu
+@pytest.mark.parametrize("dtype", ["uint32", "int16", "uint8"])
+def test_a_bitcast_of_a_device_array_runs_on_the_device(dtype):
+    """A GPU array's bytes read as other elements (``x.view(np.uint32) + 1``) with NumPy's
+    values, no byte through the host and nothing run through NumPy."""
+    with _on_cuda():
+        host = RNG.random(64).astype(numpy.float32)
+        x = nl.asarray(host) * 2
+        nl.evaluate(x)
+        before = nl.stats()
+        got = x.view(dtype).reshape(8, -1) + 1
+        nl.evaluate(got)
+        after = nl.stats()
+        for name in ("device_to_host_bytes", "host_to_device_bytes", "kernels_through_numpy"):
+            assert after[name] == before[name], name
+        numpy.testing.assert_array_equal(got.get(), (host * 2).view(dtype).reshape(8, -1) + 1)
