@@ -487,10 +487,41 @@ static void memo_clear(Memo *table) {
 /* The last adopted array's dtype and shape, with their BUFFER structure number and whole view
  * (``adopt``): a loop's arrays adopted in turn are mostly of one shape, whose number and view
  * are then found with no dictionary lookup of a tuple holding a dtype. ``last_dtype`` is
- * borrowed: only NumPy's own descriptor of a type (``type(dtype)() is dtype``, which NumPy
- * never frees) is kept, so that no reference of a dtype is held here (NumPy's tests count
- * them). */
+ * borrowed: only NumPy's own descriptors of its builtin types (``is_builtin_dtype``) are
+ * remembered, so that no reference of a dtype changes hands here (NumPy's tests count them). */
 static PyObject *last_dtype, *last_shape, *last_sid, *last_view;
+
+/* NumPy's own descriptors of its builtin types (``np.dtype('d')``, ...), found once: the only
+ * dtypes ``adopt`` remembers (NumPy never frees them). */
+static PyObject *builtin_dtypes[32];
+static int builtin_count = -1;
+
+static int is_builtin_dtype(PyObject *dtype) {
+    if (builtin_count < 0) {
+        builtin_count = 0;
+        PyObject *numpy = PyImport_ImportModule("numpy");
+        PyObject *make = numpy == NULL ? NULL : PyObject_GetAttrString(numpy, "dtype");
+        Py_XDECREF(numpy);
+        if (make == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+        const char *codes = "?bhilqpBHILQPefdgFDG";
+        for (const char *c = codes; *c && builtin_count < 32; c++) {
+            PyObject *d = PyObject_CallFunction(make, "s#", c, (Py_ssize_t)1);
+            if (d == NULL) {
+                PyErr_Clear();
+                continue;
+            }
+            builtin_dtypes[builtin_count++] = d; /* (kept: a reference for the process) */
+        }
+        Py_DECREF(make);
+    }
+    for (int i = 0; i < builtin_count; i++)
+        if (builtin_dtypes[i] == dtype)
+            return 1;
+    return 0;
+}
 
 static void forget_last_buffer(void) {
     last_dtype = NULL;
@@ -908,16 +939,12 @@ static PyObject *adopt(PyObject *data, PyObject *eager) {
         if (n == NULL)
             goto fail;
         view = whole_view(shape);
-        PyObject *canonical = view == NULL ? NULL : PyObject_CallNoArgs((PyObject *)Py_TYPE(dtype));
-        if (canonical == NULL)
-            PyErr_Clear(); /* (a dtype class that takes arguments: nothing kept) */
-        if (view != NULL && canonical == dtype) {
+        if (view != NULL && is_builtin_dtype(dtype)) {
             last_dtype = dtype;
             Py_XSETREF(last_shape, Py_NewRef(shape));
             Py_XSETREF(last_sid, Py_NewRef(SLOT(n, off_sid)));
             Py_XSETREF(last_view, Py_NewRef(view));
         }
-        Py_XDECREF(canonical);
     }
     ref = view == NULL ? NULL : PyWeakref_NewRef(n, NULL);
     storage = ref == NULL ? NULL : alloc_storage(n, cpu_name, eager);
