@@ -13,7 +13,11 @@ import sys
 import threading
 
 _current: str | None = None  # the process's default (set_device, NUMLOOM_DEVICE)
-_blocks = threading.local()  # a thread's ``with device(...)``, as CuPy's Device context is
+class _Blocks(threading.local):
+    name = None  # (no block: read without the AttributeError a bare local's getattr makes)
+
+
+_blocks = _Blocks()  # a thread's ``with device(...)``, as CuPy's Device context is
 
 
 class DeviceError(RuntimeError):
@@ -111,7 +115,7 @@ def get_device() -> str:
     """The device new arrays are created on: the thread's ``with device(...)`` block's, else
     the process's default."""
     global _current
-    block = getattr(_blocks, "name", None)
+    block = _blocks.name
     if block is not None:
         return block
     if _current is None:
@@ -148,7 +152,7 @@ def _no_nvidia_driver() -> bool:
 def device(name: str):
     """``with numloom.device("cpu"): ...`` creates arrays on that device inside the block, in
     this thread only (other threads keep theirs, as with CuPy's ``Device``)."""
-    previous = getattr(_blocks, "name", None)
+    previous = _blocks.name
     _blocks.name = _check(_normalize(name))
     try:
         yield
