@@ -116,6 +116,12 @@ static PyObject *base_of(PyObject *h) {
     return base;
 }
 
+/* base_of(a) from Python: ``a._base_array`` or None, with no AttributeError made and caught
+ * for an array whose slot is empty (array.py's ``base``, ``share``). */
+static PyObject *base_of_call(PyObject *module, PyObject *h) {
+    return base_of(h);
+}
+
 /* ``h._base_array = base`` for a handle of numloom's ndarray class; -1 on failure. */
 static int set_base(PyObject *h, PyObject *base) {
     if (base_offset > 0 && Py_TYPE(h) == (PyTypeObject *)view_cls) {
@@ -1018,6 +1024,7 @@ static PyTypeObject ArgsWrapperType = {
 
 static PyMethodDef methods[] = {
     {"row", (PyCFunction)(void (*)(void))row, METH_FASTCALL, "row(parts, i): row i of an array, a new handle (host.py)."},
+    {"base_of", (PyCFunction)base_of_call, METH_O, "base_of(a): a handle's _base_array, None where unset (array.py)."},
     {"slice_view", (PyCFunction)(void (*)(void))slice_view, METH_FASTCALL,
      "slice_view(a, key): a[key] for slices and integers, a new handle; None where the Python "
      "path takes it (array_views.py)."},

@@ -62,6 +62,16 @@ _COMPILED_NAMES = ("Handle", "UfuncBase", "install", "install_tracing", "plain_c
 _speedups = _handle_base()
 
 
+def _base_of(a):
+    """``a._base_array``, None where unset (the compiled ``base_of`` makes no AttributeError
+    for an array whose slot is empty)."""
+    return getattr(a, "_base_array", None)
+
+
+if _speedups is not None and hasattr(_speedups, "base_of"):
+    _base_of = _speedups.base_of  # noqa: F811 (the same, compiled)
+
+
 class _PythonHandle:
     __slots__ = ("_storage", "_readonly", "_host", "_view", "_dtype", "_identity")
 
@@ -191,7 +201,7 @@ class ndarray(_PythonHandle if _speedups is None else _speedups.Handle, HostAcce
     def base(self):
         """NumPy's ``base``: for a view, the array whose memory it shares (the one that owns
         it, as NumPy collapses a view of a view); None for an array that owns its memory."""
-        return getattr(self, "_base_array", None)
+        return _base_of(self)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -486,7 +496,7 @@ def _as_subclass(out, a: ndarray, cls=None):
         return out
     SUBCLASSES.add(cls)
     made = _adopt(ndarray.__new__(cls), out._storage, out._view, out._readonly, out._dtype)
-    base = getattr(out, "_base_array", None)
+    base = _base_of(out)
     if base is not None:
         made._base_array = base
     if cls.__array_finalize__ is not ndarray.__array_finalize__:
@@ -736,7 +746,7 @@ def share(a: ndarray, view: View, readonly: bool | None = None, dtype=None) -> n
     h = a._host
     if h is not None and view is a._view and made._dtype is a._dtype:  # (``x.T`` of 1-d: the
         made._host = (h[0], h[1], None, h[3])  # same elements, the host view already made)
-    owner = getattr(a, "_base_array", None)
+    owner = _base_of(a)
     made._base_array = a if owner is None else owner
     if type(a) not in _RESULT_TYPES:  # (a program's subclass: its views are of its class)
         return _as_subclass(made, a)
@@ -750,7 +760,7 @@ def plain(a: ndarray) -> ndarray:
     if type(a) in _RESULT_TYPES:
         return a
     made = _adopt(ndarray.__new__(ndarray), a._storage, a._view, a._readonly, a._dtype)
-    owner = getattr(a, "_base_array", None)
+    owner = _base_of(a)
     made._base_array = a if owner is None else owner
     return made
 
