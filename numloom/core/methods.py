@@ -9,6 +9,9 @@ import pickle as _pickle
 
 import numpy as _np
 
+from . import config as _config
+from .dag import Op
+
 _namespace = None  # the numloom.api package: its modules (fallback, ...)
 _api = None  # numloom.api.numpy_api: the namespace's functions
 _plain_call = None  # numloom.api.ufuncs._plain_call: a ufunc call's fast path
@@ -57,6 +60,15 @@ def _matmul(a, b):
 
 
 _IN_PLACE_OPERANDS = (int, float, complex, _np.generic)  # (with numloom's arrays)
+_BUFFER_OP = Op.BUFFER
+
+
+def _large_and_computed(storage) -> bool:
+    """Whether ``storage`` is computed and too large to be a loop's small array. (A function
+    of its own: a reference to the version held by the caller's frame across the write would
+    look like another reader, and the write would copy the whole buffer first.)"""
+    version = storage.version
+    return version.op is _BUFFER_OP and version.size > _config.EAGER_ELEMENTS
 
 
 def _inplace(uf, a, b):
@@ -65,11 +77,20 @@ def _inplace(uf, a, b):
     (api/eager.py) with a numloom array or a scalar takes the compiled call ``uf(a, b, a)``,
     which updates its memory at once (``w -= lr * grad``: 2.3 us through Python, 0.8 there)."""
     ufuncs = _namespace.ufuncs
-    if a._storage.eager and type(a) is ufuncs.ndarray and (
-            type(b) is ufuncs.ndarray or type(b) is ufuncs._Scalar
-            or isinstance(b, _IN_PLACE_OPERANDS)):  # fmt: skip
-        uf(a, b, a)
-        return a
+    if type(a) is ufuncs.ndarray and (type(b) is ufuncs.ndarray or type(b) is ufuncs._Scalar
+                                      or isinstance(b, _IN_PLACE_OPERANDS)):  # fmt: skip
+        storage = a._storage
+        if storage.eager:
+            uf(a, b, a)
+            return a
+        if (storage.device == "cpu" and _large_and_computed(storage)
+                and a.size <= _namespace.eager.EAGER_ELEMENTS
+                and _namespace.eager.call(uf, (a, b), a) is not None):  # fmt: skip
+            # (a small view of a large computed array, updated by a scalar or a computed array:
+            # NumPy's call on its memory now, as a sieve's ``phi[i:j] -= 1`` wants; traced,
+            # each update was a new version of the whole array. Small arrays keep the traced
+            # path, where their work fuses, until a loop marks them)
+            return a
     return a if ufuncs.plain_into(uf, (a, b), a) else uf._call(a, b, out=a)
 
 

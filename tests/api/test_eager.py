@@ -710,3 +710,48 @@ def test_a_loops_in_place_update_that_numpy_refuses_leaves_the_array():
     with pytest.raises(type(caught.value), match=re.escape(str(caught.value))):
         host -= 0.5
     numpy.testing.assert_array_equal(i.get(), numpy.arange(5))
+
+
+@pytest.mark.parametrize("update", [
+    lambda a, i: a[i:i + 100].__iadd__(1),  # ``a[i:i+100] += 1`` (the view's part)
+    lambda a, i: a[i:i + 700:7].__isub__(1),
+    lambda a, i: a[i:i + 50].__imul__(a[i + 50:i + 100]),
+])  # fmt: skip
+def test_a_small_slice_of_a_large_array_is_updated_in_place_now(update):
+    """A sieve's ``phi[i:j] -= phi[i:j] // p`` over a large computed array: the update of a
+    small view runs now on the array's memory, as NumPy's does (traced, each update was a new
+    version of the whole array, copied whole when a plan ran through NumPy: 0.7 ms an update
+    of a 10^6-element array, NumPy 0.8 us), with NumPy's values and no plan."""
+    host = numpy.arange(200_000, dtype=numpy.int64)
+    a = nl.asarray(host)
+    nl.evaluate(a)
+    a.tolist()
+    want = host.copy()
+    nl.sync()
+    before = nl.stats()["plans_evaluated"]
+    for i in range(3, 60, 7):
+        update(a, i)
+        update(want, i)
+    assert not a._storage.pending  # (written, not recorded)
+    assert nl.stats()["plans_evaluated"] == before
+    numpy.testing.assert_array_equal(a.get(), want)
+    assert not a._storage.eager  # (the large array is not a loop's small one)
+
+
+def test_a_fancy_index_update_of_a_large_array_runs_now():
+    """A sieve's ``phi[ind] -= phi[ind] // p`` over a large computed array: the gather of a
+    few indices and the store back run now, as NumPy's do (the gather was lazy, and each store
+    a new version of the whole array), with NumPy's values and its IndexError at the call."""
+    host = numpy.arange(300_000, dtype=numpy.int64)
+    phi = nl.asarray(host)
+    nl.evaluate(phi)
+    want = host.copy()
+    for p in (2, 3, 5, 7):
+        ind = numpy.arange(p, 3000, p)
+        for xp, arr in ((nl, phi), (numpy, want)):
+            arr[xp.asarray(ind)] -= arr[xp.asarray(ind)] // p
+        assert not phi._storage.pending
+    numpy.testing.assert_array_equal(phi.get(), want)
+    with pytest.raises(IndexError, match="index 300000 is out of bounds"):
+        phi[nl.asarray(numpy.array([1, 300_000]))]
+    numpy.testing.assert_array_equal(phi.get(), want)
