@@ -13,8 +13,8 @@ import weakref
 
 import numpy as _np
 
-from ..core import config, fperrors, realize
 from ..core import dag as _dag
+from ..core import fperrors, realize
 from ..core.array import _Scalar, asarray, ndarray, operand, plain, result
 from ..core.array_views import basic_view, numpy_view
 from ..core.dag import Op, View, node
@@ -135,7 +135,7 @@ def getitem(a: ndarray, key):
                 picked = _compact_now(a, k)
                 if picked is not None:
                     return picked
-            if a._storage.eager or _computed_on_cpu(a):  # (NumPy's gather, at once)
+            if a._storage.eager or realize.large_computed(a._storage):  # (NumPy's gather, now)
                 picked = _gather_now(a, key)
                 if picked is not None:
                     return picked
@@ -162,15 +162,6 @@ def _compact_now(a: ndarray, mask):
     return eager.adopted(picked)  # (ufuncs on it run now: eager.py)
 
 
-def _computed_on_cpu(a: ndarray) -> bool:
-    """Whether ``a`` is a view of a computed CPU array too large to be a loop's small one (those
-    keep the traced path, where their gathers fuse, until a loop marks them)."""
-    storage = a._storage
-    version = storage.version
-    return (storage.device == "cpu" and version.op is Op.BUFFER and storage.error is None
-            and version.size > config.EAGER_ELEMENTS)  # fmt: skip
-
-
 def _gather_now(a: ndarray, key: tuple):
     """``a[key]`` with integer index arrays, for a marked array ``a`` (a loop's small array on
     the CPU) or any computed CPU array, whose every index is computed, small and on the CPU:
@@ -190,7 +181,7 @@ def _gather_now(a: ndarray, key: tuple):
         host_key.append(h)
     base = eager.operand_now(a)
     if base is None:
-        if a._storage.eager or not _computed_on_cpu(a):
+        if a._storage.eager or not realize.large_computed(a._storage):
             return None
         base = a._host_view()  # (a large computed array: its memory, read in place)
     return eager.made_now(base[tuple(host_key)])  # (NumPy's errors: out of bounds, shapes)

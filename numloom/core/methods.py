@@ -9,8 +9,7 @@ import pickle as _pickle
 
 import numpy as _np
 
-from . import config as _config
-from .dag import Op
+from . import realize as _realize
 
 _namespace = None  # the numloom.api package: its modules (fallback, ...)
 _api = None  # numloom.api.numpy_api: the namespace's functions
@@ -60,15 +59,6 @@ def _matmul(a, b):
 
 
 _IN_PLACE_OPERANDS = (int, float, complex, _np.generic)  # (with numloom's arrays)
-_BUFFER_OP = Op.BUFFER
-
-
-def _large_and_computed(storage) -> bool:
-    """Whether ``storage`` is computed and too large to be a loop's small array. (A function
-    of its own: a reference to the version held by the caller's frame across the write would
-    look like another reader, and the write would copy the whole buffer first.)"""
-    version = storage.version
-    return version.op is _BUFFER_OP and version.size > _config.EAGER_ELEMENTS
 
 
 def _inplace(uf, a, b):
@@ -83,8 +73,7 @@ def _inplace(uf, a, b):
         if storage.eager:
             uf(a, b, a)
             return a
-        if (storage.device == "cpu" and _large_and_computed(storage)
-                and a.size <= _namespace.eager.EAGER_ELEMENTS
+        if (_realize.large_computed(storage) and a.size <= _namespace.eager.EAGER_ELEMENTS
                 and _namespace.eager.call(uf, (a, b), a) is not None):  # fmt: skip
             # (a small view of a large computed array, updated by a scalar or a computed array:
             # NumPy's call on its memory now, as a sieve's ``phi[i:j] -= 1`` wants; traced,
