@@ -755,3 +755,26 @@ def test_a_fancy_index_update_of_a_large_array_runs_now():
     with pytest.raises(IndexError, match="index 300000 is out of bounds"):
         phi[nl.asarray(numpy.array([1, 300_000]))]
     numpy.testing.assert_array_equal(phi.get(), want)
+
+
+def test_a_programs_whole_reductions_of_new_slices_plan_nothing():
+    """A split search's ``x[:i].sum()``, ``np.mean(x[i:])``, ``x[:i].argmax()`` for every ``i``
+    over a computed array: NumPy's reductions now, NumPy's scalars (each new length or offset
+    was a new plan, 0.3 ms each, where NumPy takes 1 us). Reductions along an axis, and
+    numloom's own (``einsum``'s trace), keep the traced path."""
+    host = numpy.random.default_rng(12).random(4000)
+    x = nl.asarray(host)
+    nl.evaluate(x)
+    nl.sync()
+    before = nl.stats()["plans_evaluated"]
+    got = [(x[:i].sum(), nl.mean(x[i:]), x[:i].argmax(), nl.max(x[i:2 * i]))
+           for i in range(10, 40)]  # fmt: skip
+    assert nl.stats()["plans_evaluated"] == before
+    want = [(host[:i].sum(), numpy.mean(host[i:]), host[:i].argmax(), numpy.max(host[i:2 * i]))
+            for i in range(10, 40)]  # fmt: skip
+    assert got == want and [type(v) for v in got[0]] == [type(v) for v in want[0]]
+    square = nl.asarray(host[:3600].reshape(60, 60))
+    nl.evaluate(square)
+    assert isinstance(nl.einsum("ii", square), nl.ndarray)  # (numloom's own sum: traced)
+    assert isinstance(square[:, 3:].sum(axis=1), nl.ndarray)
+    assert square[:, 3:].sum(axis=1)._storage.pending
