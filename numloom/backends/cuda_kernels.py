@@ -14,8 +14,8 @@ from ..compile.render_user import user_kernel_signature
 from ..core.dag import Op
 from ..core.device import CudaError
 from ..core.realize import Buffer, DataError
-from .cuda_device import _check, _get
-from .cuda_memory import DeviceArray, to_device, to_host
+from .cuda_device import _get
+from .cuda_memory import DeviceArray, device_copy, to_device, to_host
 
 
 def run(step, order: list, values: dict, pos: dict, device: str, program, roots: list) -> None:
@@ -25,7 +25,7 @@ def run(step, order: list, values: dict, pos: dict, device: str, program, roots:
     spec = launch.kernel
     buffers, copies = _buffers(step, order, values, pos, program, {pos[id(r)] for r in roots})
     for i, old in copies:
-        buffers[i] = _copy(old, device)
+        buffers[i] = device_copy(old, device)
     scalars, dims = _scalars_and_dims(first, launch)
     err = to_device(np.zeros(4, np.int64), device).arg.data if spec.ir.checks else None
     _launch(spec, launch, buffers, scalars, dims, err, device)
@@ -137,17 +137,6 @@ def _last_reader(program, step, q: int) -> bool:
         elif after and q in s.inputs:
             return False
     return True
-
-
-def _copy(array, device: str):
-    from cuda.bindings import driver
-
-    out = DeviceArray(array.shape, array.dtype, device)
-    if out.nbytes:
-        stream = _get(device).stream
-        _check(driver.cuMemcpyDtoDAsync(out.ptr, array.ptr, out.nbytes, stream.handle),
-                       "cuMemcpyDtoDAsync")  # fmt: skip
-    return out
 
 
 def _function(spec, device: str):

@@ -27,7 +27,16 @@ from .cpu import positions
 from .cuda_device import SHORT_REDUCTION, THREADS, _check, _Device, _get, fixed_functions
 from .cuda_graph import Launch, run_eagerly, run_segment
 from .cuda_memory import DeviceArray, _zero, to_device, to_host
-from .cuda_programs import Functions, Program, Recipe, Step, _on_gpu, _program, _tokens
+from .cuda_programs import (
+    Functions,
+    Program,
+    Recipe,
+    Step,
+    _on_gpu,
+    _program,
+    _tokens,
+    whole_bitcast,
+)
 
 
 def run(roots: list, device: str = "cuda:0") -> dict:
@@ -600,21 +609,14 @@ def bitcast_on_device(step: Step, order: list, values: dict, device: str) -> boo
     a chunk received as bytes) as a copy of its bytes on the device, taken as the new
     elements; False for any other step (it runs through NumPy on the host: a bitcast ran there,
     its bytes copied to the host and back)."""
-    if len(step.nodes) != 1 or len(step.inputs) != 1 or len(step.outputs) != 1:
+    if len(step.outputs) != 1 or not whole_bitcast([order[p] for p in step.nodes],
+                                                   [order[p] for p in step.inputs]):  # fmt: skip
         return False
-    n = order[step.nodes[0]]
-    source = values.get(step.inputs[0])
-    if (n.op is not Op.BITCAST or not isinstance(source, DeviceArray)
-            or source.nbytes != math.prod(n.shape) * n.dtype.itemsize):  # fmt: skip
+    n, source = order[step.nodes[0]], values.get(step.inputs[0])
+    if not isinstance(source, DeviceArray) or source.nbytes != n.size * n.dtype.itemsize:
         return False
-    from cuda.bindings import driver
-
-    out = DeviceArray(n.shape, n.dtype, device)
-    if out.nbytes:
-        _check(driver.cuMemcpyDtoDAsync(out.ptr, source.ptr, out.nbytes,
-                                        _get(device).stream.handle), "cuMemcpyDtoDAsync")  # fmt: skip
-        count("device_to_device_bytes", out.nbytes)
-    values[step.outputs[0]] = out
+    values[step.outputs[0]] = cuda_memory.device_copy(source, device, n.shape, n.dtype)
+    count("device_to_device_bytes", source.nbytes)
     return True
 
 

@@ -233,6 +233,19 @@ def write_bytes(data: DeviceArray, offset: int, address: int, nbytes: int) -> No
     count("host_to_device_bytes", nbytes)
 
 
+def device_copy(array: DeviceArray, device: str, shape=None, dtype=None) -> DeviceArray:
+    """A new device array holding ``array``'s bytes (in stream order), read as ``shape`` and
+    ``dtype`` where given (a bitcast: the same number of bytes)."""
+    from cuda.bindings import driver
+
+    out = DeviceArray(array.shape if shape is None else shape,
+                      array.dtype if dtype is None else dtype, device)  # fmt: skip
+    if out.nbytes:
+        _check(driver.cuMemcpyDtoDAsync(out.ptr, array.ptr, out.nbytes, _get(device).stream.handle),
+               "cuMemcpyDtoDAsync")  # fmt: skip
+    return out
+
+
 def data_pointer(data: DeviceArray) -> int:
     return data.ptr
 

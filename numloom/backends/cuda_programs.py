@@ -180,6 +180,14 @@ def _segments(steps: list) -> tuple:
     return tuple(segments)
 
 
+def whole_bitcast(nodes, inputs) -> bool:
+    """Whether a kernel of ``nodes`` reading ``inputs`` is one bitcast of the whole of its one
+    input: a copy of its bytes on the device (``cuda_launch.bitcast_on_device``)."""
+    return (len(nodes) == 1 and nodes[0].op is Op.BITCAST and len(inputs) == 1
+            and inputs[0].size * inputs[0].dtype.itemsize
+            == nodes[0].size * nodes[0].dtype.itemsize)  # fmt: skip
+
+
 def _explain_splits(kernels: list, steps: list) -> list:
     """Say, for each kernel that runs outside a CUDA graph, why the graph is split there."""
     out = []
@@ -188,9 +196,7 @@ def _explain_splits(kernels: list, steps: list) -> list:
             where = {"library": "in cuBLAS", "kernel": "as its own launch"}.get(
                 k.kind, "on the host (no CUDA code for it)"
             )
-            if [n.op for n in k.nodes] == [Op.BITCAST] and len(k.inputs) == 1 and (
-                    k.inputs[0].size * k.inputs[0].dtype.itemsize
-                    == k.nodes[0].size * k.nodes[0].dtype.itemsize):  # fmt: skip
+            if whole_bitcast(k.nodes, k.inputs):
                 where = "as a copy of its bytes on the device"  # (cuda_launch.bitcast_on_device)
             k = replace(k, reason=f"{k.reason}; runs {where}, between CUDA graphs")
         out.append(k)

@@ -495,6 +495,19 @@ static PyObject *make_view(PyTypeObject *view_type, PyObject *shape, PyObject *s
     return view;
 }
 
+/* ``out``'s host view: the tuple (ref, host, None, ndim) of a weak reference to the version
+ * and NumPy's view of its elements, out of the garbage collector's lists (``untracked``);
+ * -1 on failure. Borrows its arguments. */
+static int give_host(Handle *out, PyObject *ref, PyObject *host, PyObject *ndim) {
+    PyObject *held = PyTuple_Pack(4, ref, host, Py_None, ndim);
+    if (held == NULL)
+        return -1;
+    PyObject_GC_UnTrack(held);
+    Py_SETREF(out->host, held);
+    return 0;
+}
+
+
 /* row(parts, i): row ``i`` of an array of two or more axes, a new handle of class ``cls`` on
  * the same storage, from ``parts`` = (cls, storage, readonly, dtype, identity, View, shape,
  * strides, offset, step[, base[, ref, host, ndim]]) (core/host.py's ``_rows``, one row at a
@@ -558,15 +571,12 @@ static PyObject *row(PyObject *module, PyObject *const *args, Py_ssize_t nargs) 
             Py_DECREF(out);
             return NULL;
         }
-        PyObject *pair = PyTuple_Pack(4, PyTuple_GET_ITEM(parts, 11), hrow, Py_None,
-                                      PyTuple_GET_ITEM(parts, 13));
+        int failed = give_host(out, PyTuple_GET_ITEM(parts, 11), hrow, PyTuple_GET_ITEM(parts, 13));
         Py_DECREF(hrow);
-        if (pair == NULL) {
+        if (failed < 0) {
             Py_DECREF(out);
             return NULL;
         }
-        PyObject_GC_UnTrack(pair); /* (see ``untracked``) */
-        Py_SETREF(out->host, pair);
     }
     return (PyObject *)out;
 }
@@ -719,16 +729,13 @@ static PyObject *slice_handle(Handle *self, PyObject *key) {
         PyObject *h = self->host;
         PyObject *host = PyObject_GetItem(PyTuple_GET_ITEM(h, 1), key);
         PyObject *ndim = host == NULL ? NULL : PyLong_FromLong(m);
-        PyObject *held = ndim == NULL ? NULL
-                                      : PyTuple_Pack(4, PyTuple_GET_ITEM(h, 0), host, Py_None, ndim);
+        int failed = ndim == NULL ? -1 : give_host(out, PyTuple_GET_ITEM(h, 0), host, ndim);
         Py_XDECREF(host);
         Py_XDECREF(ndim);
-        if (held == NULL) {
+        if (failed < 0) {
             Py_DECREF(out);
             return NULL;
         }
-        PyObject_GC_UnTrack(held); /* (see ``untracked``) */
-        Py_SETREF(out->host, held);
     }
     /* its ``base``: the array whose memory it is (a's own base, else a) */
     PyObject *base = base_of((PyObject *)self);
