@@ -93,6 +93,9 @@ class Program:
     # how many kernels wait
     interpreted: float | None = None
     waiting: int = 0
+    # a copy for new sizes of a program whose kernels compiled (``_Target.for_size``): they
+    # load at once, so it compiles after ``REPLAN_MS`` through NumPy
+    loaded: bool = False
 
 
 PLAN_CACHE_SIZE = 1024  # programs kept (least recently used dropped first)
@@ -174,8 +177,26 @@ class _Target(pipeline.Target):
         return c_available(source)
 
     def tier_up(self, program, order: list) -> bool:
-        return (program.interpreted * 1e3 >= config.COMPILE_AFTER_MS * program.waiting
-                or not _small(order, program.waiting))  # fmt: skip
+        after = REPLAN_MS if program.loaded else config.COMPILE_AFTER_MS * program.waiting
+        return program.interpreted * 1e3 >= after or not _small(order, program.waiting)
+
+    def any_size(self, program) -> bool:
+        # (a kernel written in Python compiles per launch; every other step can run through
+        # NumPy from the DAG's own nodes, which carry the sizes)
+        return all(s.kernel.kind != "kernel" for s in program.steps)
+
+    def for_size(self, program, order: list):
+        if config.COMPILE_AFTER_MS <= 0 and _compiler_ready():
+            return None  # (compiled at once: each size is planned)
+        compiled = sum(s.fn is not None for s in program.steps)
+        if not _small(order, 1, REUSE_ELEMENTS if compiled else
+                      INTERPRET_ELEMENTS * max(program.waiting, 1)):  # fmt: skip
+            return None  # (planned for its sizes, its kernels compiled or loaded)
+        steps = tuple(_through_numpy(s) for s in program.steps)
+        if compiled:  # (planned for these sizes too, its kernels loaded, once they repeat)
+            return replace(program, steps=steps, interpreted=0.0, waiting=compiled, loaded=True)
+        return replace(program, steps=steps, interpreted=None if program.interpreted is None
+                       else 0.0)  # fmt: skip
 
     def program(self, plan: Plan, compiled: list, order: list, roots: list, device: str):
         pos = {id(n): i for i, n in enumerate(order)}
@@ -196,17 +217,31 @@ class _Target(pipeline.Target):
         return Program(replace(plan, kernels=tuple(kernels)), tuple(steps))
 
 
+def _through_numpy(step: Step) -> Step:
+    """A copy of ``step`` run through NumPy (``dataclasses.replace`` costs 8 us a step)."""
+    copy = Step.__new__(Step)
+    copy.__dict__.update(step.__dict__)
+    copy.fn, copy.inplace, copy.overwrites, copy.memo = None, None, False, [None, None]
+    return copy
+
+
 TARGET = _Target()
 # The elements a plan's nodes may make together, per kernel it would compile, for it to run
 # through NumPy first: NumPy makes 8M elements in 10-40 ms, about what a kernel takes to compile
 INTERPRET_ELEMENTS = 1 << 23
 
 
-def _small(order: list, kernels: int) -> bool:
+REPLAN_MS = 1.0  # (about what planning a size again costs, three times over)
+# The elements a plan's nodes may make together for a new size of a structure whose kernels
+# compiled to run through NumPy (``_Target.for_size``) rather than be planned again (~0.3 ms)
+REUSE_ELEMENTS = 1 << 16
+
+
+def _small(order: list, kernels: int, bound: int | None = None) -> bool:
     """Whether the nodes of the DAG ``order`` make few elements together for ``kernels``
     kernels to compile (its data need not be small: a slice of a large array reads a few of
-    its elements)."""
-    total, bound = 0, INTERPRET_ELEMENTS * kernels
+    its elements), or at most ``bound`` elements where it is given."""
+    total, bound = 0, INTERPRET_ELEMENTS * kernels if bound is None else bound
     for n in order:
         if n.op is not Op.BUFFER:
             size = 1

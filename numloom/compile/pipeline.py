@@ -25,7 +25,7 @@ import sys
 from dataclasses import dataclass, replace
 
 from ..core import config
-from ..core.dag import structure_key
+from ..core.dag import generic_key, structure_key
 from ..core.ranges import phase
 from ..core.realize import count, register_plan_cache
 from .lower import Lowered, Unsupported, lower
@@ -90,6 +90,18 @@ class Target:
         """Whether a program that interprets kernels (``program.interpreted`` seconds so far,
         ``program.waiting`` kernels) is to be compiled now, on this evaluation over ``order``."""
         return True
+
+    def any_size(self, program) -> bool:
+        """Whether ``program`` evaluates every DAG of its structure whatever its sizes, strides
+        and offsets (every kernel run through NumPy, node by node, from the DAG's own nodes):
+        then a new size of that structure takes it, unplanned (``program``)."""
+        return False
+
+    def for_size(self, program, order: list):
+        """A copy of ``program`` (``any_size``) for the DAG ``order`` of new sizes, with its
+        own count of the time it runs before it compiles; None where ``order`` is to be
+        planned anew."""
+        return None
 
 
 def bindings(k: Kernel, c: Compiled, pos: dict) -> dict:
@@ -219,8 +231,43 @@ def program(order: list, roots: list, device: str, target: Target, signature=Non
         if getattr(cached, "interpreted", None) is None or (
                 interpret and not target.tier_up(cached, order)):  # fmt: skip
             return cached
-        return target.plans.put(key, build(order, roots, device, target))  # (compiled now)
-    return target.plans.put(key, build(order, roots, device, target, interpret))
+        program = target.plans.put(key, build(order, roots, device, target))  # (compiled now)
+        _share(key, order, program, target)
+        return program
+    if not interpret:
+        return target.plans.put(key, build(order, roots, device, target))
+    # A structure seen at other sizes serves these sizes too, its kernels run through NumPy
+    # from this DAG's nodes (where the target says so): a loop over growing slices (a split
+    # search's x[:i]) plans once, not at each i
+    general = generic_key(order, key[2])
+    if general is not None:
+        shared = _ANY_SIZE.get((key[0], key[1], general))
+        if shared is not None:
+            program = target.for_size(shared, order)
+            if program is not None:
+                count("plans_reused")
+                return target.plans.keep(key, program)
+    program = target.plans.put(key, build(order, roots, device, target, interpret))
+    _share(key, order, program, target, general)
+    return program
+
+
+def _share(key: tuple, order: list, program, target: Target, general=False) -> None:
+    """Keep ``program`` for new sizes of its structure (``key``'s without sizes: ``general``,
+    or found here) where the target says it serves them (``Target.any_size``)."""
+    if general is False:
+        general = generic_key(order, key[2])
+    if general is None or not target.any_size(program):
+        return
+    if len(_ANY_SIZE) >= _ANY_SIZE_BOUND:
+        _ANY_SIZE.pop(next(iter(_ANY_SIZE), None), None)
+    _ANY_SIZE[(key[0], key[1], general)] = program
+
+
+# (device, variant, structure key without sizes) -> a program that serves every size
+# (``Target.any_size``), the oldest dropped first beyond the bound
+_ANY_SIZE: dict = {}
+_ANY_SIZE_BOUND = 256
 
 
 def _describe(plan: Plan) -> str:
@@ -250,6 +297,10 @@ class PlanCache:
         program = replace(program, plan=skeleton(program.plan),
                           steps=tuple(replace(s, kernel=skeleton_kernel(s.kernel))
                                       for s in program.steps))  # fmt: skip
+        return self.keep(key, program)
+
+    def keep(self, key, program):
+        """Keep ``program``, which holds no node already (a copy of a kept one)."""
         self.entries[key] = program
         while len(self.entries) > max(self.size(), 1):
             self.entries.pop(next(iter(self.entries)))

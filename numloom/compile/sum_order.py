@@ -47,7 +47,7 @@ def _memory_strides(src: Node) -> tuple | None:
         # a fill (np.full, np.ones: memory NumPy lays out in C order), or a broadcast scalar,
         # whose zero strides NumPy's iterator merges into one run all the same
         strides = contiguous_strides(src.shape)
-    elif src.op is Op.VIEW and src.srcs[0].op is Op.BUFFER and src.srcs[0].dtype == src.dtype:
+    elif src.op is Op.VIEW and src.srcs[0].op in _MEMORY and src.srcs[0].dtype == src.dtype:
         strides = src.arg.strides
     elif (src.op is Op.VIEW and src.arg.is_contiguous() and src.arg.offset == 0
           and src.srcs[0].dtype == src.dtype and src.srcs[0].op not in (Op.VIEW, Op.BITCAST)
@@ -73,6 +73,11 @@ def f_ordered_sum(src: Node, axes: tuple, kind: str) -> bool:
     return sum(1 for n in src.shape if n > 1) >= 2 and _inputs_read_in(src, "F")
 
 
+# Stored arrays: a computed buffer, and an array's version after a write (NumPy's memory of
+# that array, laid out in C order over its storage whatever the write read)
+_MEMORY = (Op.BUFFER, Op.SCATTER, Op.SCATTER_AT)
+
+
 def _c_ordered_inputs(root: Node) -> bool:
     """Whether every stored array ``root`` reads is read in C order (NumPy's temporaries of
     a computation keep the layout of their inputs: transposed inputs make transposed ones)."""
@@ -88,13 +93,14 @@ def _inputs_read_in(root: Node, order: str) -> bool:
         if id(n) in seen:
             continue
         seen.add(id(n))
-        if n.op is Op.VIEW and n.srcs[0].op is Op.BUFFER:
+        if n.op is Op.VIEW and n.srcs[0].op in _MEMORY:
             big = [s for s, k in zip(n.arg.strides, n.shape) if k > 1 and s != 0]
             if any(s < 0 for s in big) or big != sorted(big, reverse=order == "C"):
                 return False
         elif order == "C":
-            stack.extend(n.srcs)
-        elif n.op is Op.BUFFER:
+            if n.op not in _MEMORY:
+                stack.extend(n.srcs)
+        elif n.op in _MEMORY:
             if sum(1 for k in n.shape if k > 1) > 1:
                 return False  # (read as it lies: C order)
         elif n.op in (Op.MAP, Op.CAST) or (n.op is Op.VIEW and not any(n.arg.strides)):

@@ -460,6 +460,51 @@ def structure_key(order: list, roots: list) -> tuple:
     return pos, (tuple(items), tuple([pos[id(r)] for r in roots]))
 
 
+_generic: dict = {}  # structure number -> its number without sizes (None: it has none)
+_generic_ids: dict = {}  # (op, dtype, ndim, arg without sizes) -> number without sizes
+_generic_counter = itertools.count()  # (never reused: a number names one structure for good)
+_SIZED = (Op.VIEW, Op.SCATTER)  # ops whose ``arg`` is a View (shape, strides, offset)
+_UNSIZED = (Op.KERNEL, Op.GUFUNC)  # ops whose work is compiled per call: never generic
+
+
+def generic_key(order: list, key: tuple):
+    """The structure key ``key`` of the sorted DAG ``order`` without its sizes, strides and
+    offsets: equal for a loop that builds the same operations over arrays of other sizes
+    (``x[:i].sum()`` for each ``i``), or None where the DAG has work compiled per call (a
+    kernel written in Python, a compiled gufunc). A plan that runs its nodes through NumPy
+    one by one serves every DAG of its key without sizes (``pipeline.program``)."""
+    items, roots = key
+    numbers = _generic
+    out = []
+    for n, item in zip(order, items):
+        g = numbers.get(n.sid, False)
+        if g is False:
+            g = _generic_number(n)
+        if g is None:
+            return None
+        out.append(g if type(item) is int else (g, *item[1:]))
+    return tuple(out), roots
+
+
+def _generic_number(n: Node):
+    """``n``'s structure number without sizes (None: its DAG has no generic key)."""
+    if n.op in _UNSIZED:
+        number = None
+    else:
+        arg = None if n.op in _SIZED or not n.srcs else n.arg
+        shape_key = (n.op, n.dtype, len(n.shape), arg)
+        number = _generic_ids.get(shape_key)
+        if number is None:
+            if len(_generic_ids) >= 1 << 16:
+                _generic_ids.clear()
+                _generic.clear()
+            number = _generic_ids[shape_key] = next(_generic_counter)
+    if len(_generic) >= 1 << 17:
+        _generic.clear()
+    _generic[n.sid] = number
+    return number
+
+
 def toposort(roots) -> list:
     """Nodes reachable from ``roots``, every node after its sources (iterative DFS)."""
     order, seen = [], set()

@@ -304,6 +304,8 @@ _STATS = {
     "compile_cache_hits": 0,
     "plans_evaluated": 0,
     "plan_cache_hits": 0,
+    # new sizes of a known structure whose plan runs through NumPy: its plan serves them too
+    "plans_reused": 0,
     "plans_cached": 0,  # programs the backends' plan caches hold now (counted by stats())
     "plan_cache_evictions": 0,
     "graphs_launched": 0,

@@ -296,3 +296,24 @@ def test_a_products_operand_written_in_another_layout_gives_numpys_bits(monkeypa
                 numpy.testing.assert_array_equal(g, w_)
         else:
             numpy.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.skipif(nl.get_device() != "cpu", reason="bit for bit on the CPU")
+def test_a_sum_over_an_array_written_with_reversed_reads_is_numpys():
+    """A written array is NumPy's memory, whatever its writes read: the sum of a product over
+    it keeps NumPy's order (the order search went on into the writes, found a reversed read
+    and summed in double, one ulp off in float32)."""
+    rng = numpy.random.default_rng(2)
+    a = (rng.random(64) * 100).astype("float32")
+    b = (rng.random(64) * 100).astype("float32")
+
+    def program(a, b):
+        a = a.copy()
+        a[21:39] += b[18:36][::-1] * 2
+        a[::3] = a[::3] - 1
+        v = a[18:36].reshape(18, 1) * b[:3]
+        return v.sum(axis=0)
+
+    want = program(a, b)
+    got = program(nl.asarray(a), nl.asarray(b)).get()
+    assert got.tobytes() == want.tobytes()

@@ -87,6 +87,7 @@ def test_a_kernel_in_the_compile_cache_loads_at_once(tiering, monkeypatch):
     monkeypatch.setattr(config, "COMPILE_AFTER_MS", 20)
     compiler._loaded.clear()  # (as a new process finds it: in the cache alone)
     monkeypatch.setattr(cpu.TARGET.plans, "entries", {})  # (and its plan)
+    monkeypatch.setattr(nl.compile.pipeline, "_ANY_SIZE", {})  # (also for other sizes)
     compiled, interpreted = _stats()
     hits = nl.stats()["compile_cache_hits"]
     numpy.testing.assert_array_equal((nl.cos(x) - 0.25).get(), numpy.cos(numpy.arange(40.0)) - 0.25)
