@@ -21,6 +21,7 @@ from ..core.array import (
     _as_subclass,
     _check_dtype,
     _device_name,
+    _speedups,
     adopt_host,
     array_result,
     asarray,
@@ -304,6 +305,11 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=N
             if _fresh(host):
                 return _adopted(host)
             return asarray(host)
+        if type(x) is ndarray and _HOSTS is not None and not TRACING:
+            # (a loop's rows, read by Python: ``np.array([s for s in X if s[j] >= t])``)
+            made = _rows_now(obj)
+            if made is not None:
+                return made
     if isinstance(obj, ndarray):
         if not subok and type(obj) not in _RESULT_TYPES:  # a program's subclass: an array of
             # the base class (no __array_finalize__ called, as NumPy's), a view of its memory
@@ -317,8 +323,21 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=N
         out = _array_of_arrays(obj)  # (of another dtype, NumPy's array: the next branch)
         out = out if dtype is None else out.astype(dtype, copy=False)
     else:  # NumPy converts (and raises for copy=False where it would have to copy)
-        host = _np.array(obj, dtype=dtype, copy=None if copy or copy is None else False,
-                         ndmin=ndmin)
+        try:
+            host = _np.array(obj, dtype=dtype, copy=None if copy or copy is None else False,
+                             ndmin=ndmin)
+        except ValueError:  # (a program's class whose __array__ makes a numloom array)
+            if not hasattr(type(obj), "__array__"):
+                raise
+            try:  # (NumPy 2's protocol: a method taking ``copy`` makes the copy asked for)
+                made, copy = obj.__array__(copy=True if copy else copy), None
+            except TypeError as e:
+                if "copy" not in str(e):
+                    raise
+                made = obj.__array__()
+            if not isinstance(made, ndarray):
+                raise
+            return array(made, dtype=dtype, copy=copy, order=order, ndmin=ndmin)
         if type(host) is _np.ndarray and host.dtype.kind not in _KINDS:
             return _np.asarray(host, order=order)  # (NumPy's own data: its objects are obj's)
         own = host
@@ -471,6 +490,17 @@ def _array_of_arrays(items) -> ndarray:
     return result(n, parts[0].device)
 
 
+def _rows_now(items: list):
+    """``array(items)`` of numloom arrays whose host views are current, made now by NumPy and
+    marked, as ``_parts_now`` makes it, without its checks of each item; None otherwise."""
+    from . import eager
+
+    hosts = _HOSTS(items)
+    if hosts is None or len(hosts) * hosts[0].size > eager.EAGER_ELEMENTS:
+        return None
+    return eager.adopted(_np.array(hosts), scalar=False)
+
+
 def _parts_now(parts: list):
     """``array(parts)`` made now by NumPy, marked (``eager.adopted``), where every part is a
     computed CPU array and all of them are a loop's small array (a decision tree's split of the
@@ -481,14 +511,19 @@ def _parts_now(parts: list):
     if TRACING or len(parts) * parts[0].size > eager.EAGER_ELEMENTS:
         return None
 
-    hosts = []
-    for p in parts:
-        h = p._host  # (a row Python read: its host view is ready)
-        h = h[1] if h is not None and h[0]() is p._storage.version else eager.operand_now(p)
-        if h is None:
-            return None
-        hosts.append(h)
+    hosts = None if _HOSTS is None else _HOSTS(parts)  # (rows Python read: their host views)
+    if hosts is None:
+        hosts = []
+        for p in parts:
+            h = p._host
+            h = h[1] if h is not None and h[0]() is p._storage.version else eager.operand_now(p)
+            if h is None:
+                return None
+            hosts.append(h)
     return eager.adopted(_np.array(hosts), scalar=False)
+
+
+_HOSTS = None if _speedups is None else _speedups.hosts
 
 
 ROWS_GATHERED = 1 << 20  # elements: above, the pieces are joined as any others

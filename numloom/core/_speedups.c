@@ -1029,8 +1029,40 @@ static PyTypeObject ArgsWrapperType = {
     .tp_getset = args_wrapper_getset,
 };
 
+/* hosts(parts): the host views of a list of numloom arrays, each current for its storage's
+ * version (a loop's rows: ``np.array([s for s in X if ...])``, creation.py's ``_parts_now``),
+ * as a new list; None where any part is not a handle or has no current host view. */
+static PyObject *hosts(PyObject *module, PyObject *parts) {
+    if (!PyList_Check(parts)) {
+        PyErr_SetString(PyExc_TypeError, "hosts(parts) takes a list");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(parts);
+    PyObject *out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *p = PyList_GET_ITEM(parts, i);
+        PyObject *version;
+        int current = PyObject_TypeCheck(p, &HandleType) ? current_host((Handle *)p, &version) : 0;
+        if (current <= 0) {
+            Py_DECREF(out);
+            if (current < 0)
+                return NULL;
+            Py_RETURN_NONE;
+        }
+        Py_DECREF(version);
+        PyObject *host = PyTuple_GET_ITEM(((Handle *)p)->host, 1);
+        Py_INCREF(host);
+        PyList_SET_ITEM(out, i, host);
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"row", (PyCFunction)(void (*)(void))row, METH_FASTCALL, "row(parts, i): row i of an array, a new handle (host.py)."},
+    {"hosts", (PyCFunction)hosts, METH_O,
+     "hosts(parts): the current host views of a list of arrays, None where one has none."},
     {"base_of", (PyCFunction)base_of_call, METH_O, "base_of(a): a handle's _base_array, None where unset (array.py)."},
     {"slice_view", (PyCFunction)(void (*)(void))slice_view, METH_FASTCALL,
      "slice_view(a, key): a[key] for slices and integers, a new handle; None where the Python "

@@ -1053,3 +1053,39 @@ def test_a_read_only_numpy_array_stays_read_only_where_numpy_shares_it(make, wri
             with pytest.raises(ValueError, match="assignment destination is read-only"):
                 x[(0,) * x.ndim] = 7
     numpy.testing.assert_array_equal(host, numpy.arange(4.0))
+
+
+def _boxed(xp, with_copy: bool):
+    class Box:  # a program's container whose __array__ gives its own np.array
+        def __init__(self):
+            self.data = xp.arange(4.0)
+
+        if with_copy:
+
+            def __array__(self, dtype=None, copy=None):
+                return self.data
+
+        else:
+
+            def __array__(self, dtype=None):
+                return self.data
+
+    return Box()
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # (NumPy's, for no ``copy``)
+@pytest.mark.parametrize("with_copy", [True, False])
+def test_array_of_a_class_whose_array_method_makes_a_numloom_array(with_copy):
+    """``np.array(obj)`` of a program's class whose ``__array__`` returns ``np.array(...)``
+    (numloom's, run under numloom): its value, copied or not as NumPy 2's protocol says (a
+    method taking ``copy`` is trusted to copy). NumPy raised "object __array__ method not
+    producing an array" where numloom handed it the object."""
+    results = []
+    for xp in (numpy, numloom):
+        box = _boxed(xp, with_copy)
+        c = xp.array(box)
+        c[0] = 99
+        results.append((numpy.asarray(c).tolist(), numpy.asarray(box.data).tolist(),
+                        xp.array(box, dtype=numpy.float32).dtype, xp.array(box, ndmin=2).shape,
+                        numpy.asarray(xp.intersect1d(box, box)).tolist()))  # fmt: skip
+    assert results[0] == results[1]
