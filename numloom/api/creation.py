@@ -495,7 +495,7 @@ def _rows_now(items: list):
     marked, as ``_parts_now`` makes it, without its checks of each item; None otherwise."""
     from . import eager
 
-    hosts = _HOSTS(items)
+    hosts = _HOSTS(items)  # (None unless each is a CPU array whose host view is current)
     if hosts is None or len(hosts) * hosts[0].size > eager.EAGER_ELEMENTS:
         return None
     return eager.adopted(_np.array(hosts), scalar=False)
@@ -515,7 +515,9 @@ def _parts_now(parts: list):
     if hosts is None:
         hosts = []
         for p in parts:
-            h = p._host
+            h = p._host  # (a GPU array's host view is its mirror: its join is the GPU's)
+            if p._storage.device != "cpu":
+                return None
             h = h[1] if h is not None and h[0]() is p._storage.version else eager.operand_now(p)
             if h is None:
                 return None

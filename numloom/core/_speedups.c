@@ -1029,16 +1029,27 @@ static PyTypeObject ArgsWrapperType = {
     .tp_getset = args_wrapper_getset,
 };
 
-/* hosts(parts): the host views of a list of numloom arrays, each current for its storage's
- * version (a loop's rows: ``np.array([s for s in X if ...])``, creation.py's ``_parts_now``),
- * as a new list; None where any part is not a handle or has no current host view. */
+/* Whether a storage's device is the CPU (its ``device`` attribute is "cpu"): -1 on error. */
+static int on_cpu(PyObject *storage) {
+    PyObject *device = PyObject_GetAttrString(storage, "device");
+    if (device == NULL)
+        return -1;
+    int cpu = PyUnicode_Check(device) && PyUnicode_CompareWithASCIIString(device, "cpu") == 0;
+    Py_DECREF(device);
+    return cpu;
+}
+
+/* hosts(parts): the host views of a list of numloom CPU arrays, each current for its
+ * storage's version (a loop's rows: ``np.array([s for s in X if ...])``, creation.py's
+ * ``_parts_now``), as a new list; None where any part is not a handle, is not on the CPU (a
+ * GPU array's host view is a mirror) or has no current host view. */
 static PyObject *hosts(PyObject *module, PyObject *parts) {
     if (!PyList_Check(parts)) {
         PyErr_SetString(PyExc_TypeError, "hosts(parts) takes a list");
         return NULL;
     }
     Py_ssize_t n = PyList_GET_SIZE(parts);
-    PyObject *out = PyList_New(n);
+    PyObject *out = PyList_New(n), *last = NULL;
     if (out == NULL)
         return NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -1052,6 +1063,17 @@ static PyObject *hosts(PyObject *module, PyObject *parts) {
             Py_RETURN_NONE;
         }
         Py_DECREF(version);
+        PyObject *storage = ((Handle *)p)->storage;
+        if (storage != last) { /* (rows of one array share its storage: asked once) */
+            int cpu = on_cpu(storage);
+            if (cpu <= 0) {
+                Py_DECREF(out);
+                if (cpu < 0)
+                    return NULL;
+                Py_RETURN_NONE;
+            }
+            last = storage;
+        }
         PyObject *host = PyTuple_GET_ITEM(((Handle *)p)->host, 1);
         Py_INCREF(host);
         PyList_SET_ITEM(out, i, host);

@@ -1089,3 +1089,14 @@ def test_array_of_a_class_whose_array_method_makes_a_numloom_array(with_copy):
                         xp.array(box, dtype=numpy.float32).dtype, xp.array(box, ndmin=2).shape,
                         numpy.asarray(xp.intersect1d(box, box)).tolist()))  # fmt: skip
     assert results[0] == results[1]
+
+
+def test_array_of_rows_python_read_stays_on_their_device():
+    """``np.array(rows)`` of rows whose elements Python read (a split's filter) is on the rows'
+    device: a GPU row's host view is a mirror, not the array's memory."""
+    data = numpy.arange(60.0).reshape(12, 5)
+    x = numloom.asarray(data) + 0.0
+    rows = [r for r in x if r[2] >= 20.0]
+    y = numloom.array(rows)
+    assert y.device == x.device
+    numpy.testing.assert_array_equal(y.get(), data[data[:, 2] >= 20.0])
