@@ -283,7 +283,8 @@ _WARNS.update({fn: lambda args, kwargs: _ddof(args, kwargs) or _nan_in(args, kwa
 # Functions of ``FUNCTIONS`` whose call with arrays alone makes new values (NumPy's scalar for a
 # whole reduction, a new array otherwise: never a view, nor a 0-d array) and warns through
 # NumPy's error state alone where its arrays are not empty: the compiled call runs them.
-_NEW_VALUES = frozenset([_np.mean])
+_NEW_VALUES = frozenset([_np.mean, _np.unique, _np.sort, _np.argsort, _np.cumsum, _np.cumprod,
+                         _np.bincount, _np.argwhere, _np.flatnonzero, _np.outer, _np.copy])
 
 
 def functions_now(np_fn, args: tuple, kwargs: dict):

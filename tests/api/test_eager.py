@@ -778,3 +778,43 @@ def test_a_programs_whole_reductions_of_new_slices_plan_nothing():
     assert isinstance(nl.einsum("ii", square), nl.ndarray)  # (numloom's own sum: traced)
     assert isinstance(square[:, 3:].sum(axis=1), nl.ndarray)
     assert square[:, 3:].sum(axis=1)._storage.pending
+
+
+NEW_VALUE_CALLS = {
+    "unique": lambda xp, a: xp.unique(a),
+    "unique with indices": lambda xp, a: xp.unique(a, True),
+    "sort": lambda xp, a: xp.sort(a),
+    "sort along 0": lambda xp, a: xp.sort(a, 0),
+    "argsort": lambda xp, a: xp.argsort(a),
+    "cumsum": lambda xp, a: xp.cumsum(a),
+    "cumprod along 0": lambda xp, a: xp.cumprod(a, 0),
+    "argwhere": lambda xp, a: xp.argwhere(a),
+    "flatnonzero": lambda xp, a: xp.flatnonzero(a),
+    "outer": lambda xp, a: xp.outer(a, a),
+    "copy": lambda xp, a: xp.copy(a),
+}
+
+
+@pytest.mark.parametrize("call", NEW_VALUE_CALLS.values(), ids=NEW_VALUE_CALLS.keys())
+@pytest.mark.parametrize("values", [[3, 1, 2, 2, 0], [0.5, -1.0, 0.5, 2.0], [[4, 1], [0, 3]], [7]],
+                         ids=["int", "float", "matrix", "one"])  # fmt: skip
+def test_a_loops_new_value_functions_are_numpys_at_once(call, values):
+    """NumPy's functions that make new arrays (``np.unique(y)`` in an entropy's loop) of a
+    loop's small array run NumPy's call at once (in C): NumPy's values, dtypes and shapes,
+    each result a marked numloom array, no plan."""
+    a, host = nl.array(values), numpy.array(values)
+    plans = nl.stats()["plans_evaluated"]
+    got, want = call(nl, a), call(numpy, host)
+    got = got if isinstance(got, tuple) else (got,)
+    want = want if isinstance(want, tuple) else (want,)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert type(g) is nl.ndarray and g._storage.eager
+        assert_same(g.get(), w)
+    assert nl.stats()["plans_evaluated"] == plans
+
+
+def test_a_loops_bincount_raises_numpys_error_at_once():
+    with pytest.raises(ValueError, match="must have no negative elements"):
+        nl.bincount(nl.array([1, -1, 2]))
+    numpy.testing.assert_array_equal(nl.bincount(nl.array([1, 3, 1])).get(), [0, 2, 0, 1])
