@@ -357,12 +357,14 @@ def _render_numpy_sum(k: kir.Kernel, r: kir.Reduction) -> list:
     out_type = next(b.ctype for b in k.buffers if b.name == r.out.buffer)
     if not run and len(k.outer) == 1 and out_type == ctype:
         return _numpy_sum_across(k, r)
+    # (NumPy's float16 additions round to float16 at each one: the axes folded in turn too)
+    add = "acc = nl_round_half(acc + {});" if out_type == "nl_half" else "acc += {};"
     if run:
         total = " * ".join(k.inner[seq:])
         parallel = not k.outer and not seq
-        step = _pairwise(k, r, ctype, k.inner[seq:], seq, total, parallel) + ["acc += pw;"]
+        step = _pairwise(k, r, ctype, k.inner[seq:], seq, total, parallel) + [add.format("pw")]
     else:
-        step = _lets(k.body) + [f"acc += ({ctype})({r.value});"]
+        step = _lets(k.body) + [add.format(f"({ctype})({r.value})")]
     folded = _loops(k.inner[:seq], "r", step, parallel=False, simd=False)
     body = [f"{ctype} acc = 0;", *folded, _store(k, r.out)]
     if k.outer:

@@ -64,11 +64,15 @@ def test_one_dimensional_float_reductions_equal_numpys(dtype, n, what):
     assert type(numpy.asarray(got)[()]) is type(want)
 
 
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 @pytest.mark.parametrize("what", list(AXES))
 def test_float_reductions_over_axes_equal_numpys(dtype, shape, what):
     host = (RNG.random(shape) * 10 - 3).astype(dtype)
+    if dtype == "float16" and what == "std last":
+        pytest.skip("float16 var/std: NumPy sums a float32 cast in buffered chunks")
+    if dtype == "float16" and nl.get_device() != "cpu":
+        pytest.skip("a GPU adds float16 in float; NumPy rounds each addition along an axis")
     if what == "a column view" and shape[1] < 2:
         pytest.skip("no column to drop")
     _check(AXES[what](nl.asarray(host)), AXES[what](host))
