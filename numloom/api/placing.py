@@ -67,6 +67,16 @@ def _flat_values(values, dtype, device) -> ndarray:
         values.astype(dtype).reshape(-1)  # fmt: skip
 
 
+def _safe_values(values, dtype) -> None:
+    """NumPy's ``place`` and ``putmask`` take an array of values only where its dtype casts to
+    ``dtype`` by the 'safe' rule (lists and scalars are cast as a write casts them)."""
+    if isinstance(values, (ndarray, _np.ndarray)) and not _np.can_cast(values.dtype, dtype,
+                                                                       "safe"):  # fmt: skip
+        what = "scalar" if values.ndim == 0 else "array data"
+        raise TypeError(f"Cannot cast {what} from {values.dtype!r} to {_np.dtype(dtype)!r} "
+                        f"according to the rule 'safe'")  # fmt: skip
+
+
 def put(a, ind, v, mode="raise"):
     """``a.flat[ind] = v``, ``v`` repeated as needed; out-of-range indices raise (mode
     'raise', when the write runs), wrap around ('wrap') or go to the ends ('clip')."""
@@ -105,6 +115,7 @@ def place(arr, mask, vals):
     if mask.size != arr.size:
         raise ValueError("place: mask and data must be the same size")
     mask = mask.reshape(arr.shape) != 0
+    _safe_values(vals, arr.dtype)
     vals = _flat_values(vals, arr.dtype, arr.device)
     count = int(mask.sum())
     if count == 0:
@@ -123,6 +134,7 @@ def putmask(a, mask, values):
     mask = asarray(mask)
     if mask.size != a.size:
         raise ValueError("putmask: mask and data must be the same size")
+    _safe_values(values, a.dtype)
     values = _flat_values(values, a.dtype, a.device)
     if values.size == 0 or a.size == 0:
         return None

@@ -613,3 +613,24 @@ def test_delete_and_insert_keep_a_fortran_arrays_order(call):
         m = call(xp, xp.arange(10).reshape(2, 5, order="F"))
         made[xp] = (m.flags.c_contiguous, m.flags.f_contiguous, numpy.asarray(m).tolist())
     assert made[numloom] == made[numpy]
+
+
+@pytest.mark.parametrize("fn", ["place", "putmask"])
+@pytest.mark.parametrize("vals", [F[0], F[0, 0], I[0].astype(numpy.int64), I[0] > 0, [1.5, 2.5],
+                                  3.5, numpy.float64(2.0)],
+                         ids=["float array", "float 0-d", "int64 array", "bool array", "list",
+                              "float", "NumPy float"])  # fmt: skip
+@PENDING
+@numpy_compare()
+def test_place_and_putmask_cast_arrays_of_values_safely(xp, fn, vals, pending):
+    """NumPy's ``place`` and ``putmask`` cast an array of values by the 'safe' rule (a
+    TypeError even where the mask selects nothing), a list or scalar as a write does."""
+    a = _target(xp, I.astype(numpy.int32), pending)
+    errors = []
+    for mask in (a > 100, a > 2):
+        values = xp.asarray(vals) if isinstance(vals, numpy.ndarray) and vals.ndim else vals
+        try:
+            getattr(xp, fn)(a, mask, values)
+        except TypeError as e:
+            errors.append(str(e))
+    return a, errors
