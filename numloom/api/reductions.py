@@ -42,7 +42,7 @@ def _numpy_errors(np_fn, a: ndarray, axis, dtype) -> None:
     depend on (which axes are empty, the dtypes, the axis), and not checked again."""
     key = None
     exact_axis = axis is None or type(axis) is int or (
-        type(axis) is tuple and all(type(k) is int for k in axis))  # fmt: skip
+        type(axis) is tuple and builtins.all(type(k) is int for k in axis))  # fmt: skip
     if exact_axis and (dtype is None or type(dtype) in (type, str) or isinstance(dtype, _np.dtype)):
         # (arguments of exact types only: an axis of 1.0 equals 1 in a dict, and raises)
         key = (np_fn, tuple(n > 0 for n in a.shape), a.dtype, axis, dtype)

@@ -702,3 +702,18 @@ def test_a_good_axis_checked_once_does_not_let_an_equal_bad_one_through(xp, name
         except Exception as e:  # noqa: BLE001 (each error compared by type and message)
             results.append(f"{type(e).__name__}: {e}")
     return tuple(results)
+
+
+@pytest.mark.parametrize("call", [lambda xp, a: a.mean(axis=(1, 2), dtype=xp.float64),
+                                  lambda xp, a: xp.sum(a, axis=(0, 2), dtype=xp.float32),
+                                  lambda xp, a: a.var(axis=(0, 1), dtype=xp.float64),
+                                  lambda xp, a: xp.prod(a, axis=(2,), dtype=xp.int64)],
+                         ids=["mean", "sum", "var", "prod"])  # fmt: skip
+@pytest.mark.parametrize("shape", [(2, 7, 3), (300, 7, 3)])
+@numpy_compare()
+def test_reductions_over_a_tuple_of_axes_with_a_dtype(xp, call, shape):
+    """A tuple of axes with ``dtype=`` (``a.mean(axis=(1, 2), dtype=np.float64)``): the check of
+    NumPy's errors called this module's ``all`` on the axes, which raised numloom's own
+    OtherDtype."""
+    a = xp.asarray(numpy.arange(numpy.prod(shape)).reshape(shape) % 11)
+    return call(xp, a)
