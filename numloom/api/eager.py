@@ -16,6 +16,7 @@ and what was called is warned again at the user's line.
 
 from __future__ import annotations
 
+import math
 import sys
 import weakref
 
@@ -514,7 +515,7 @@ def reduce_now(np_fn, a, axis, keepdims: bool, dtype=None):
     return made_now(_run(lambda: np_fn(host, axis=axis, keepdims=keepdims, **given), "reduce"))
 
 
-def _run(call, name: str):
+def _run(call, name: str, operands=()):
     """``call()`` (NumPy's function on host data) with its warnings at the user's line: under
     NumPy's default error state the categories it warns on are set to ``call`` and warned again
     here; another state runs the call as it is (``at_user`` where it reports anything)."""
@@ -534,18 +535,39 @@ def _run(call, name: str):
         made = call()
     finally:
         _extobj_contextvar.reset(token)
-    warn(kinds, name)
+    warn(kinds, name, operands)
     return made
 
 
 def _numpy(np_ufunc, host: list, out):
     """NumPy's ufunc on host operands, its warnings at the user's line."""
     if out is None:
-        return _run(lambda: np_ufunc(*host), np_ufunc.__name__)
-    return _run(lambda: np_ufunc(*host, out=out), np_ufunc.__name__)
+        return _run(lambda: np_ufunc(*host), np_ufunc.__name__, host)
+    return _run(lambda: np_ufunc(*host, out=out), np_ufunc.__name__, host)
 
 
-def warn(kinds: list, name: str) -> None:
-    """NumPy's warnings for the error categories ``kinds`` its ufunc ``name`` called about."""
+def warn(kinds: list, name: str, operands=()) -> None:
+    """NumPy's warnings for the error categories ``kinds`` its ufunc ``name`` called about.
+    An overflow of a Python number cast to the arrays' type (``float16_array * 70000``) is
+    NumPy's "overflow encountered in cast"."""
     for kind in kinds:
-        warn_at_user(f"{kind} encountered in {name}", RuntimeWarning)
+        if kind == "overflow" and _cast_overflow(operands):
+            name_of = "cast"
+        else:
+            name_of = name
+        warn_at_user(f"{kind} encountered in {name_of}", RuntimeWarning)
+
+
+def _cast_overflow(operands) -> bool:
+    """Whether a finite Python number among ``operands`` is infinite in the type of the first
+    array among them (NumPy casts a Python number to the arrays' type)."""
+    arrays = [x for x in operands if isinstance(x, _np.ndarray)]
+    if not arrays or arrays[0].dtype.kind not in "fc":
+        return False
+    kind = arrays[0].dtype.type
+    for x in operands:
+        if type(x) in (int, float) and math.isfinite(x):
+            with _np.errstate(all="ignore"):
+                if _np.isinf(kind(x)):
+                    return True
+    return False

@@ -32,7 +32,7 @@ from ..core.array import (
     result,
 )
 from ..core.array_views import reshape_array
-from ..core.dag import Node, Op, map_node, node, quiet_warnings, warn_at_user
+from ..core.dag import Node, Op, map_node, node, quiet_warnings, recorded_warnings, warn_at_user
 from ..core.views import broadcast_node, broadcast_shapes, broadcast_view, view_node
 from . import eager
 from .writes import at_user
@@ -470,7 +470,8 @@ def scalar_node(value, dtype) -> Node:
     """A 0-d constant of ``dtype`` holding a Python or NumPy scalar, converted as NumPy does."""
     dtype = _np.dtype(dtype)
     if type(value) is float and dtype.kind == "f" and dtype.itemsize >= 4:
-        return node(Op.CONST, (), dtype.type(value), (), dtype)  # a Python float rounds as NumPy
+        with _np.errstate(over="ignore"):  # (an overflow is the caller's: _overflow_in_cast)
+            return node(Op.CONST, (), dtype.type(value), (), dtype)  # rounded as NumPy
     with _np.errstate(all="ignore"):
         if type(value) is int and dtype.kind in "fc":
             v = _np.array(value, dtype=dtype)[()]  # as NumPy packs it: 2**1000 is inf, no error
@@ -509,10 +510,36 @@ def _python_scalar(x, dtype, shape) -> Node:
     key = (dtype, shape, t, x.hex() if t is float and (x == 0.0 or x != x) else x)
     n = _scalars.get(key)
     if n is None:
+        constant = scalar_node(x, dtype)
+        n = broadcast_node(constant, shape)
+        if _cast_overflows(x, constant):
+            _overflow_in_cast(x, dtype)  # (each call: such a constant is not kept)
+            return n
         if len(_scalars) >= 4096:
             _scalars.clear()
-        n = _scalars[key] = broadcast_node(scalar_node(x, dtype), shape)
+        _scalars[key] = n
     return n
+
+
+def _cast_overflows(x, constant: Node) -> bool:
+    """Whether a finite Python number became an infinite constant of a float type (NumPy's
+    'overflow encountered in cast': ``float16_array * 70000``, ``float32_array * 1e300``)."""
+    if constant.dtype.kind not in "fc" or type(x) is bool:
+        return False
+    try:
+        finite = math.isfinite(x)
+    except OverflowError:  # (an int beyond any float: NumPy's own rules, elsewhere)
+        return False
+    return finite and bool(_np.isinf(constant.arg))
+
+
+def _overflow_in_cast(x, dtype) -> None:
+    """NumPy's floating-point error for a Python number that overflows ``dtype``, under the
+    caller's error state: a warning at the user's line, a FloatingPointError, the handler."""
+    with recorded_warnings() as caught:
+        _np.array(float(x)).astype(dtype)
+    for w in caught:
+        warn_at_user(w.message, w.category)
 
 
 def _shape(x) -> tuple:

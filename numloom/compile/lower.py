@@ -266,9 +266,9 @@ class _Lowerer:
             if fperrors.raising(n.arg, loop):
                 self.fp_raising = True
                 if np.dtype(loop).kind in "iu":  # an integer division by zero
-                    self.fp.append(("int", f"({args[1]} == 0)"))
+                    self.fp.append(("int", f"({args[-1]} == 0)"))  # (the divisor)
                     self.fp_notes = True
-                    expr = f"NL_FE_DIV0({expr}, {args[1]})"
+                    expr = f"NL_FE_DIV0({expr}, {args[-1]})"
                 else:
                     expr = self.noted(n, expr)
             return self.let(compute_type(n.dtype), expr)

@@ -1245,7 +1245,13 @@ static PyObject *eager_run(PyObject *np_fn, PyObject **hosts, Py_ssize_t nargs, 
     }
     if (made != NULL && PyList_GET_SIZE(kinds) > 0) { /* NumPy's warnings, at the user's line */
         PyObject *name = PyObject_GetAttr(np_fn, s_name);
-        PyObject *r = name == NULL ? NULL : PyObject_CallFunctionObjArgs(eager_warn, kinds, name, NULL);
+        PyObject *operands = name == NULL ? NULL : PyTuple_New(nargs);
+        for (Py_ssize_t i = 0; operands != NULL && i < nargs; i++)
+            PyTuple_SET_ITEM(operands, i, Py_NewRef(hosts[i + 1]));
+        PyObject *r = operands == NULL ? NULL
+                                       : PyObject_CallFunctionObjArgs(eager_warn, kinds, name,
+                                                                      operands, NULL);
+        Py_XDECREF(operands);
         Py_XDECREF(name);
         if (r == NULL)
             Py_CLEAR(made);

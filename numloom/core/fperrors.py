@@ -50,7 +50,8 @@ FLOAT_RAISING = frozenset({
     "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos", "tan", "arcsin",
     "arccos", "arccosh", "arctanh", "sinh", "cosh", "hypot", "logaddexp", "logaddexp2", "ldexp",
 })  # fmt: skip
-INTEGER_DIVIDING = frozenset({"floor_divide", "remainder", "fmod", "divmod.0", "divmod.1"})
+INTEGER_DIVIDING = frozenset({"floor_divide", "remainder", "fmod", "divmod.0", "divmod.1",
+                              "reciprocal"})  # fmt: skip
 # ... and on complex numbers (the absolute value too: its hypot can overflow).
 COMPLEX_RAISING = frozenset({
     "add", "subtract", "multiply", "divide", "true_divide", "power", "float_power", "square",

@@ -1147,3 +1147,53 @@ def test_numpys_ufunc_on_0d_arrays_gives_a_writable_stand_in():
                 assert isinstance(made, numloom.ndarray) and made.shape == ()
                 assert repr(made) == "np.float64(2.5)" and hash(made) == hash(2.5)
             assert made == 2.5
+
+
+def _overflowing(xp, kind: str, n: int):
+    if kind == "float16 * 70000":
+        a = xp.ones(n, xp.float16)
+        return lambda: a * 70000
+    if kind == "float32 * 1e300":
+        a = xp.ones(n, xp.float32)
+        return lambda: a * 1e300
+    a = xp.array([1.0, 2.0, 3.0][: max(n, 1)], dtype=xp.float16)  # (a loop's marked array)
+    return lambda: a + 1e5
+
+
+@pytest.mark.parametrize("kind", ["float16 * 70000", "float32 * 1e300", "marked float16 + 1e5"])
+@pytest.mark.parametrize("n", [3, 5000])
+@pytest.mark.parametrize("over", ["warn", "raise", "ignore"])
+def test_a_python_number_that_overflows_the_arrays_type_is_numpys_cast_error(kind, n, over):
+    """``float16_array * 70000``: NumPy casts the Python number to float16 (NEP 50), which
+    overflows: "overflow encountered in cast", at each call, under the caller's error state.
+    numloom warned once, from inside numloom, and never raised."""
+    seen = []
+    for xp in (numpy, numloom):
+        call = _overflowing(xp, kind, n)
+        got = []
+        for _ in range(2):
+            with warnings.catch_warnings(record=True) as caught, xp.errstate(over=over):
+                warnings.simplefilter("always")
+                try:
+                    value = numpy.asarray(call())
+                    got.append(("value", value.dtype.str, value.ravel()[:3].tolist()))
+                except FloatingPointError as e:
+                    got.append(("raised", str(e)))
+            got.append([(w.category.__name__, str(w.message), w.filename == __file__)
+                        for w in caught])  # fmt: skip
+        seen.append(got)
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("n", [3, 5000])
+def test_integer_reciprocal_of_zero_warns_as_numpy(n):
+    """``np.reciprocal`` of integers with a zero: NumPy warns "divide by zero" and "invalid"
+    (the traced path ran NumPy's loop with every error ignored)."""
+    seen = []
+    for xp in (numpy, numloom):
+        a = xp.asarray(numpy.arange(n) % 3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = numpy.asarray(xp.reciprocal(a))
+        seen.append((value.tolist(), sorted(str(w.message) for w in caught)))
+    assert seen[0] == seen[1]
