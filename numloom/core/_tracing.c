@@ -831,6 +831,8 @@ static PyObject *new_storage(PyObject *n, PyObject *device) {
     PyObject *s = alloc_storage(n, device, Py_False);
     if (s == NULL)
         return NULL;
+    if (SLOT(n, off_op) == op_buffer)
+        return s; /* (computed already: not pending, as realize.Storage registers it) */
     /* (realize._pending: dead storages' entries dropped now and then) */
     PyObject *id = PyLong_FromVoidPtr(s);
     int failed = id == NULL || remember(pending_refs, id, s, &adds, 4095, pending_sweep) < 0;

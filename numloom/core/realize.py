@@ -421,7 +421,13 @@ def register_limits(storage: Storage) -> None:
         count("auto_flushes")
         _flush_marking(storage.device)
     elif len(_pending.refs) > config.FLUSH_WIDTH and not _flushing and not TRACING:
-        if len(_pending._sweep()) > config.FLUSH_WIDTH:  # (live ones, not dead entries)
+        live = _pending._sweep()  # (live ones, not dead entries)
+        waiting = [s for s in live if s.pending]
+        if len(waiting) < len(live):  # (entries of storages computed since: forgotten, so
+            for s in live:  # that many computed arrays kept alive check nothing per new one)
+                if not s.pending:
+                    _pending.discard(s)
+        if len(waiting) > config.FLUSH_WIDTH:
             count("auto_flushes")
             evaluate_device(storage.device)
 

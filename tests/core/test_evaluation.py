@@ -545,3 +545,21 @@ def test_a_device_block_is_its_threads_own(monkeypatch):
     assert seen == {"cuda:7": "cuda:7"}
     assert nl.get_device() == before
 
+
+
+def test_many_computed_arrays_kept_alive_flush_nothing():
+    """A filter's history, ``xs.append(x.copy())`` of a small computed state each step: copies
+    of computed arrays are computed, not pending. The compiled path registered them as
+    pending, so past ``NUMLOOM_FLUSH_WIDTH`` (4096) kept arrays every new array swept and
+    scanned all of them (8000 steps: 1.65 s, NumPy 0.01 s)."""
+    from numloom.core import config, realize
+
+    x, f = nl.ones((2, 1)), nl.array([[1.0, 1.0], [0.0, 1.0]])
+    keep = []
+    flushes = nl.stats()["auto_flushes"]
+    for _ in range(config.FLUSH_WIDTH + 1500):
+        x = nl.dot(f, x)
+        keep.append(x.copy())
+    assert nl.stats()["auto_flushes"] == flushes
+    assert len(realize._pending.refs) < config.FLUSH_WIDTH
+    assert float(keep[-1][0, 0]) == float(config.FLUSH_WIDTH + 1501)
