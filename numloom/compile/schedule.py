@@ -356,7 +356,7 @@ REDUCED_RECOMPUTE_LIMIT = 96
 def _recomputed_by_reductions(n: Node, kernel_roots: list, why: dict, device: str) -> bool:
     """On a GPU, whether each kernel that reads ``n`` is a whole-array reduction that can
     recompute it from memory: two sums of one chain (Black-Scholes' calls and puts) cannot
-    share a kernel (``_mergeable``), and writing the chain's shared values for both to read
+    share a kernel (``_all_mergeable``), and writing the chain's shared values for both to read
     back moves far more memory than each reading the chain's inputs and computing it again
     (Black-Scholes: 12 arrays written and read back, 160 bytes an option, against its 3 inputs
     read twice, 24 bytes). A CPU has the bandwidth and not the arithmetic: there computing the
@@ -378,14 +378,16 @@ def _row_space(n: Node):
     return n.shape if _kind(n) == "map" else None
 
 
-def _mergeable(a: Node, b: Node) -> bool:
-    """Whether kernels ending in ``a`` and ``b`` can be one kernel: they walk one space. Not
-    two whole-array reductions: as one kernel they would be a single row, run by one thread
-    (one block on a GPU); the work they share is stored once and each reduces in parallel."""
-    space = _row_space(a)
-    if space is None or space != _row_space(b):
-        return False
-    return not (_whole(a) and _whole(b))
+def _all_mergeable(roots: list) -> bool:
+    """Whether the kernels ending in ``roots`` can be one kernel: they walk one space, and at
+    most one is a whole-array reduction (two as one kernel would be a single row, run by one
+    thread, one block on a GPU; the work they share is stored once and each reduces in
+    parallel). Checked once a kernel, not a pair: a value shared by hundreds of kernels (a
+    gradient summed over a batch) made 1.6 M pair checks."""
+    spaces = {_row_space(r) for r in roots}
+    if len(spaces) > 1 or None in spaces:
+        return len(roots) < 2
+    return sum(1 for r in roots if _whole(r)) <= 1
 
 
 def _whole(n: Node) -> bool:
@@ -408,7 +410,7 @@ def schedule(roots: list, device: str = "cpu", order: list | None = None) -> Pla
     # recompute, a choice that looks at the kernels themselves; the scan goes on from the
     # first of those (a naive Bayes fit's 640 merged mean-and-var pairs: one scan, not 640).
     owners = _owners(order, why)
-    start, recheck = 0, None
+    start, recheck, stored = 0, None, False
     while True:
         changed = None
         for i in range(start, len(order)):
@@ -422,26 +424,27 @@ def schedule(roots: list, device: str = "cpu", order: list | None = None) -> Pla
             if _recomputed_by_reductions(n, roots_here, why, device):
                 recheck = i if recheck is None else min(recheck, i)
                 continue
-            mergeable = all(_mergeable(x, y) for j, x in enumerate(roots_here)
-                            for y in roots_here[j + 1:])  # fmt: skip
-            if mergeable and not _depends(roots_here):
+            if _all_mergeable(roots_here) and not _depends(roots_here):
                 rep = min(kernels)
                 for k, v in list(group.items()) + [(k, k) for k in kernels]:
                     if v in kernels:
                         group[k] = rep
                 changed = "merged"
-            else:
-                why[id(n)] = "shared by several kernels"
-                changed = "stored"
-            break
+                break
+            # Stored: the kernels computing the nodes before it change, those after it do
+            # not (a node's kernels are its users'), so the scan goes on; the nodes before
+            # are looked at again with the owners found anew once it ends (one pass of a
+            # large plan stores hundreds: a batch's gradient sums, each read by the next)
+            why[id(n)] = "shared by several kernels"
+            stored = True
         if changed is None:
-            break
-        if changed == "stored":
+            if not stored:
+                break
             owners = _owners(order, why)
-            start, recheck = 0, None
-        else:
-            start = i + 1 if recheck is None else recheck
-            recheck = None
+            start, recheck, stored = 0, None, False
+            continue
+        start = i + 1 if recheck is None else recheck
+        recheck = None
     return _plan(order, roots, why, owners, group, device)
 
 
