@@ -25,7 +25,7 @@ from numpy._core._ufunc_config import _extobj_contextvar
 
 from ..core import config, fperrors, realize
 from ..core.array import _Scalar, adopt_host, asarray, ndarray
-from ..core.dag import Op, warn_at_user
+from ..core.dag import Op, prod, warn_at_user
 from ..core.device import get_device
 from .writes import at_user, owned_version
 
@@ -354,7 +354,7 @@ def _runs_now(values, depth: int, on_cpu: bool = True):
             if (storage.version.op is not _BUFFER or storage.device != "cpu"
                     or storage.error is not None or not 0 < x.size <= EAGER_ELEMENTS):  # fmt: skip
                 return False
-            if storage.eager:
+            if storage.eager or _piece_of_large(x, storage):
                 marked = True
         elif t is _np.ndarray:
             if not x.size or not _small_numpy(x):
@@ -375,6 +375,14 @@ def _runs_now(values, depth: int, on_cpu: bool = True):
                 return False
             marked = True
     return marked
+
+
+def _piece_of_large(x, storage) -> bool:
+    """Whether ``x`` is a small piece (at most half) of a large computed CPU array: a cellular
+    automaton's previous row, whose ``np.correlate`` runs NumPy's call on its memory now, its
+    result a loop's small array (traced, each row's write made the graph grow until a flush).
+    A whole array keeps the traced path, where its work fuses."""
+    return realize.large_computed(storage) and 2 * x.size <= prod(storage.version.shape)
 
 
 def _now_value(x):

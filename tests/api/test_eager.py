@@ -818,3 +818,26 @@ def test_a_loops_bincount_raises_numpys_error_at_once():
     with pytest.raises(ValueError, match="must have no negative elements"):
         nl.bincount(nl.array([1, -1, 2]))
     numpy.testing.assert_array_equal(nl.bincount(nl.array([1, 3, 1])).get(), [0, 2, 0, 1])
+
+
+def _automaton(xp, n=300, rule=110):
+    """ThinkComplexity's Cell1D: each row from the last by a correlation and a table."""
+    a = xp.zeros((n, n), dtype=xp.int8)
+    a[0] = numpy.random.default_rng(19).random(n).round()
+    table = xp.unpackbits(xp.array([rule], dtype=xp.uint8))[::-1]
+    for i in range(1, n):
+        c = xp.correlate(a[i - 1], [4, 2, 1], mode="same")
+        a[i] = table[c]
+    return a
+
+
+def test_a_function_of_a_small_piece_of_a_large_computed_array_runs_now():
+    """``np.correlate(a[i - 1], ...)`` of a row of a 300x300 grid that each step writes: NumPy's
+    call on the row's memory now, its result a loop's small array, so the row written back is
+    written at once and no graph grows (a 3000x3000 automaton: 1.16 s against NumPy's 0.04,
+    flushed by depth every few hundred rows)."""
+    want = _automaton(numpy)
+    plans = nl.stats()["plans_evaluated"]
+    got = _automaton(nl)
+    numpy.testing.assert_array_equal(got.get(), want)
+    assert nl.stats()["plans_evaluated"] - plans <= 1  # (the first rows, before a is computed)
