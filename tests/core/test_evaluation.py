@@ -554,6 +554,8 @@ def test_many_computed_arrays_kept_alive_flush_nothing():
     scanned all of them (8000 steps: 1.65 s, NumPy 0.01 s)."""
     from numloom.core import config, realize
 
+    if nl.get_device() != "cpu":
+        pytest.skip("a loop's small arrays run at once on the CPU (a GPU's are traced)")
     x, f = nl.ones((2, 1)), nl.array([[1.0, 1.0], [0.0, 1.0]])
     keep = []
     flushes = nl.stats()["auto_flushes"]
