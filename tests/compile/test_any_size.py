@@ -17,19 +17,7 @@ from hypothesis import strategies as st
 
 import numloom as nl
 from numloom.backends import cpu
-from numloom.compile import compiler
 from numloom.core import config
-
-
-@pytest.fixture
-def tiering(monkeypatch, tmp_path):
-    """Tiering on (the suite compiles at once), over an empty compile cache."""
-    if nl.get_device() != "cpu":
-        pytest.skip("the CPU's plans")
-    monkeypatch.setattr(config, "COMPILE_AFTER_MS", 20)
-    monkeypatch.setenv("NUMLOOM_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(compiler, "_loaded", {})
-    yield
 
 
 def _count(name: str) -> int:

@@ -19,17 +19,6 @@ from numloom.compile import compiler
 from numloom.core import config
 
 
-@pytest.fixture
-def tiering(monkeypatch, tmp_path):
-    """Tiering on (the suite compiles at once), over an empty compile cache."""
-    if nl.get_device() != "cpu":
-        pytest.skip("the CPU's C kernels")
-    monkeypatch.setattr(config, "COMPILE_AFTER_MS", 20)
-    monkeypatch.setenv("NUMLOOM_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(nl.compile.compiler, "_loaded", {})
-    yield
-
-
 def _stats():
     s = nl.stats()
     return s["kernels_compiled"], s["kernels_through_numpy"]
