@@ -159,6 +159,20 @@ def compiled(monkeypatch):
     monkeypatch.setenv("NUMLOOM_BACKEND", "compiled")
 
 
+@pytest.fixture
+def tiering(monkeypatch, tmp_path):
+    """Tiering on (the suite compiles at once), over an empty compile cache."""
+    from numloom.compile import compiler
+    from numloom.core import config
+
+    if numloom.get_device() != "cpu":
+        pytest.skip("the CPU's C kernels")
+    monkeypatch.setattr(config, "COMPILE_AFTER_MS", 20)
+    monkeypatch.setenv("NUMLOOM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(compiler, "_loaded", {})
+    yield
+
+
 @pytest.fixture(autouse=True)
 def _settle():
     """Each test starts and ends with nothing pending, on the CPU device."""
