@@ -49,12 +49,17 @@ def _wrapped(fn, numpy_fn, dispatching: bool):
     method = _METHODS.get(numpy_fn.__name__) if dispatching else None
     keeps = KEEPS_CLASS.get(numpy_fn.__name__)
     at = 2 if numpy_fn.__name__ == "apply_along_axis" else 0  # (the array among the arguments)
+    small_matrix = numpy_fn in eager.SMALL_MATRIX_CALLS
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
         if args and type(args[0]) is ndarray and _simple(args, kwargs):
             # the common call: numloom's arrays (none a loop's marked one, that NumPy runs now)
             # and Python's or NumPy's scalars, dtypes: nothing of another library's
+            if small_matrix:  # (a small computed matrix's decomposition: LAPACK's call now)
+                made = eager.functions_now(numpy_fn, args, kwargs)
+                if made is not None:
+                    return classed(made, args, kwargs)
             try:
                 return fn(*args, **kwargs)
             except OtherDtype:

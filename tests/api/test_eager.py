@@ -841,3 +841,24 @@ def test_a_function_of_a_small_piece_of_a_large_computed_array_runs_now():
     got = _automaton(nl)
     numpy.testing.assert_array_equal(got.get(), want)
     assert nl.stats()["plans_evaluated"] - plans <= 1  # (the first rows, before a is computed)
+
+
+def test_a_small_computed_matrixs_pinv_in_a_loop_runs_now():
+    """A mixture model's density for each sample of NumPy's data: ``pinv(covar)`` of a small
+    computed (unmarked) matrix. Traced, each sample was a plan and a sync (0.25 ms, NumPy
+    13 us); a small matrix's decomposition now runs LAPACK's call at once, and its operand is
+    marked, so the loop plans nothing after the covariance itself."""
+    import math
+
+    samples = numpy.random.default_rng(0).standard_normal((200, 2))
+
+    def densities(xp):
+        mean, covar = samples[3], xp.cov(samples.T)
+        return [math.exp(-0.5 * (s - mean).T.dot(xp.linalg.pinv(covar)).dot(s - mean))
+                for s in samples]  # fmt: skip
+
+    want = densities(numpy)
+    plans = nl.stats()["plans_evaluated"]
+    got = densities(nl)
+    numpy.testing.assert_allclose(got, want, rtol=1e-13)
+    assert nl.stats()["plans_evaluated"] - plans <= 2  # (the covariance, once)
