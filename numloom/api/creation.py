@@ -511,17 +511,18 @@ def _parts_now(parts: list):
     if TRACING or len(parts) * parts[0].size > eager.EAGER_ELEMENTS:
         return None
 
-    hosts = None if _HOSTS is None else _HOSTS(parts)  # (rows Python read: their host views)
-    if hosts is None:
-        hosts = []
-        for p in parts:
-            h = p._host  # (a GPU array's host view is its mirror: its join is the GPU's)
-            if p._storage.device != "cpu":
-                return None
-            h = h[1] if h is not None and h[0]() is p._storage.version else eager.operand_now(p)
-            if h is None:
-                return None
-            hosts.append(h)
+    made = None if _HOSTS is None else _rows_now(parts)  # (rows Python read: host views)
+    if made is not None:
+        return made
+    hosts = []
+    for p in parts:
+        h = p._host  # (a GPU array's host view is its mirror: its join is the GPU's)
+        if p._storage.device != "cpu":
+            return None
+        h = h[1] if h is not None and h[0]() is p._storage.version else eager.operand_now(p)
+        if h is None:
+            return None
+        hosts.append(h)
     return eager.adopted(_np.array(hosts), scalar=False)
 
 

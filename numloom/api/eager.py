@@ -354,8 +354,7 @@ def _runs_now(values, depth: int, on_cpu: bool = True):
             return False
         if t is ndarray or t is _Scalar:
             storage = x._storage
-            if (storage.version.op is not _BUFFER or storage.device != "cpu"
-                    or storage.error is not None or not 0 < x.size <= EAGER_ELEMENTS):  # fmt: skip
+            if not (realize.computed_on_cpu(storage) and 0 < x.size <= EAGER_ELEMENTS):
                 return False
             if storage.eager or _piece_of_large(x, storage):
                 marked = True
@@ -393,11 +392,9 @@ def _all_small_computed(values) -> bool:
     """Whether the arrays among ``values`` are numloom's computed CPU arrays of at most
     ``config.EAGER_ELEMENTS`` elements (at least one), marked as they are read now."""
     arrays = [x for x in values if type(x) is ndarray]
-    for x in arrays:
-        storage = x._storage
-        if (storage.version.op is not _BUFFER or storage.device != "cpu" or storage.error
-                is not None or not 0 < x.size <= config.EAGER_ELEMENTS):  # fmt: skip
-            return False
+    if not all(realize.computed_on_cpu(x._storage) and 0 < x.size <= config.EAGER_ELEMENTS
+               for x in arrays):  # fmt: skip
+        return False
     for x in arrays:
         x._storage.eager = True
     return bool(arrays)
@@ -584,24 +581,22 @@ def warn(kinds: list, name: str, operands=()) -> None:
     """NumPy's warnings for the error categories ``kinds`` its ufunc ``name`` called about.
     An overflow of a Python number cast to the arrays' type (``float16_array * 70000``) is
     NumPy's "overflow encountered in cast"."""
-    for kind in kinds:
-        if kind == "overflow" and _cast_overflow(operands):
-            name_of = "cast"
-        else:
-            name_of = name
-        warn_at_user(f"{kind} encountered in {name_of}", RuntimeWarning)
-
-
-def _cast_overflow(operands) -> bool:
-    """Whether a finite Python number among ``operands`` is infinite in the type of the first
-    array among them (NumPy casts a Python number to the arrays' type)."""
     arrays = [x for x in operands if isinstance(x, _np.ndarray)]
-    if not arrays or arrays[0].dtype.kind not in "fc":
+    for kind in kinds:
+        cast = kind == "overflow" and bool(arrays) and any(
+            overflows_in_cast(x, arrays[0].dtype) for x in operands)  # fmt: skip
+        warn_at_user(f"{kind} encountered in {'cast' if cast else name}", RuntimeWarning)
+
+
+def overflows_in_cast(x, dtype) -> bool:
+    """Whether ``x`` is a finite Python number that is infinite in the float or complex
+    ``dtype`` NumPy casts it to (``float16_array * 70000``: "overflow encountered in cast")."""
+    if type(x) not in (int, float) or _np.dtype(dtype).kind not in "fc":
         return False
-    kind = arrays[0].dtype.type
-    for x in operands:
-        if type(x) in (int, float) and math.isfinite(x):
-            with _np.errstate(all="ignore"):
-                if _np.isinf(kind(x)):
-                    return True
-    return False
+    try:
+        if not math.isfinite(x):
+            return False
+    except OverflowError:  # (an int beyond any float: NumPy's own rules, elsewhere)
+        return False
+    with _np.errstate(all="ignore"):
+        return bool(_np.isinf(_np.array(float(x)).astype(dtype)))

@@ -15,7 +15,7 @@ import numpy as _np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from ..core import dag as _dag
-from ..core import fperrors
+from ..core import fperrors, realize
 from ..core.array import _RESULT_TYPES, _whole, asarray, ndarray, result, share
 from ..core.array_views import reshape_array
 from ..core.dag import Op, node, quiet_warnings, warn_at_user
@@ -116,7 +116,6 @@ def _finish(n, a: ndarray, axes: tuple, keepdims: bool, out):
     return deliver(r, out)
 
 
-_BUFFER = Op.BUFFER
 _NOW = frozenset(["sum", "prod", "max", "min", "any", "all"])  # (run at once on marked arrays)
 
 
@@ -134,9 +133,8 @@ def _split_sum(a) -> bool:
     computed CPU array (a split search's ``x[:i].sum()``, ``np.mean(y[i:])`` for each ``i``):
     NumPy's, now, its scalar the answer, where each new length or offset was a new plan
     (0.3 ms; NumPy 1 us). numloom's own functions (einsum's diagonal) keep the traced path."""
-    storage = a._storage
-    if (a._identity or storage.device != "cpu" or storage.version.op is not _BUFFER
-            or storage.error is not None or not 0 < a.size <= eager.EAGER_ELEMENTS):  # fmt: skip
+    if a._identity or not (realize.computed_on_cpu(a._storage)
+                           and 0 < a.size <= eager.EAGER_ELEMENTS):  # fmt: skip
         return False
     f = sys._getframe(2)
     while f is not None and f.f_globals.get("__name__") in _PASSING:

@@ -512,25 +512,13 @@ def _python_scalar(x, dtype, shape) -> Node:
     if n is None:
         constant = scalar_node(x, dtype)
         n = broadcast_node(constant, shape)
-        if _cast_overflows(x, constant):
+        if eager.overflows_in_cast(x, dtype):
             _overflow_in_cast(x, dtype)  # (each call: such a constant is not kept)
             return n
         if len(_scalars) >= 4096:
             _scalars.clear()
         _scalars[key] = n
     return n
-
-
-def _cast_overflows(x, constant: Node) -> bool:
-    """Whether a finite Python number became an infinite constant of a float type (NumPy's
-    'overflow encountered in cast': ``float16_array * 70000``, ``float32_array * 1e300``)."""
-    if constant.dtype.kind not in "fc" or type(x) is bool:
-        return False
-    try:
-        finite = math.isfinite(x)
-    except OverflowError:  # (an int beyond any float: NumPy's own rules, elsewhere)
-        return False
-    return finite and bool(_np.isinf(constant.arg))
 
 
 def _overflow_in_cast(x, dtype) -> None:

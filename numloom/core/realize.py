@@ -154,15 +154,19 @@ def owns_buffer(storage: Storage, version: Node) -> bool:
     return not foreign(buffer)
 
 
+def computed_on_cpu(storage: Storage) -> bool:
+    """Whether ``storage`` holds a computed value on the CPU, without error: NumPy can run on
+    its memory now (a loop's calls, ``api/eager.py``)."""
+    return storage.device == "cpu" and storage.version.op is _BUFFER and storage.error is None
+
+
 def large_computed(storage: Storage) -> bool:
     """Whether ``storage`` is computed on the CPU, without error, and larger than a loop's small
     array may be (``config.EAGER_ELEMENTS``): small updates and gathers of it run at once
     through NumPy on its memory (a sieve over a large array). (A function of its own: a
     reference to the version held in the caller's frame across a write would look like another
     reader, and the write would copy the whole buffer first.)"""
-    version = storage.version
-    return (storage.device == "cpu" and version.op is _BUFFER and storage.error is None
-            and prod(version.shape) > config.EAGER_ELEMENTS)  # fmt: skip
+    return computed_on_cpu(storage) and prod(storage.version.shape) > config.EAGER_ELEMENTS
 
 
 def keep_exports(storage: Storage, old: Node) -> None:
