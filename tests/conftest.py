@@ -19,6 +19,8 @@ import pytest
 # Tests count compiled kernels: every plan compiles at once (a small new plan would otherwise
 # run through NumPy first, as tests/compile/test_tiering.py checks)
 os.environ.setdefault("NUMLOOM_COMPILE_AFTER_MS", "0")
+# every plan a template makes for a new size is checked against the plan made anew
+os.environ.setdefault("NUMLOOM_PLAN_TEMPLATES", "check")
 
 import numloom  # noqa: E402
 

@@ -169,7 +169,9 @@ def host_cpu() -> str:
 
 # --- compiling C --------------------------------------------------------------------------
 
-_loaded: dict[str, ctypes.CDLL] = {}
+# cache key -> the library loaded for it; and (source, compiler, version) -> that library, a
+# source's second load finding it without hashing the source
+_loaded: dict = {}
 _openmp: dict[str, bool] = {}
 
 
@@ -183,6 +185,10 @@ def compile_c(source: str, *, name_hint: str = "kernel", symbol: str | None = No
     from ..core.realize import count
 
     cc, version = c_compiler()
+    lib = _loaded.get((source, cc, version))
+    if lib is not None:  # (loaded in this process: its key is not hashed again)
+        count("compile_cache_hits")
+        return lib
     _load_openmp_runtime()
     key = _c_key(source, cc, version)
     lib = _loaded.get(key)
@@ -198,6 +204,7 @@ def compile_c(source: str, *, name_hint: str = "kernel", symbol: str | None = No
         cache.put(key, data)
         count("kernels_compiled")
     _loaded[key] = lib
+    _loaded[(source, cc, version)] = lib
     return lib
 
 

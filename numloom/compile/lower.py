@@ -37,6 +37,7 @@ from .snippets import (
     storage_type,
 )
 from .sum_order import f_ordered_sum, numpy_sum_order
+from .symbolic import Sym
 from .ufunc_table import USER_GUFUNCS, USER_UFUNCS
 
 # --- lowering ------------------------------------------------------------------------------------
@@ -123,8 +124,12 @@ def _propagates(c: Node, n: Node) -> bool:
 
 
 class _Lowerer:
-    def __init__(self, kernel: Kernel):
+    def __init__(self, kernel: Kernel, symbolic: bool = False):
         self.k = kernel
+        # sizes are symbolic.Sym (a template's planning): strides share an argument where
+        # they compare equal, each comparison recorded, as a concrete lowering's do by value
+        self.symbolic = symbolic
+        self.strides: list = []  # (key, stride) of each distinct stride given an argument
         self.members = {id(n) for n in kernel.nodes}
         self.outputs = {id(n): j for j, n in enumerate(kernel.outputs)}
         self.inputs = {id(n): j for j, n in enumerate(kernel.inputs)}
@@ -169,7 +174,7 @@ class _Lowerer:
     def param(self, key, value: int) -> str:
         if key not in self.param_keys:
             self.param_keys[key] = f"P[{len(self.params)}]"
-            self.params.append(int(value))
+            self.params.append(value if type(value) is Sym else int(value))
         return self.param_keys[key]
 
     def let(self, ctype: str, expr: str, invariant: bool = False) -> str:
@@ -217,7 +222,16 @@ class _Lowerer:
             return ""
         if stride == 1:
             return coord
-        return f"{coord} * {self.param(('stride', int(stride)), stride)}"
+        return f"{coord} * {self.param(self.stride_key(stride), stride)}"
+
+    def stride_key(self, stride) -> tuple:
+        if not self.symbolic:
+            return ("stride", int(stride))
+        for key, value in self.strides:
+            if value == stride:
+                return key
+        self.strides.append((("stride", len(self.strides)), stride))
+        return self.strides[-1][0]
 
     def unravel(self, flat: str, shape: tuple, key) -> tuple:
         strides = contiguous_strides(shape)
@@ -464,23 +478,24 @@ def const_value(n: Node, part: str):
     return values[0] if part == "start" else values[1] - values[0]
 
 
-def lower(kernel: Kernel) -> Lowered:
+def lower(kernel: Kernel, symbolic: bool = False) -> Lowered:
     """The kernel IR of a map or map-reduce kernel; raises Unsupported for the rest.
+    ``symbolic``: the kernel's sizes are ``symbolic.Sym``s (``symbolic.template``).
 
     Lowering recurses along the DAG, whose depth the automatic flush bounds: the recursion
     limit is raised for the call only, and the program's own limit put back after it."""
     limit, needed = sys.getrecursionlimit(), 8 * config.FLUSH_DEPTH + 2000
     if limit >= needed:
-        return _lower(kernel)
+        return _lower(kernel, symbolic)
     sys.setrecursionlimit(needed)
     try:
-        return _lower(kernel)
+        return _lower(kernel, symbolic)
     finally:
         sys.setrecursionlimit(limit)
 
 
-def _lower(kernel: Kernel) -> Lowered:
-    low = _Lowerer(kernel)
+def _lower(kernel: Kernel, symbolic: bool = False) -> Lowered:
+    low = _Lowerer(kernel, symbolic)
     reduces = [n for n in kernel.nodes if n.op is Op.REDUCE]
     writes_at = kernel.outputs[-1].op in (Op.SCATTER_AT, Op.SCATTER)
     if kernel.kind != "map" or reduces or kernel.outputs[-1].op in (Op.SCATTER, Op.SCAN):

@@ -28,6 +28,7 @@ from ..core import config
 from ..core.dag import generic_key, structure_key
 from ..core.ranges import phase
 from ..core.realize import count, register_plan_cache
+from . import symbolic
 from .lower import Lowered, Unsupported, lower
 from .schedule import Kernel, Plan, schedule, skeleton, skeleton_kernel
 
@@ -176,17 +177,21 @@ def _loaded(prepared: tuple, target: Target, device: str) -> Compiled:
 LOOKED_UP = 128  # the most kernels of a plan that may run through NumPy looked up in the cache
 
 
-def build(order: list, roots: list, device: str, target: Target, interpret: bool = False):
+def build(order: list, roots: list, device: str, target: Target, interpret: bool = False,
+          general=None):  # fmt: skip
     """The target's program evaluating ``roots`` (uncached). Its kernels are lowered and
     rendered first, then the new ones compile together (``Target.precompile``), then load.
     ``interpret``: the kernels that would compile run through NumPy instead, where the target
     says so, those of a plan of many kernels not even lowered (the program's ``interpreted``
     then counts the seconds that takes and ``waiting`` the sources those kernels would compile,
     ``_distinct``'s count for a large plan; ``Target.tier_up``: then they compile, or load
-    from the compile cache)."""
+    from the compile cache). ``general``: the DAG's key without sizes (``dag.generic_key``,
+    with the device and variant), where a template planned at other sizes may plan it
+    (``_templated``)."""
     with phase("numloom: plan"):
-        plan = schedule(roots, device, order)
-        waiting, prepared, distinct = [], None, 0
+        made = _templated(order, roots, device, target, general) if general else None
+        plan, prepared = made or (schedule(roots, device, order), None)
+        waiting, distinct = [], 0
         if interpret:
             special = [target.special(k, device) for k in plan.kernels]
             waiting = [i for i, c in enumerate(special) if c is None]
@@ -194,8 +199,8 @@ def build(order: list, roots: list, device: str, target: Target, interpret: bool
                 [plan.kernels[i] for i in waiting])  # fmt: skip
             if not waiting or not target.interprets(order, distinct):
                 waiting = []
-            elif len(waiting) <= LOOKED_UP:  # (those the compile cache holds load now)
-                prepared = [_prepared(k, target, device) for k in plan.kernels]
+            elif len(waiting) <= LOOKED_UP or prepared:  # (those the cache holds load now)
+                prepared = prepared or [_prepared(k, target, device) for k in plan.kernels]
                 waiting = [i for i, p in enumerate(prepared)
                            if p[0] is None and not target.available(p[2])]  # fmt: skip
                 distinct = len(waiting)
@@ -232,42 +237,233 @@ def program(order: list, roots: list, device: str, target: Target, signature=Non
                 interpret and not target.tier_up(cached, order)):  # fmt: skip
             return cached
         program = target.plans.put(key, build(order, roots, device, target))  # (compiled now)
-        _share(key, order, program, target)
+        general = generic_key(order, key[2])
+        _share(program, target, None if general is None else (key[0], key[1], general))
         return program
+    general = generic_key(order, key[2])
+    if general is not None:
+        general = (key[0], key[1], general)
     if not interpret:
-        return target.plans.put(key, build(order, roots, device, target))
+        return target.plans.put(key, build(order, roots, device, target, general=general))
     # A structure seen at other sizes serves these sizes too, its kernels run through NumPy
     # from this DAG's nodes (where the target says so): a loop over growing slices (a split
     # search's x[:i]) plans once, not at each i
-    general = generic_key(order, key[2])
     if general is not None:
-        shared = _ANY_SIZE.get((key[0], key[1], general))
+        shared = _ANY_SIZE.get(general)
         if shared is not None:
             program = target.for_size(shared, order)
             if program is not None:
                 count("plans_reused")
                 return target.plans.keep(key, program)
-    program = target.plans.put(key, build(order, roots, device, target, interpret))
-    _share(key, order, program, target, general)
+    program = target.plans.put(key, build(order, roots, device, target, interpret, general))
+    _share(program, target, general)
     return program
 
 
-def _share(key: tuple, order: list, program, target: Target, general=False) -> None:
-    """Keep ``program`` for new sizes of its structure (``key``'s without sizes: ``general``,
-    or found here) where the target says it serves them (``Target.any_size``)."""
-    if general is False:
-        general = generic_key(order, key[2])
+def _share(program, target: Target, general) -> None:
+    """Keep ``program`` for new sizes of its structure (``general``: its key without sizes,
+    with the device and variant) where the target says it serves them (``Target.any_size``)."""
     if general is None or not target.any_size(program):
         return
     if len(_ANY_SIZE) >= _ANY_SIZE_BOUND:
         _ANY_SIZE.pop(next(iter(_ANY_SIZE), None), None)
-    _ANY_SIZE[(key[0], key[1], general)] = program
+    _ANY_SIZE[general] = program
 
 
 # (device, variant, structure key without sizes) -> a program that serves every size
 # (``Target.any_size``), the oldest dropped first beyond the bound
 _ANY_SIZE: dict = {}
 _ANY_SIZE_BOUND = 256
+
+
+# --- plans generic in sizes (symbolic.py) --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _KernelTemplate:
+    """One kernel of a template: its nodes as positions in the DAG's order, and its IR and
+    source as planned, with the expressions of its arguments (``params(N)``)."""
+
+    name: str
+    kind: str
+    reason: str
+    nodes: tuple
+    inputs: tuple
+    outputs: tuple
+    special: bool  # the target runs it its own way (``Target.special``)
+    lowered: Lowered | None = None  # (its params are the symbolic ones; None: through NumPy)
+    params: object = None  # N -> the kernel's arguments (sizes, strides, offsets)
+    source: str | None = None
+    symbol: str | None = None
+
+
+@dataclass(frozen=True)
+class Template:
+    """A structure's plan for every size that answers ``holds`` alike (symbolic.py)."""
+
+    holds: object  # N -> bool
+    guards: int  # how many questions ``holds`` asks
+    outputs: tuple
+    kernels: tuple
+
+    def plan(self, order: list, device: str, target: Target) -> tuple:
+        """``(plan, prepared)`` of the DAG ``order`` (``holds`` it): ``build``'s plan and each
+        kernel's ``_prepared``."""
+        kernels, prepared = [], []
+        for t in self.kernels:
+            k = Kernel(name=t.name, kind=t.kind, reason=t.reason,
+                       nodes=tuple([order[i] for i in t.nodes]),
+                       inputs=tuple([order[i] for i in t.inputs]),
+                       outputs=tuple([order[i] for i in t.outputs]))  # fmt: skip
+            kernels.append(k)
+            if t.special:
+                prepared.append((target.special(k, device), None, None, None))
+            elif t.lowered is None:
+                prepared.append((Compiled(), None, None, None))
+            else:
+                low = t.lowered
+                lowered = Lowered(low.kernel, t.params(order),
+                                  tuple([(order[i], part) for i, part in low.consts]),
+                                  low.const_layout,
+                                  tuple([(order[i], j) for i, j in low.checks]))  # fmt: skip
+                prepared.append((None, lowered, t.source, t.symbol))
+        plan = Plan(outputs=tuple([order[i] for i in self.outputs]), kernels=tuple(kernels),
+                    device=device, order=tuple(order))  # fmt: skip
+        return plan, prepared
+
+
+def template(order: list, roots: list, device: str, target: Target):
+    """The template of the DAG ``order``'s structure (``symbolic.py``): planned once with
+    symbolic sizes; None where a size is used in a way it cannot follow."""
+    rec = symbolic.Recorder()
+    shadow = symbolic.shadow(order, rec)
+    pos = {id(n): i for i, n in enumerate(shadow)}
+    at = {id(n): i for i, n in enumerate(order)}
+    try:
+        plan = schedule([shadow[at[id(r)]] for r in roots], device, shadow)
+        kernels = []
+        for k in plan.kernels:
+            fields = dict(name=k.name, kind=k.kind, reason=k.reason,
+                          nodes=tuple(pos[id(n)] for n in k.nodes),
+                          inputs=tuple(pos[id(n)] for n in k.inputs),
+                          outputs=tuple(pos[id(n)] for n in k.outputs))  # fmt: skip
+            if target.special(k, device) is not None:
+                kernels.append(_KernelTemplate(special=True, **fields))
+                continue
+            try:
+                low = lower(k, symbolic=True)
+            except Unsupported:
+                kernels.append(_KernelTemplate(special=False, **fields))
+                continue
+            _pin_sizes(low.kernel)  # (a size left in the IR is a constant of its text)
+            source, symbol = target.render(replace(low.kernel, name="KERNEL"))
+            named = f"nl_{_hint(low.kernel.kind, k.name)}_{symbol[3:]}"
+            params = symbolic.function([symbolic.value_text(p) for p in low.params], "tuple")
+            low = replace(low, params=(), consts=tuple((pos[id(n)], p) for n, p in low.consts),
+                          checks=tuple((pos[id(n)], j) for n, j in low.checks))  # fmt: skip
+            kernels.append(_KernelTemplate(special=False, lowered=low, params=params,
+                                           source=source.replace(symbol, named), symbol=named,
+                                           **fields))  # fmt: skip
+        outputs = tuple(pos[id(n)] for n in plan.outputs)
+    except (symbolic.Unfollowed, RecursionError) as why:
+        if config.DEBUG >= 2:
+            print(f"numloom: no template of this plan's structure: {why}", file=sys.stderr)
+        return None
+    guards = list(rec.guards)
+    return Template(symbolic.function(guards, "guard"), len(guards), outputs, tuple(kernels))
+
+
+def _pin_sizes(value) -> None:
+    """Record the exact value of every ``Sym`` inside ``value`` (IR dataclasses, tuples)."""
+    if type(value) is symbolic.Sym:
+        value.pinned()
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            _pin_sizes(v)
+    elif hasattr(value, "__dataclass_fields__"):
+        for name in value.__dataclass_fields__:
+            _pin_sizes(getattr(value, name))
+
+
+def _templated(order: list, roots: list, device: str, target: Target, general) -> tuple | None:
+    """``(plan, prepared)`` of the DAG ``order`` from a template of its structure (``general``:
+    its key without sizes), or None: it is planned anew. A structure's template is made the
+    second time it is planned (at a second size); a size that answers its questions otherwise
+    gets a template of its own, up to ``TEMPLATES_PER_STRUCTURE``."""
+    if TEMPLATES == "0":
+        return None
+    found = _TEMPLATES.get(general)
+    if found is None:
+        if len(_TEMPLATES) >= _TEMPLATES_BOUND:
+            _TEMPLATES.pop(next(iter(_TEMPLATES), None), None)
+        _TEMPLATES[general] = []  # (planned once: a template when it is planned again)
+        return None
+    for t in found:
+        if t.holds(order):
+            made = t.plan(order, device, target)
+            count("plans_from_templates")
+            if TEMPLATES == "check":
+                _check(made, order, roots, device, target)
+            return made
+    if len(found) >= TEMPLATES_PER_STRUCTURE or _NO_TEMPLATE in found:
+        return None
+    t = template(order, roots, device, target)
+    if t is None:
+        found.append(_NO_TEMPLATE)
+        return None
+    if not t.holds(order):
+        raise AssertionError("numloom: a template does not hold for the DAG it was made of")
+    found.append(t)
+    made = t.plan(order, device, target)
+    if TEMPLATES == "check":
+        _check(made, order, roots, device, target)
+    return made
+
+
+def _check(made: tuple, order: list, roots: list, device: str, target: Target) -> None:
+    """Raise where the template's plan of ``order`` differs from its plan made anew
+    (``NUMLOOM_PLAN_TEMPLATES=check``)."""
+    plan, prepared = made
+    fresh = schedule(roots, device, order)
+    problems = []
+    if len(plan.kernels) != len(fresh.kernels):
+        problems.append(f"{len(plan.kernels)} kernels, planned anew {len(fresh.kernels)}")
+    for k, f, p in zip(plan.kernels, fresh.kernels, prepared):
+        ids = lambda nodes: [id(n) for n in nodes]  # noqa: E731
+        for part in ("name", "kind", "reason"):
+            if getattr(k, part) != getattr(f, part):
+                problems.append(f"{k.name}: {part} {getattr(k, part)!r} != {getattr(f, part)!r}")
+        for part in ("nodes", "inputs", "outputs"):
+            if ids(getattr(k, part)) != ids(getattr(f, part)):
+                problems.append(f"{k.name}: other {part}")
+        q = _prepared(f, target, device)
+        if (p[0] is None) != (q[0] is None):
+            problems.append(f"{k.name}: special or through NumPy: {p[0]} != {q[0]}")
+        elif p[1] is not None or q[1] is not None:
+            a, b = p[1], q[1]
+            if a is None or b is None:
+                problems.append(f"{k.name}: lowered {a is not None}, anew {b is not None}")
+            elif a.kernel != b.kernel or p[2] != q[2]:
+                problems.append(f"{k.name}: other IR:\n{a.kernel}\nplanned anew:\n{b.kernel}")
+            elif tuple(a.params) != tuple(b.params):
+                problems.append(f"{k.name}: arguments {a.params} != {b.params}")
+            elif a.const_layout != b.const_layout or [(id(n), x) for n, x in a.consts] != [
+                    (id(n), x) for n, x in b.consts] or [(id(n), x) for n, x in a.checks] != [
+                    (id(n), x) for n, x in b.checks]:  # fmt: skip
+                problems.append(f"{k.name}: other constants or checks")
+    if problems:
+        raise AssertionError("numloom: a template's plan differs from the plan made anew:\n"
+                             + "\n".join(problems[:8]))  # fmt: skip
+
+
+_NO_TEMPLATE = Template(lambda N: False, 0, (), ())  # (a structure whose sizes it cannot follow)
+# NUMLOOM_PLAN_TEMPLATES: "1" (default), "0" (every new size planned anew), "check" (a
+# template's plans checked against plans made anew: the test suite)
+TEMPLATES = config.env("NUMLOOM_PLAN_TEMPLATES", "1")
+TEMPLATES_PER_STRUCTURE = 4
+# structure key without sizes (with the device and variant) -> its templates
+_TEMPLATES: dict = {}
+_TEMPLATES_BOUND = 1024
 
 
 def _describe(plan: Plan) -> str:

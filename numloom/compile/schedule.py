@@ -384,8 +384,9 @@ def _all_mergeable(roots: list) -> bool:
     thread, one block on a GPU; the work they share is stored once and each reduces in
     parallel). Checked once a kernel, not a pair: a value shared by hundreds of kernels (a
     gradient summed over a batch) made 1.6 M pair checks."""
-    spaces = {_row_space(r) for r in roots}
-    if len(spaces) > 1 or None in spaces:
+    spaces = [_row_space(r) for r in roots]  # (compared, not hashed: symbolic.py)
+    first = spaces[0] if spaces else None
+    if first is None or any(s is None or s != first for s in spaces):
         return len(roots) < 2
     return sum(1 for r in roots if _whole(r)) <= 1
 
@@ -400,6 +401,9 @@ def schedule(roots: list, device: str = "cpu", order: list | None = None) -> Pla
     if order is None:
         order = toposort(roots)
     by_id = {id(n): n for n in order}
+    # each node's place in order: a plan is a function of the DAG, never of where its nodes
+    # lie in memory (a template planned over copies of them makes the same plan: symbolic.py)
+    place = {id(n): i for i, n in enumerate(order)}
     why = _materialized(order, roots)
     _unfused_row_reductions(order, why)
     group = _launches(order)  # kernel root id -> representative id (multi-output kernels)
@@ -425,7 +429,7 @@ def schedule(roots: list, device: str = "cpu", order: list | None = None) -> Pla
                 recheck = i if recheck is None else min(recheck, i)
                 continue
             if _all_mergeable(roots_here) and not _depends(roots_here):
-                rep = min(kernels)
+                rep = min(kernels, key=place.__getitem__)  # (the first in order, not in memory)
                 for k, v in list(group.items()) + [(k, k) for k in kernels]:
                     if v in kernels:
                         group[k] = rep
@@ -445,7 +449,7 @@ def schedule(roots: list, device: str = "cpu", order: list | None = None) -> Pla
             continue
         start = i + 1 if recheck is None else recheck
         recheck = None
-    return _plan(order, roots, why, owners, group, device)
+    return _plan(order, roots, why, owners, group, device, place)
 
 
 def _unfused_row_reductions(order: list, why: dict) -> None:
@@ -509,12 +513,13 @@ def _depends(kernel_roots: list) -> bool:
     return False
 
 
-def _plan(order, roots, why, owners, group, device) -> Plan:
+def _plan(order, roots, why, owners, group, device, place) -> Plan:
     members: dict = {}
     for n in order:
         if n.op is Op.BUFFER:
             continue
-        for rep in {group.get(k, k) for k in owners.get(id(n), ())}:
+        reps = {group.get(k, k) for k in owners.get(id(n), ())}
+        for rep in sorted(reps, key=place.__getitem__) if len(reps) > 1 else reps:
             members.setdefault(rep, []).append(n)  # cheap nodes go into every kernel using them
     kernels = {}
     for rep, nodes in members.items():

@@ -40,6 +40,9 @@ VARIABLES = {
     "NUMLOOM_COMPILE_AFTER_MS": "on the CPU, a new plan of few elements runs through NumPy, node "
     "by node, until its runs have taken this many milliseconds, then compiles (default 20; 0: "
     "every plan compiles at once)",
+    "NUMLOOM_PLAN_TEMPLATES": "a structure planned at two sizes is planned at a new size from "
+    "its template, not anew (default 1; 0: planned anew; check: both, raising where they "
+    "differ)",
     "NUMLOOM_NVRTC_PCH": "0 keeps NVRTC from precompiling numloom's CUDA header once per process "
     "(NVRTC 12.8 and later; default 1)",
     "NUMLOOM_PURE_PYTHON": "1 runs the array handle and the traced operation in Python, not in the "

@@ -114,14 +114,23 @@ class View(NamedTuple):
 prod = math.prod  # (a shape's element count)
 
 
-@functools.lru_cache(maxsize=4096)
 def contiguous_strides(shape) -> tuple:
+    try:
+        return _cached_strides(shape)
+    except TypeError:  # (a template's symbolic sizes are not hashed: compile/symbolic.py)
+        return _strides(shape)
+
+
+def _strides(shape) -> tuple:
     strides = []
     step = 1
     for n in reversed(shape):
         strides.append(step)
         step *= max(n, 1)
     return tuple(reversed(strides))
+
+
+_cached_strides = functools.lru_cache(maxsize=4096)(_strides)
 
 
 class Node:

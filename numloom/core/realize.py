@@ -310,6 +310,9 @@ _STATS = {
     "plan_cache_hits": 0,
     # new sizes of a known structure whose plan runs through NumPy: its plan serves them too
     "plans_reused": 0,
+    # new sizes of a structure planned before, planned by its template (compile/symbolic.py):
+    # no scheduling, lowering or rendering; the kernels compiled for the old sizes serve them
+    "plans_from_templates": 0,
     "plans_cached": 0,  # programs the backends' plan caches hold now (counted by stats())
     "plan_cache_evictions": 0,
     "graphs_launched": 0,
