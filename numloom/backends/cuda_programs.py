@@ -40,9 +40,19 @@ def declared_arguments(ir) -> tuple:
     """(how many sizes, which constants by offset) the rendered CUDA signature of kernel ``ir``
     declares: sizes and constants its code never reads are left out of it, so they must be
     left out of the launch's arguments too (the arguments after them would shift)."""
+    found = _DECLARED.get(id(ir))
+    if found is not None and found[0] is ir:  # (the same IR: a template's, at each new size)
+        return found[1]
     from ..compile.render_cuda import kernel_constants, kernel_params
 
-    return kernel_params(ir), tuple(off for off, _ in kernel_constants(ir))
+    declared = kernel_params(ir), tuple(off for off, _ in kernel_constants(ir))
+    if len(_DECLARED) >= 1024:
+        _DECLARED.clear()
+    _DECLARED[id(ir)] = (ir, declared)
+    return declared
+
+
+_DECLARED: dict = {}  # id(ir) -> (ir, its declared arguments): the IR is kept, its id unique
 
 
 @dataclass

@@ -127,12 +127,14 @@ def new_size_probe(numloom, wl, n: int = 100_000, sizes: int = 20) -> str:
     new = statistics.median([timed(n + 1024 * (k + 1)) for k in range(sizes)])
     after = numloom.stats()
     built = {k: after.get(k, 0) - before.get(k, 0)
-             for k in ("kernels_compiled", "graphs_built", "graph_updates")}  # fmt: skip
+             for k in ("kernels_compiled", "graphs_built", "graph_updates",
+                       "plans_from_templates")}  # fmt: skip
     return (
         f"blackscholes {_count(n)} at {sizes} new sizes: {new:.2f} ms a call, against "
         f"{again:.2f} ms at a size it has run (medians); the new sizes compiled "
         f"{built['kernels_compiled']} kernels, built {built['graphs_built']} CUDA graphs, "
-        f"updated {built['graph_updates']} graph nodes in place"
+        f"updated {built['graph_updates']} graph nodes in place, took "
+        f"{built['plans_from_templates']} plans from their structure's template"
     )
 
 
