@@ -266,8 +266,16 @@ def _share(program, target: Target, general) -> None:
     if general is None or not target.any_size(program):
         return
     if len(_ANY_SIZE) >= _ANY_SIZE_BOUND:
-        _ANY_SIZE.pop(next(iter(_ANY_SIZE), None), None)
+        _drop_oldest(_ANY_SIZE)
     _ANY_SIZE[general] = program
+
+
+def _drop_oldest(entries: dict) -> None:
+    """Drop the oldest entry of ``entries`` (another device's thread may be adding one)."""
+    try:
+        entries.pop(next(iter(entries)), None)
+    except (RuntimeError, StopIteration):  # (changed meanwhile, or emptied: nothing dropped)
+        pass
 
 
 # (device, variant, structure key without sizes) -> a program that serves every size
@@ -365,7 +373,9 @@ def template(order: list, roots: list, device: str, target: Target):
                                            source=source.replace(symbol, named), symbol=named,
                                            **fields))  # fmt: skip
         outputs = tuple(pos[id(n)] for n in plan.outputs)
-    except (symbolic.Unfollowed, RecursionError) as why:
+    except Exception as why:  # (a size it cannot follow; anything else is raised in a check)
+        if TEMPLATES == "check" and not isinstance(why, (symbolic.Unfollowed, RecursionError)):
+            raise
         if config.DEBUG >= 2:
             print(f"numloom: no template of this plan's structure: {why}", file=sys.stderr)
         return None
@@ -395,7 +405,7 @@ def _templated(order: list, roots: list, device: str, target: Target, general) -
     found = _TEMPLATES.get(general)
     if found is None:
         if len(_TEMPLATES) >= _TEMPLATES_BOUND:
-            _TEMPLATES.pop(next(iter(_TEMPLATES), None), None)
+            _drop_oldest(_TEMPLATES)
         _TEMPLATES[general] = []  # (planned once: a template when it is planned again)
         return None
     for t in found:
