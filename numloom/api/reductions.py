@@ -189,8 +189,9 @@ def _reduce(kind: str, a, axis, dtype, out, keepdims, where, np_fn, initial=_NO_
                 _plans.clear()
             _plans[key] = planned
         return deliver(_planned(planned, a), out)
-    if cast is not None:
-        src = fperrors.record_if_raising(node(Op.CAST, (src,), None, src.shape, cast))
+    if cast is not None:  # (NumPy's iterator casts in its buffers: sum_order.py)
+        src = fperrors.record_if_raising(node(Op.CAST, (src,), "reduce" if where is True
+                                              else None, src.shape, cast))  # fmt: skip
     if where is not True:
         src = _masked(src, where, kind, initial)
     # Over no axes a reduction is its elementwise part (cast, mask, initial): no REDUCE node.
@@ -224,8 +225,8 @@ class _Planned:
 def _planned(p: _Planned, a: ndarray):
     """The reduction's nodes over ``a`` and its result, from a ``_Planned``."""
     src = a._node()
-    if p.cast is not None:
-        src = fperrors.record_if_raising(node(Op.CAST, (src,), None, src.shape, p.cast))
+    if p.cast is not None:  # (NumPy's iterator casts in its buffers: sum_order.py)
+        src = fperrors.record_if_raising(node(Op.CAST, (src,), "reduce", src.shape, p.cast))
     n = node(Op.REDUCE, (src,), (p.kind, p.axes), p.shape, src.dtype) if p.axes else src
     if p.axes and p.raising:
         fperrors.record(n, _dag.user_line())

@@ -59,6 +59,8 @@ def compute(n: Node, srcs: list):
     if op is Op.VIEW:
         return strided(_flat(srcs[0]), n.arg)
     if op is Op.CAST:
+        if n.arg == "reduce":  # (a reduction's own cast: NumPy casts in its buffers)
+            return _ReduceCast.of(srcs[0], n.dtype)
         return srcs[0].astype(n.dtype)
     if op is Op.MAP:
         fn = NUMPY_UFUNCS.get(n.arg) or USER_UFUNCS[n.arg].numpy
@@ -119,7 +121,23 @@ def _reduce(n: Node, src: np.ndarray):
         return fn(src, axis=axis).astype(n.dtype)
     ufunc = _REDUCERS[kind]
     dtype = None if kind in ("max", "min") else n.dtype
+    uncast = getattr(src, "uncast", None)  # (NumPy's reduction casting in its buffers)
+    if uncast is not None and uncast.shape == src.shape:
+        src = uncast
     return np.asarray(ufunc.reduce(src, axis=axes, dtype=dtype)).astype(n.dtype, copy=False)
+
+
+class _ReduceCast(np.ndarray):
+    """The value of a reduction's own cast (``sum(dtype=np.float64)`` of float32 data): the
+    cast values, which keep the data before the cast (``uncast``), so that the reduction
+    hands NumPy those with its ``dtype=``. NumPy casts them in its buffers and sums each
+    buffer pairwise, an order the cast values, summed as one run, would not take."""
+
+    @staticmethod
+    def of(values: np.ndarray, dtype) -> np.ndarray:
+        cast = np.asarray(values).astype(dtype).view(_ReduceCast)
+        cast.uncast = values
+        return cast
 
 
 def _gather(n: Node, srcs: list):

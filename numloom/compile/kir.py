@@ -61,7 +61,10 @@ class Reduction:
     out: Store
     # NumPy's order of a float sum, where the C renderer keeps it (results equal NumPy's bit for
     # bit): ``(run, type)``, the number of trailing reduction axes NumPy folds as one pairwise
-    # run (the axes before it fold in turn) and the C type it adds in. None: any order.
+    # run (the axes before it fold in turn) and the C type it adds in; or ``(run, type, group,
+    # chunk)``, NumPy's buffers of a whole-array sum (sum_order._buffered): the ``group`` axes
+    # before the run are walked as one flat index, ``chunk`` (a C expression) of its positions
+    # times the run one pairwise sum, added in turn. None: any order.
     numpy_order: tuple | None = None
 
 
@@ -116,6 +119,9 @@ class Kernel:
         if self.reduction:
             r = self.reduction
             lines.append(f"  {r.kind}({r.value}) -> {r.out.buffer}[{r.out.index}]")
+            if r.numpy_order is not None and len(r.numpy_order) == 4:
+                lines.append(f"  in NumPy's buffers of {r.numpy_order[3]} x the last "
+                             f"{r.numpy_order[0]} axes")  # fmt: skip
         return "\n".join(lines)
 
 

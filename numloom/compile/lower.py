@@ -620,6 +620,8 @@ def _lower_reduce(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
     out_coords = tuple(f"i{k}" for k in range(len(kept)))
     out_index = low.linear(out_coords, root.shape, "out") if kept else "0"
     index = "r0" if kind in ("argmax", "argmin") else "0"
+    if order is not None and len(order) == 4:  # (NumPy's buffers of a whole-array sum)
+        order = (*order[:3], low.param(("chunk",), order[3]))
     reduction = kir.Reduction(kind, _acc_type(kind, src.dtype), value, index,
                               kir.Store("out0", out_index, "acc"), order)  # fmt: skip
     return kir.Kernel(name=kernel.name, kind="reduce", buffers=_buffers(kernel), outer=outer,
@@ -660,6 +662,8 @@ def _lower_row(low: _Lowerer, kernel: Kernel) -> kir.Kernel:
         order = numpy_sum_order(r.srcs[0], r.arg[1], kind)
         if point[0] == "flat" and order is not None:
             order = (1, order[1])
+        elif order is not None and len(order) == 4:  # (NumPy's buffers of a whole-array sum)
+            order = (*order[:3], low.param(("chunk", id(r)), order[3]))
         phases.append(kir.Phase(tuple(low.body), kir.Reduction(kind, _acc_type(kind, r.srcs[0].dtype),
                                                               value, index, out, order)))  # fmt: skip
         low.row_locals[id(r)] = low.noted(r, f"(({compute_type(r.dtype)}){name})")

@@ -352,14 +352,17 @@ def _render_numpy_sum(k: kir.Kernel, r: kir.Reduction) -> list:
     """A float sum in NumPy's order, so that it gives NumPy's result bit for bit: per output
     point, the reduction axes before the run fold in turn, each adding the pairwise sum of
     the run (``_pairwise``). A full reduction splits its top levels among the threads."""
-    run, ctype = r.numpy_order
-    seq = len(k.inner) - run
+    run, ctype = r.numpy_order[:2]
+    group = r.numpy_order[2] if len(r.numpy_order) == 4 else 0
+    seq = len(k.inner) - run - group
     out_type = next(b.ctype for b in k.buffers if b.name == r.out.buffer)
-    if not run and len(k.outer) == 1 and out_type == ctype:
+    if not run and not group and len(k.outer) == 1 and out_type == ctype:
         return _numpy_sum_across(k, r)
     # (NumPy's float16 additions round to float16 at each one: the axes folded in turn too)
     add = "acc = nl_round_half(acc + {});" if out_type == "nl_half" else "acc += {};"
-    if run:
+    if group:
+        step = _buffered_sums(k, r, ctype, seq, add)
+    elif run:
         total = " * ".join(k.inner[seq:])
         parallel = not k.outer and not seq
         step = _pairwise(k, r, ctype, k.inner[seq:], seq, total, parallel) + [add.format("pw")]
@@ -370,6 +373,25 @@ def _render_numpy_sum(k: kir.Kernel, r: kir.Reduction) -> list:
     if k.outer:
         return _loops(k.outer, "i", body, parallel=True, simd=False, work=k.inner)
     return ["{", *_indent(body, 1), "}"]
+
+
+def _buffered_sums(k: kir.Kernel, r: kir.Reduction, ctype: str, seq: int, add: str,
+                   lets=None, stores=()) -> list:  # fmt: skip
+    """NumPy's buffers of a whole-array sum (``kir.Reduction.numpy_order``'s 4 fields): the
+    group's axes walked as one flat index ``pw_g``, ``chunk`` of its positions times the run
+    one pairwise sum, each added to ``acc`` in turn."""
+    run, _, group, chunk = r.numpy_order
+    extents = k.inner[seq:]
+    g_total = " * ".join(extents[:group])
+    r_total = " * ".join(extents[group:]) or "1"
+    return [
+        f"for (int64_t pw_g = 0; pw_g < {g_total}; pw_g += {chunk}) {{",
+        f"    const int64_t pw_m = {chunk} < {g_total} - pw_g ? {chunk} : {g_total} - pw_g;",
+        *_indent(_pairwise(k, r, ctype, extents, seq, f"pw_m * ({r_total})", False, lets,
+                           stores, start=f"pw_g * ({r_total})"), 1),
+        f"    {add.format('pw')}",
+        "}",
+    ]
 
 
 def _numpy_sum_across(k: kir.Kernel, r: kir.Reduction) -> list:
@@ -394,13 +416,13 @@ def _numpy_sum_across(k: kir.Kernel, r: kir.Reduction) -> list:
 
 
 def _pairwise(k, r: kir.Reduction, ctype: str, extents: tuple, first: int, total: str,
-              parallel: bool, lets=None, stores=()) -> list:  # fmt: skip
+              parallel: bool, lets=None, stores=(), start: str = "0") -> list:  # fmt: skip
     """Statements setting ``pw`` to NumPy's pairwise sum of ``r.value`` over the run of loops
     ``extents`` (indices r<first>...): a range of at most 128 elements folds into 8 partial
     sums (element j into sum j % 8) combined as ((0+1)+(2+3))+((4+5)+(6+7)), then its last
     n % 8 elements in turn; a longer range sums its halves (the first a multiple of 8 long)
     and adds them. The recursion runs on a small stack; ``parallel`` sums the top 15 ranges'
-    leaves on the threads first."""
+    leaves on the threads first. ``start``: the flat position of the range's first element."""
     lets = _lets(k.body) if lets is None else lets
     element = lets + [_store(k, st) for st in stores]
 
@@ -461,10 +483,10 @@ def _pairwise(k, r: kir.Reduction, ctype: str, extents: tuple, first: int, total
         ]
 
     if not parallel:
-        return [f"{ctype} pw;", *driver("0", total, "pw")]
+        return [f"{ctype} pw;", *driver(start, total, "pw")]
     return [
         f"{ctype} pw, pw_top[15]; int64_t pw_tlo[15], pw_tn[15];",
-        f"pw_tlo[0] = 0; pw_tn[0] = {total};",
+        f"pw_tlo[0] = {start}; pw_tn[0] = {total};",
         "for (int pw_t = 0; pw_t < 7; pw_t++) {  /* the top three levels' ranges */",
         "    int64_t pw_h = pw_tn[pw_t] > 128 ? pw_tn[pw_t] / 2 - pw_tn[pw_t] / 2 % 8 : -1;",
         "    pw_tlo[2 * pw_t + 1] = pw_tlo[pw_t]; pw_tn[2 * pw_t + 1] = pw_h;",
@@ -514,10 +536,13 @@ def _render_row(k: kir.Kernel) -> list:
 def _numpy_sum_row(k: kir.Kernel, phase: kir.Phase) -> list:
     """A row kernel's pass folding a float sum in NumPy's order (``_render_numpy_sum``)."""
     r = phase.reduction
-    run, ctype = r.numpy_order
-    seq = len(k.inner) - run
+    run, ctype = r.numpy_order[:2]
+    group = r.numpy_order[2] if len(r.numpy_order) == 4 else 0
+    seq = len(k.inner) - run - group
     lets = _lets(phase.body)
-    if run:
+    if group:
+        step = _buffered_sums(k, r, ctype, seq, "acc += {};", lets, phase.stores)
+    elif run:
         step = _pairwise(k, r, ctype, k.inner[seq:], seq, " * ".join(k.inner[seq:]), False,
                          lets, phase.stores) + ["acc += pw;"]  # fmt: skip
     else:

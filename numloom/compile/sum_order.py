@@ -20,7 +20,10 @@ def numpy_sum_order(src: Node, axes: tuple, kind: str) -> tuple | None:
     axes add those runs in turn."""
     if kind != "sum" or src.dtype.kind != "f" or list(axes) != sorted(axes):
         return None
-    shape, strides = src.shape, _memory_strides(src)
+    # a sum's own cast (``dtype=``, a float16 mean's float32): NumPy's iterator casts the
+    # data in its buffers, as they lie, and buffers even one run
+    cast = src.op is Op.CAST and src.arg == "reduce"
+    shape, strides = src.shape, _memory_strides(src.srcs[0] if cast else src)
     if strides is None:
         return None
     dims = sorted((d for d in range(len(shape)) if shape[d] > 1), key=lambda d: -strides[d])
@@ -37,7 +40,56 @@ def numpy_sum_order(src: Node, axes: tuple, kind: str) -> tuple | None:
     # last axis fastest): NumPy's memory order must be that order
     if run != sorted(run) or rest != sorted(rest) or (run and rest and rest[-1] > run[0]):
         return None
-    return (sum(1 for a in axes if run and a >= run[0]), compute_type(src.dtype))
+    count = sum(1 for a in axes if run and a >= run[0])
+    if (rest or cast) and dims and len(reduced) == len(dims):  # (a whole-array sum, buffered)
+        chunked = _buffered(dims, shape, strides, axes, cast)
+        if chunked is not None:
+            return (*chunked[:1], compute_type(src.dtype), *chunked[1:])
+    return (count, compute_type(src.dtype))
+
+
+BUFSIZE = 8192  # NumPy's iterator buffer, in elements (np.getbufsize())
+
+
+def _buffered(dims: list, shape: tuple, strides: tuple, axes: tuple,
+              cast: bool) -> tuple | None:  # fmt: skip
+    """How NumPy's iterator (``npyiter_find_buffering_setup``, NumPy 2.3 and later) feeds a
+    whole-array sum whose data are not one run: its dimensions are the axes ``dims`` (memory
+    order, outermost first) merged where they lie contiguously, innermost first; it picks the
+    "core" of the first ``b`` of them and copies ``chunk`` consecutive indices of dimension
+    ``b`` times that core into a buffer of at most ``BUFSIZE`` elements, each buffer one
+    pairwise sum added in turn (the dimensions after ``b`` walked in turn). ``a[:, 1:-1].sum()``
+    of a (1000, 100) array: buffers of 83 rows of 98. Where the inner dimension alone is each
+    call (a row longer than 4096: no buffer), None: the rows fold in turn as they do.
+    ``cast``: the sum casts its data (buffered, whatever their layout: ``x.sum(dtype=
+    np.float64)`` of a float32 vector adds pairwise sums of 8192 elements in turn).
+
+    Returns ``(run, group, chunk)`` for ``kir.Reduction.numpy_order``: the trailing reduced
+    axes of the core, the axes before them that dimension ``b`` merges, and ``chunk``."""
+    merged = []  # NumPy's dimensions, innermost first: [size, first axis (outermost)]
+    for d in reversed(dims):
+        if merged and strides[d] == strides[merged[-1][1]] * shape[merged[-1][1]]:
+            merged[-1] = [merged[-1][0] * shape[d], d]
+        else:
+            merged.append([shape[d], d])
+    cost = 2 if cast else 1  # (1 + the operands buffered)
+    size = merged[0][0]
+    best, best_cost, best_size, best_core = 0, cost, size, 1
+    for dim in range(1, len(merged)):
+        if size >= BUFSIZE and cost > 1:
+            break
+        if dim == 1 and not cast:
+            cost += 1  # (the data leave one stride: buffered from here)
+        core, size = size, size * merged[dim][0]
+        room = BUFSIZE if size > BUFSIZE else size
+        if cost * best_size <= best_cost * room:
+            best, best_cost, best_size, best_core = dim, cost, size, core
+    if best == 0 and not cast:
+        return None
+    chunk = min(merged[best][0], BUFSIZE // best_core)
+    run = sum(1 for a in axes if a >= merged[best - 1][1]) if best else 0
+    group = sum(1 for a in axes if a >= merged[best][1]) - run
+    return run, group, chunk
 
 
 def _memory_strides(src: Node) -> tuple | None:
@@ -49,11 +101,12 @@ def _memory_strides(src: Node) -> tuple | None:
         strides = contiguous_strides(src.shape)
     elif src.op is Op.VIEW and src.srcs[0].op in _MEMORY and src.srcs[0].dtype == src.dtype:
         strides = src.arg.strides
-    elif (src.op is Op.VIEW and src.arg.is_contiguous() and src.arg.offset == 0
-          and src.srcs[0].dtype == src.dtype and src.srcs[0].op not in (Op.VIEW, Op.BITCAST)
-          and _c_ordered_inputs(src.srcs[0])):  # fmt: skip
-        # a reshape of a computed value (an einsum's result): NumPy's C-ordered temporary
-        strides = contiguous_strides(src.shape)
+    elif (src.op is Op.VIEW and src.srcs[0].dtype == src.dtype
+          and src.srcs[0].op is not Op.BITCAST and _c_ordered_inputs(src.srcs[0])):  # fmt: skip
+        # a view of a computed value (a reshape of an einsum's result, ``(b * 2)[:, 1:-1]``),
+        # or of a view no view of memory reads (``a[:, 1:-1].ravel()``: NumPy's copy): of
+        # NumPy's C-ordered temporary, whose flat layout the view's strides count in
+        strides = src.arg.strides
     elif src.op is Op.VIEW or src.op is Op.BITCAST or not _c_ordered_inputs(src):
         return None
     else:

@@ -55,7 +55,7 @@ def _check(got, want):
 @pytest.mark.parametrize("what", list(REDUCTIONS))
 def test_one_dimensional_float_reductions_equal_numpys(dtype, n, what):
     if dtype == "float16" and what in ("std", "var ddof=1"):
-        pytest.skip("float16 var/std: NumPy sums a float32 cast in buffered chunks")
+        pytest.skip("float16 var/std: NumPy's float32 deviations from the mean, cast back")
     host = (RNG.random(n) * 100 - 30).astype(dtype)
     fn = REDUCTIONS[what]
     want = fn(numpy, host)
@@ -70,12 +70,46 @@ def test_one_dimensional_float_reductions_equal_numpys(dtype, n, what):
 def test_float_reductions_over_axes_equal_numpys(dtype, shape, what):
     host = (RNG.random(shape) * 10 - 3).astype(dtype)
     if dtype == "float16" and what == "std last":
-        pytest.skip("float16 var/std: NumPy sums a float32 cast in buffered chunks")
+        pytest.skip("float16 std over an axis: NumPy's buffers of a float32 cast per row")
     if dtype == "float16" and nl.get_device() != "cpu":
         pytest.skip("a GPU adds float16 in float; NumPy rounds each addition along an axis")
     if what == "a column view" and shape[1] < 2:
         pytest.skip("no column to drop")
     _check(AXES[what](nl.asarray(host)), AXES[what](host))
+
+
+WHOLE_SUMS = {  # a whole-array sum of data NumPy's iterator buffers (sum_order._buffered)
+    "inner columns": lambda xp, a: a[:, 1:-1].sum(),
+    "interior": lambda xp, a: a[1:-1, 1:-1].sum(),
+    "every other": lambda xp, a: a[::2, ::2].sum(),
+    "every third column": lambda xp, a: a[:, ::3].sum(),
+    "mean of a window": lambda xp, a: a[10:, 5:-3].mean(),
+    "var of columns": lambda xp, a: a[:, 1:].var(),
+    "squares of the interior": lambda xp, a: xp.sum(a[1:-1, 1:-1] ** 2),
+    "a computed value's view": lambda xp, a: (a * 2)[:, 1:-1].sum(),
+    "a raveled view": lambda xp, a: a[:, 1:-1].ravel().sum(),
+    "float64 sum of float32": lambda xp, a: a.astype(xp.float32).sum(dtype=xp.float64),
+    "float64 sum of a float32 view": lambda xp, a: a.astype(xp.float32)[:, 1:].sum(
+        dtype=xp.float64),
+    "float64 mean of float32": lambda xp, a: a.astype(xp.float32).mean(dtype=xp.float64),
+    "mean of float16 columns": lambda xp, a: a.astype(xp.float16)[:, :-1].mean(),
+    "3-d inner rows": lambda xp, a: a.reshape(a.shape[0], -1, 2)[:, 1:, :].sum(),
+}
+
+
+@pytest.mark.skipif(nl.get_device() != "cpu", reason="bit for bit on the CPU")
+@pytest.mark.parametrize("shape", [(1000, 100), (300, 300), (40, 5000), (5, 30000), (100, 6)],
+                         ids=str)  # fmt: skip
+@pytest.mark.parametrize("what", list(WHOLE_SUMS))
+def test_whole_sums_of_strided_or_cast_data_take_numpys_buffers(shape, what):
+    """NumPy (2.3 and later) sums data that are not one run, or that the sum casts, in
+    buffers of at most 8192 elements (whole rows where they fit), each buffer pairwise, the
+    buffers in turn: ``a[:, 1:-1].sum()`` of a (1000, 100) array adds 12 pairwise sums of 83
+    rows, where adding the rows' pairwise sums in turn misses NumPy's last bit."""
+    host = numpy.random.default_rng(11).random(shape) * 10 - 3
+    want = WHOLE_SUMS[what](numpy, host)
+    got = WHOLE_SUMS[what](nl, nl.asarray(host))
+    _check(got, want)
 
 
 def test_the_mean_of_random_numbers_prints_numpys_digits():
