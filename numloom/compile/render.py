@@ -361,7 +361,7 @@ def _render_numpy_sum(k: kir.Kernel, r: kir.Reduction) -> list:
     # (NumPy's float16 additions round to float16 at each one: the axes folded in turn too)
     add = "acc = nl_round_half(acc + {});" if out_type == "nl_half" else "acc += {};"
     if group:
-        step = _buffered_sums(k, r, ctype, seq, add)
+        step = _buffered_sums(k, r, ctype, seq, add, parallel=not k.outer and not seq)
     elif run:
         total = " * ".join(k.inner[seq:])
         parallel = not k.outer and not seq
@@ -376,22 +376,66 @@ def _render_numpy_sum(k: kir.Kernel, r: kir.Reduction) -> list:
 
 
 def _buffered_sums(k: kir.Kernel, r: kir.Reduction, ctype: str, seq: int, add: str,
-                   lets=None, stores=()) -> list:  # fmt: skip
-    """NumPy's buffers of a whole-array sum (``kir.Reduction.numpy_order``'s 4 fields): the
-    group's axes walked as one flat index ``pw_g``, ``chunk`` of its positions times the run
-    one pairwise sum, each added to ``acc`` in turn."""
+                   lets=None, stores=(), parallel: bool = False) -> list:  # fmt: skip
+    """NumPy's buffers of a whole-array sum (``kir.Reduction.numpy_order``'s 4 fields), as
+    NumPy takes them: the group's axes walked as one flat index, ``chunk`` of its positions
+    times the run copied into a buffer of at most ``SUM_BUFFER`` values (the run's loops, no
+    division an element), the buffer summed pairwise, the buffers' sums added to ``acc`` in
+    turn. ``parallel``: the buffers are summed on the threads, then added in order."""
     run, _, group, chunk = r.numpy_order
     extents = k.inner[seq:]
     g_total = " * ".join(extents[:group])
     r_total = " * ".join(extents[group:]) or "1"
-    return [
-        f"for (int64_t pw_g = 0; pw_g < {g_total}; pw_g += {chunk}) {{",
-        f"    const int64_t pw_m = {chunk} < {g_total} - pw_g ? {chunk} : {g_total} - pw_g;",
-        *_indent(_pairwise(k, r, ctype, extents, seq, f"pw_m * ({r_total})", False, lets,
-                           stores, start=f"pw_g * ({r_total})"), 1),
-        f"    {add.format('pw')}",
-        "}",
+    lets = _lets(k.body) if lets is None else lets
+    free = len(k.inner)  # (the buffer's position: a loop index no axis uses)
+    here = ["int64_t pw_q = pw_g + pw_c;"]
+    for j in reversed(range(group)):  # (the group's coordinates, once a row of the run)
+        here.append(f"const int64_t r{seq + j} = pw_q % {extents[j]};" if j else
+                    f"const int64_t r{seq} = pw_q;")  # fmt: skip
+        if j:
+            here.append(f"pw_q /= {extents[j]};")
+    fill = lets + [_store(k, st) for st in stores] + [f"pw_buf[pw_k++] = ({ctype})({r.value});"]
+    body = ["{", *_indent(here + _loops(extents[group:], "r", fill, parallel=False, simd=False,
+                                        first=seq + group), 1), "}"]  # fmt: skip
+    summed = _pairwise(k, replace(r, value=f"pw_buf[r{free}]"), ctype, ("pw_k",), free, "pw_k",
+                       False, lets=[], stores=())  # fmt: skip
+    per_buffer = [
+        "const int64_t pw_g = pw_b * pw_w;",
+        f"const int64_t pw_m = pw_w < {g_total} - pw_g ? pw_w : {g_total} - pw_g;",
+        f"{ctype} pw_buf[{SUM_BUFFER}]; int64_t pw_k = 0;",
+        "for (int64_t pw_c = 0; pw_c < pw_m; pw_c++)",
+        *body,
+        *summed,
     ]
+    if len(extents) == 1:  # (one axis: its range is summed where it lies, no copy)
+        per_buffer = [*per_buffer[:2], *_pairwise(k, r, ctype, extents, seq, "pw_m", False,
+                                                  lets, stores, start="pw_g")]  # fmt: skip
+    # (at most SUM_BUFFER values a buffer, whatever the arguments say)
+    width = [f"const int64_t pw_w = {chunk} * ({r_total}) <= {SUM_BUFFER} ? {chunk} : "
+             f"{SUM_BUFFER} / ({r_total});",
+             f"const int64_t pw_nb = ({g_total} + pw_w - 1) / pw_w;"]  # fmt: skip
+    if not parallel:
+        return ["{", *_indent(width + ["for (int64_t pw_b = 0; pw_b < pw_nb; pw_b++) {",
+                                       *_indent(per_buffer + [add.format("pw")], 1), "}"], 1),
+                "}"]  # fmt: skip
+    return ["{", *_indent(width + [
+        f"{ctype} pw_sums[{SUMS_AT_ONCE}];",
+        f"for (int64_t pw_b0 = 0; pw_b0 < pw_nb; pw_b0 += {SUMS_AT_ONCE}) {{",
+        f"    const int64_t pw_b1 = pw_b0 + {SUMS_AT_ONCE} < pw_nb ? pw_b0 + {SUMS_AT_ONCE} : pw_nb;",
+        f"    #pragma omp parallel for schedule(static) if ({g_total} * ({r_total}) > "
+        f"{PARALLEL_MIN})",
+        "    for (int64_t pw_b = pw_b0; pw_b < pw_b1; pw_b++) {",
+        *_indent(per_buffer + ["pw_sums[pw_b - pw_b0] = pw;"], 2),
+        "    }",
+        "    for (int64_t pw_b = pw_b0; pw_b < pw_b1; pw_b++) {",
+        f"        {add.format('pw_sums[pw_b - pw_b0]')}",
+        "    }",
+        "}",
+    ], 1), "}"]  # fmt: skip
+
+
+SUM_BUFFER = 8192  # NumPy's iterator buffer (sum_order.BUFSIZE): a buffered sum's values
+SUMS_AT_ONCE = 1024  # buffers summed on the threads before their sums are added in turn
 
 
 def _numpy_sum_across(k: kir.Kernel, r: kir.Reduction) -> list:
