@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import numloom as nl
 
@@ -355,3 +357,30 @@ def test_a_sum_over_an_array_written_with_reversed_reads_is_numpys():
     want = program(a, b)
     got = program(nl.asarray(a), nl.asarray(b)).get()
     assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.skipif(nl.get_device() != "cpu", reason="bit for bit on the CPU")
+@settings(max_examples=150, deadline=None)
+@given(
+    shape=st.lists(st.integers(1, 40), min_size=1, max_size=3),
+    starts=st.lists(st.integers(0, 3), min_size=3, max_size=3),
+    steps=st.lists(st.integers(1, 3), min_size=3, max_size=3),
+    dtype=st.sampled_from(["float64", "float32", "float16"]),
+    cast=st.sampled_from([None, "float64"]),
+    computed=st.booleans(),
+    how=st.sampled_from(["sum", "mean"]),
+)
+def test_whole_sums_of_drawn_views_are_numpys(shape, starts, steps, dtype, cast, computed, how):
+    """A whole-array sum (or mean) of a drawn view (starts, steps) of stored or computed data,
+    with or without a cast: NumPy's value bit for bit, whatever its iterator buffers."""
+    big = tuple(n * 4 + 8 for n in shape)  # (room for the starts and steps)
+    host = (numpy.random.default_rng(len(shape)).random(big) * 10 - 3).astype(dtype)
+    index = tuple(slice(s, s + n * k, k) for s, n, k in zip(starts, shape, steps))
+
+    def run(xp, a):
+        v = (a * 2)[index] if computed else a[index]
+        return getattr(v, how)(dtype=cast)
+
+    want = run(numpy, host)
+    got = run(nl, nl.asarray(host))
+    numpy.testing.assert_array_equal(numpy.asarray(got), want)
