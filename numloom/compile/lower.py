@@ -124,12 +124,11 @@ def _propagates(c: Node, n: Node) -> bool:
 
 
 class _Lowerer:
-    def __init__(self, kernel: Kernel, symbolic: bool = False):
+    def __init__(self, kernel: Kernel):
         self.k = kernel
-        # sizes are symbolic.Sym (a template's planning): strides share an argument where
-        # they compare equal, each comparison recorded, as a concrete lowering's do by value
-        self.symbolic = symbolic
-        self.strides: list = []  # (key, stride) of each distinct stride given an argument
+        # (key, stride) of each distinct stride given an argument: strides share one where
+        # they compare equal (compared, not hashed: a template's sizes record each comparison)
+        self.strides: list = []
         self.members = {id(n) for n in kernel.nodes}
         self.outputs = {id(n): j for j, n in enumerate(kernel.outputs)}
         self.inputs = {id(n): j for j, n in enumerate(kernel.inputs)}
@@ -225,8 +224,6 @@ class _Lowerer:
         return f"{coord} * {self.param(self.stride_key(stride), stride)}"
 
     def stride_key(self, stride) -> tuple:
-        if not self.symbolic:
-            return ("stride", int(stride))
         for key, value in self.strides:
             if value == stride:
                 return key
@@ -478,24 +475,23 @@ def const_value(n: Node, part: str):
     return values[0] if part == "start" else values[1] - values[0]
 
 
-def lower(kernel: Kernel, symbolic: bool = False) -> Lowered:
+def lower(kernel: Kernel) -> Lowered:
     """The kernel IR of a map or map-reduce kernel; raises Unsupported for the rest.
-    ``symbolic``: the kernel's sizes are ``symbolic.Sym``s (``symbolic.template``).
 
     Lowering recurses along the DAG, whose depth the automatic flush bounds: the recursion
     limit is raised for the call only, and the program's own limit put back after it."""
     limit, needed = sys.getrecursionlimit(), 8 * config.FLUSH_DEPTH + 2000
     if limit >= needed:
-        return _lower(kernel, symbolic)
+        return _lower(kernel)
     sys.setrecursionlimit(needed)
     try:
-        return _lower(kernel, symbolic)
+        return _lower(kernel)
     finally:
         sys.setrecursionlimit(limit)
 
 
-def _lower(kernel: Kernel, symbolic: bool = False) -> Lowered:
-    low = _Lowerer(kernel, symbolic)
+def _lower(kernel: Kernel) -> Lowered:
+    low = _Lowerer(kernel)
     reduces = [n for n in kernel.nodes if n.op is Op.REDUCE]
     writes_at = kernel.outputs[-1].op in (Op.SCATTER_AT, Op.SCATTER)
     if kernel.kind != "map" or reduces or kernel.outputs[-1].op in (Op.SCATTER, Op.SCAN):

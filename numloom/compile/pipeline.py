@@ -237,12 +237,9 @@ def program(order: list, roots: list, device: str, target: Target, signature=Non
                 interpret and not target.tier_up(cached, order)):  # fmt: skip
             return cached
         program = target.plans.put(key, build(order, roots, device, target))  # (compiled now)
-        general = generic_key(order, key[2])
-        _share(program, target, None if general is None else (key[0], key[1], general))
+        _share(program, target, _general(order, key))
         return program
-    general = generic_key(order, key[2])
-    if general is not None:
-        general = (key[0], key[1], general)
+    general = _general(order, key)
     if not interpret:
         return target.plans.put(key, build(order, roots, device, target, general=general))
     # A structure seen at other sizes serves these sizes too, its kernels run through NumPy
@@ -258,6 +255,13 @@ def program(order: list, roots: list, device: str, target: Target, signature=Non
     program = target.plans.put(key, build(order, roots, device, target, interpret, general))
     _share(program, target, general)
     return program
+
+
+def _general(order: list, key: tuple):
+    """The plan cache's ``key`` of the DAG ``order`` without its sizes (``dag.generic_key``,
+    with the device and variant), or None where it has none."""
+    general = generic_key(order, key[2])
+    return None if general is None else (key[0], key[1], general)
 
 
 def _share(program, target: Target, general) -> None:
@@ -299,7 +303,7 @@ class _KernelTemplate:
     inputs: tuple
     outputs: tuple
     special: bool  # the target runs it its own way (``Target.special``)
-    lowered: Lowered | None = None  # (its params are the symbolic ones; None: through NumPy)
+    lowered: Lowered | None = None  # (its params left out: ``params``; None: through NumPy)
     params: object = None  # N -> the kernel's arguments (sizes, strides, offsets)
     source: str | None = None
     symbol: str | None = None
@@ -359,7 +363,7 @@ def template(order: list, roots: list, device: str, target: Target):
                 kernels.append(_KernelTemplate(special=True, **fields))
                 continue
             try:
-                low = lower(k, symbolic=True)
+                low = lower(k)
             except Unsupported:
                 kernels.append(_KernelTemplate(special=False, **fields))
                 continue

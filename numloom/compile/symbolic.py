@@ -1,10 +1,10 @@
 """Plans generic in sizes: a structure planned at two sizes serves every size alike.
 
 A DAG's plan (its kernels, their IR and their sources) is a function of its structure and of
-its nodes' sizes, strides and offsets. ``template(order, roots, ...)`` plans a DAG once more with
-every one of those integers replaced by a ``Sym``: an int that remembers where it came from
-(``N[3].shape[1]``, ``N[5].arg.offset``) and records each question the scheduler and the
-lowering ask of it (``N[3].shape[1] == 1``, ``N[5].arg.strides[0] == N[3].shape[1]``) with its
+its nodes' sizes, strides and offsets. ``pipeline.template(order, roots, ...)`` plans a DAG once
+more with every one of those integers replaced by a ``Sym``: an int that remembers where it
+came from (``N[3].shape[1]``, ``N[5].arg.offset``) and records each question the scheduler and
+the lowering ask of it (``N[3].shape[1] == 1``, ``N[5].arg.strides[0] == N[3].shape[1]``) with its
 answer. A kernel argument made of them keeps its expression. The result is a ``Template``:
 
 - ``holds(order)``: whether a DAG of the same structure without sizes (``dag.generic_key``)
@@ -15,7 +15,8 @@ answer. A kernel argument made of them keeps its expression. The result is a ``T
 Where a value is used in a way a ``Sym`` cannot follow (turned into text, an index, a float)
 the question recorded is its exact value: the template then holds for that value only. A size
 hashed (a dict's key) raises, so the template is not made: a hash that misses would hide a
-question. ``NUMLOOM_PLAN_TEMPLATES=check`` plans every DAG a template serves anew too and
+question. C code that reads a ``Sym`` as an int (``range``, NumPy) sees its value and records
+nothing; so ``NUMLOOM_PLAN_TEMPLATES=check`` plans every DAG a template serves anew too and
 raises where the two differ (the test suite runs so).
 """
 

@@ -256,7 +256,11 @@ def _run_program(xp, steps, base):
           ("where", 7, 2)])  # fmt: skip
 @example([("u", 0, 0), ("reduce", 0, 0), ("u", 0, 0), ("b", 33, 33), ("b", 0, 5)])
 def test_random_programs_match_numpy(steps):
-    base = numpy.arange(30.0).reshape(5, 6) / 7
+    check_program(steps, numpy.arange(30.0).reshape(5, 6) / 7)
+
+
+def check_program(steps, base) -> None:
+    """The random program ``steps`` over ``base`` gives NumPy's arrays."""
     want = _run_program(numpy, steps, base)
     got = _run_program(nl, steps, base)
     assert len(got) == len(want)

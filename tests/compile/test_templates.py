@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import numloom as nl
 from numloom.compile import pipeline, symbolic
-from tests.compile.test_fusion import _run_program, programs
+from tests.compile.test_fusion import check_program, programs
 
 
 def _count(name: str) -> int:
@@ -170,10 +170,4 @@ def test_random_programs_at_three_sizes(steps):
     shapes (traced: not a loop's small arrays): the second and third plan each structure from
     its template, checked against the plan made anew, and every result is NumPy's."""
     for shape in ((60, 50), (70, 41), (90, 33)):
-        base = numpy.arange(float(numpy.prod(shape))).reshape(shape) / 700
-        want = _run_program(numpy, steps, base)
-        got = _run_program(nl, steps, base)
-        assert len(got) == len(want)
-        for g, w in zip(got, want):
-            assert g.shape == w.shape and g.dtype == w.dtype
-            numpy.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12, equal_nan=True)
+        check_program(steps, numpy.arange(float(numpy.prod(shape))).reshape(shape) / 700)
