@@ -680,16 +680,27 @@ def apply_along_axis(func1d, axis, arr, *args, **kwargs):
         if 0 in outer:
             raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0")
     made = [func1d(moved[ind], *args, **kwargs) for ind in _np.ndindex(outer)]
+    if not any(isinstance(r, ndarray) for r in made):
+        # NumPy's values (a NumPy function of each slice): NumPy's own loop, a buffer of the
+        # first result's dtype filled in place, one array (not a plan of a piece a result)
+        first = _np.asanyarray(made[0])
+        buff = _np.empty(outer + first.shape, first.dtype)
+        for ind, r in zip(_np.ndindex(outer), made):
+            buff[ind] = r
+        return transpose(asarray(buff, device=arr.device), _result_axes(axis, nd, first.ndim))
     results = [asarray(r) for r in made]
     stacked = concatenate([r[None] for r in results], axis=0)
     res = stacked.reshape(outer + results[0].shape)
-    res_nd = results[0].ndim
-    order = list(range(axis)) + list(range(nd - 1, nd - 1 + res_nd)) + \
-        list(range(axis, nd - 1))  # fmt: skip
-    out = transpose(res, order)
+    out = transpose(res, _result_axes(axis, nd, results[0].ndim))
     # of the first result's subclass, as NumPy's buffer (``zeros_like`` of it); of arr's,
     # the guard in front of this function makes it
     return of_class(out, made[0]) if programs_subclass(made[0]) else out
+
+
+def _result_axes(axis: int, nd: int, res_nd: int) -> list:
+    """The transpose putting ``apply_along_axis``'s stacked results (the loop's axes, then
+    each result's ``res_nd``) where the slices' axis was."""
+    return list(range(axis)) + list(range(nd - 1, nd - 1 + res_nd)) + list(range(axis, nd - 1))
 
 
 def apply_over_axes(func, a, axes):

@@ -57,11 +57,25 @@ def wants(args: tuple) -> bool:
     call starts with."""
     for x in args:
         t = type(x)
-        if (t is ndarray or t is _Scalar) and x._storage.eager:
+        if (t is ndarray or t is _Scalar) and (x._storage.eager or small_piece(x)):
             return True
         if t is _np.ndarray and _small_numpy(x):
             return True
     return scalar_math(args)
+
+
+def small_piece(x) -> bool:
+    """Whether numloom's array ``x`` is a small piece (at most ``PIECE_ELEMENTS``, and at most
+    half) of a large computed CPU array: a point of a grid that a cost function is called on
+    (``4 * x`` for each of 10000 columns of 2: traced, a plan and a sync each). An operator on
+    it runs NumPy's call on the array's memory now (``_tracing.c``'s ``piece_of_large``). A
+    larger piece (a Dask chunk, a row) keeps the traced path, where its work fuses."""
+    storage = x._storage
+    return (0 < x.size <= PIECE_ELEMENTS and realize.large_computed(storage)
+            and 2 * x.size <= prod(storage.version.shape))  # fmt: skip
+
+
+PIECE_ELEMENTS = 64  # (_tracing.c's PIECE_ELEMENTS)
 
 
 def scalar_math(args: tuple) -> bool:

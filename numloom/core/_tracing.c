@@ -62,7 +62,7 @@ static PyObject *plain_loops, *scalar_keys, *scalars_cache, *as_loop_node_py, *p
 static PyObject *seq_counter, *pending_refs, *pending_sweep;
 static PyObject *register_limits, *config_module, *extobj_var, *user_line_py, *whole_py;
 static PyObject *binary_py, *compare_py, *package, *views, *lines, *host_scalars, *eager_py, *eager_into_py;
-static PyObject *s_FLUSH_DEPTH, *s_FLUSH_WIDTH, *s_name, *s_nin, *s_python_call, *s_np;
+static PyObject *s_EAGER_ELEMENTS, *s_FLUSH_DEPTH, *s_FLUSH_WIDTH, *s_name, *s_nin, *s_python_call, *s_np;
 static unsigned long inserts, adds;
 
 /* The operators' ufuncs (numloom.add, ...), by the slot that calls them. */
@@ -247,6 +247,7 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         return NULL;
     if (s_FLUSH_DEPTH == NULL) {
         s_FLUSH_DEPTH = PyUnicode_InternFromString("FLUSH_DEPTH");
+        s_EAGER_ELEMENTS = PyUnicode_InternFromString("EAGER_ELEMENTS");
         s_FLUSH_WIDTH = PyUnicode_InternFromString("FLUSH_WIDTH");
         s_name = PyUnicode_InternFromString("__name__");
         s_nin = PyUnicode_InternFromString("nin");
@@ -273,7 +274,7 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         s_setflags = PyUnicode_InternFromString("setflags");
         if (!s_view || !s_flags || !s_writeable || !s_setflags)
             return NULL;
-        if (!s_FLUSH_DEPTH || !s_FLUSH_WIDTH || !s_name || !s_nin || !s_python_call || !s_np ||
+        if (!s_FLUSH_DEPTH || !s_EAGER_ELEMENTS || !s_FLUSH_WIDTH || !s_name || !s_nin || !s_python_call || !s_np ||
             !s_size || !s_dtype || !s_kind || !s_host_view || !s_shape)
             return NULL;
     }
@@ -1470,6 +1471,38 @@ static PyObject *function_now(PyObject *module, PyObject *const *args, Py_ssize_
     return out;
 }
 
+/* api/eager.py's ``small_piece``: whether handle ``h`` is a small piece (at most
+ * PIECE_ELEMENTS, and at most half) of a large computed CPU array (larger than the config's
+ * EAGER_ELEMENTS: a point of a grid a loop calls a cost function on): an operator on it runs
+ * NumPy's call now. -1 on an error. */
+#define PIECE_ELEMENTS 64 /* (api/eager.py's PIECE_ELEMENTS) */
+static int piece_of_large(Handle *h) {
+    PyObject *version = cpu_version(h);
+    if (version == NULL || SLOT(version, off_op) != op_buffer)
+        return 0;
+    Py_ssize_t n = eager_size(h);
+    if (n <= 0 || n > PIECE_ELEMENTS)
+        return 0;
+    PyObject *shape = SLOT(version, off_shape);
+    if (shape == NULL || !PyTuple_Check(shape))
+        return 0;
+    Py_ssize_t total = 1;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(shape); k++) {
+        Py_ssize_t m = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, k));
+        if (m < 0) {
+            PyErr_Clear();
+            return 0;
+        }
+        total *= m;
+    }
+    if (2 * n > total)
+        return 0;
+    long small = config_long(s_EAGER_ELEMENTS);
+    if (small < 0)
+        return PyErr_Occurred() ? -1 : 0;
+    return total > small;
+}
+
 /* ``uf(*args)`` for one or two operands, each a whole array or a Python scalar: the traced
  * result, or NOT_HANDLED (NULL, no error) when the Python path must run. */
 static PyObject *plain(PyObject *uf, PyObject *const *args, Py_ssize_t nargs) {
@@ -1483,7 +1516,8 @@ static PyObject *plain(PyObject *uf, PyObject *const *args, Py_ssize_t nargs) {
             PyObject *storage = ((Handle *)args[i])->storage;
             int runs_now = storage == NULL ? 0
                            : SLOT(storage, off_eager) == Py_True ? 1
-                           : t == ScalarType ? scalar_math(args, nargs) : 0;
+                           : t == ScalarType ? scalar_math(args, nargs)
+                                             : piece_of_large((Handle *)args[i]);
             if (runs_now < 0)
                 return NULL;
             if (runs_now) {

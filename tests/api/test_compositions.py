@@ -548,6 +548,24 @@ def test_apply_along_axis_and_over_axes(xp):
             xp.apply_over_axes(xp.sum, a, [0, 2]))  # fmt: skip
 
 
+def test_apply_along_axis_of_a_numpy_function_fills_one_buffer():
+    """scientific-python-lectures' gradient descent: ``np.apply_along_axis(f, 0, X)`` over a
+    (2, 100, 100) grid, with ``f`` a NumPy function (a helper module NumPy keeps) returning a
+    NumPy scalar for each of 10000 columns. The results were 10000 arrays concatenated in one
+    plan (a kernel of thousands of inputs: two minutes to compile); they are NumPy's values,
+    so they fill NumPy's buffer, of the first result's dtype, as NumPy's own loop does."""
+    grid = numpy.mgrid[-1:2:100j, -1:1:100j]
+    f = lambda v: numpy.sum(numpy.asarray(v) ** 2) * 0.33  # noqa: E731
+    evaluated = numloom.stats()["plans_evaluated"]
+    got = numloom.apply_along_axis(f, 0, numloom.asarray(grid))
+    numpy.testing.assert_array_equal(numpy.asarray(got), numpy.apply_along_axis(f, 0, grid))
+    assert numloom.stats()["plans_evaluated"] - evaluated <= 2
+    ints = numloom.apply_along_axis(lambda v: numpy.int8(3) if v[0] > 0 else 2.75, 0,
+                               numloom.asarray(grid))  # fmt: skip
+    numpy.testing.assert_array_equal(numpy.asarray(ints), numpy.apply_along_axis(
+        lambda v: numpy.int8(3) if v[0] > 0 else 2.75, 0, grid))  # fmt: skip
+
+
 # --- native: no NumPy call ----------------------------------------------------------------------
 
 

@@ -843,6 +843,35 @@ def test_a_function_of_a_small_piece_of_a_large_computed_array_runs_now():
     assert nl.stats()["plans_evaluated"] - plans <= 1  # (the first rows, before a is computed)
 
 
+def test_arithmetic_on_a_small_piece_of_a_large_computed_array_runs_now():
+    """scientific-python-lectures' gradient descent: a cost function (Rosenbrock's) of each
+    2-element column of a computed (2, 10000) grid, ``4 * x`` and the rest. Traced, each call
+    was a plan and a sync (243 us a column, NumPy 9 us); an operator on a small piece (at most
+    half, a loop's small array's size) of a large computed CPU array runs NumPy's call on its
+    memory now, and its result is a loop's small array. Writes through the piece still reach
+    the grid."""
+
+    def costs(xp, grid):
+        out = []
+        for i in range(0, 300):
+            x = grid[:, i]
+            y = 4 * x
+            y[0] += 1
+            out.append(float(xp.sum(0.5 * (1 - y[:-1]) ** 2 + (y[1:] - y[:-1] ** 2) ** 2)))
+        grid[:, 7] *= 2  # (a write through a piece: the grid's own memory)
+        return out, grid
+
+    host = numpy.mgrid[-1:2:100j, -1:1:100j].reshape(2, -1)
+    want = costs(numpy, host.copy())
+    grid = nl.asarray(host) * 1.0
+    grid.get()
+    plans = nl.stats()["plans_evaluated"]
+    got = costs(nl, grid)
+    assert got[0] == want[0]
+    numpy.testing.assert_array_equal(got[1].get(), want[1])
+    assert nl.stats()["plans_evaluated"] - plans <= 2
+
+
 def test_a_small_computed_matrixs_pinv_in_a_loop_runs_now():
     """A mixture model's density for each sample of NumPy's data: ``pinv(covar)`` of a small
     computed (unmarked) matrix. Traced, each sample was a plan and a sync (0.25 ms, NumPy
