@@ -70,9 +70,7 @@ def small_piece(x) -> bool:
     (``4 * x`` for each of 10000 columns of 2: traced, a plan and a sync each). An operator on
     it runs NumPy's call on the array's memory now (``_tracing.c``'s ``piece_of_large``). A
     larger piece (a Dask chunk, a row) keeps the traced path, where its work fuses."""
-    storage = x._storage
-    return (0 < x.size <= PIECE_ELEMENTS and realize.large_computed(storage)
-            and 2 * x.size <= prod(storage.version.shape))  # fmt: skip
+    return 0 < x.size <= PIECE_ELEMENTS and _piece_of_large(x, x._storage)
 
 
 PIECE_ELEMENTS = 64  # (_tracing.c's PIECE_ELEMENTS)

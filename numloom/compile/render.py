@@ -45,6 +45,7 @@ from .cfamily import (
     _store,
     definitions,
 )
+from .sum_order import BUFSIZE
 
 # Elements below which a kernel runs on one thread: waking OpenMP's (passively waiting) workers
 # costs about 70 us, what one core takes for ~100k elements of arithmetic. Kernels calling
@@ -379,7 +380,7 @@ def _buffered_sums(k: kir.Kernel, r: kir.Reduction, ctype: str, seq: int, add: s
                    lets=None, stores=(), parallel: bool = False) -> list:  # fmt: skip
     """NumPy's buffers of a whole-array sum (``kir.Reduction.numpy_order``'s 4 fields), as
     NumPy takes them: the group's axes walked as one flat index, ``chunk`` of its positions
-    times the run copied into a buffer of at most ``SUM_BUFFER`` values (the run's loops, no
+    times the run copied into a buffer of at most ``BUFSIZE`` values (the run's loops, no
     division an element), the buffer summed pairwise, the buffers' sums added to ``acc`` in
     turn. ``parallel``: the buffers are summed on the threads, then added in order."""
     run, _, group, chunk = r.numpy_order
@@ -402,7 +403,7 @@ def _buffered_sums(k: kir.Kernel, r: kir.Reduction, ctype: str, seq: int, add: s
     per_buffer = [
         "const int64_t pw_g = pw_b * pw_w;",
         f"const int64_t pw_m = pw_w < {g_total} - pw_g ? pw_w : {g_total} - pw_g;",
-        f"{ctype} pw_buf[{SUM_BUFFER}]; int64_t pw_k = 0;",
+        f"{ctype} pw_buf[{BUFSIZE}]; int64_t pw_k = 0;",
         "for (int64_t pw_c = 0; pw_c < pw_m; pw_c++)",
         *body,
         *summed,
@@ -410,9 +411,9 @@ def _buffered_sums(k: kir.Kernel, r: kir.Reduction, ctype: str, seq: int, add: s
     if len(extents) == 1:  # (one axis: its range is summed where it lies, no copy)
         per_buffer = [*per_buffer[:2], *_pairwise(k, r, ctype, extents, seq, "pw_m", False,
                                                   lets, stores, start="pw_g")]  # fmt: skip
-    # (at most SUM_BUFFER values a buffer, whatever the arguments say)
-    width = [f"const int64_t pw_w = {chunk} * ({r_total}) <= {SUM_BUFFER} ? {chunk} : "
-             f"{SUM_BUFFER} / ({r_total});",
+    # (at most BUFSIZE values a buffer, whatever the arguments say)
+    width = [f"const int64_t pw_w = {chunk} * ({r_total}) <= {BUFSIZE} ? {chunk} : "
+             f"{BUFSIZE} / ({r_total});",
              f"const int64_t pw_nb = ({g_total} + pw_w - 1) / pw_w;"]  # fmt: skip
     if not parallel:
         return ["{", *_indent(width + ["for (int64_t pw_b = 0; pw_b < pw_nb; pw_b++) {",
@@ -434,7 +435,6 @@ def _buffered_sums(k: kir.Kernel, r: kir.Reduction, ctype: str, seq: int, add: s
     ], 1), "}"]  # fmt: skip
 
 
-SUM_BUFFER = 8192  # NumPy's iterator buffer (sum_order.BUFSIZE): a buffered sum's values
 SUMS_AT_ONCE = 1024  # buffers summed on the threads before their sums are added in turn
 
 
