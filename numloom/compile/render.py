@@ -353,8 +353,7 @@ def _render_numpy_sum(k: kir.Kernel, r: kir.Reduction) -> list:
     """A float sum in NumPy's order, so that it gives NumPy's result bit for bit: per output
     point, the reduction axes before the run fold in turn, each adding the pairwise sum of
     the run (``_pairwise``). A full reduction splits its top levels among the threads."""
-    run, ctype = r.numpy_order[:2]
-    group = r.numpy_order[2] if len(r.numpy_order) == 4 else 0
+    run, ctype, group = _numpy_order(r)
     seq = len(k.inner) - run - group
     out_type = next(b.ctype for b in k.buffers if b.name == r.out.buffer)
     if not run and not group and len(k.outer) == 1 and out_type == ctype:
@@ -376,6 +375,11 @@ def _render_numpy_sum(k: kir.Kernel, r: kir.Reduction) -> list:
     return ["{", *_indent(body, 1), "}"]
 
 
+def _numpy_order(r: kir.Reduction) -> tuple:
+    """(run, C type, group) of ``r.numpy_order`` (group 0: not NumPy's buffers)."""
+    return (*r.numpy_order[:2], r.numpy_order[2] if len(r.numpy_order) == 4 else 0)
+
+
 def _buffered_sums(k: kir.Kernel, r: kir.Reduction, ctype: str, seq: int, add: str,
                    lets=None, stores=(), parallel: bool = False) -> list:  # fmt: skip
     """NumPy's buffers of a whole-array sum (``kir.Reduction.numpy_order``'s 4 fields), as
@@ -388,29 +392,31 @@ def _buffered_sums(k: kir.Kernel, r: kir.Reduction, ctype: str, seq: int, add: s
     g_total = " * ".join(extents[:group])
     r_total = " * ".join(extents[group:]) or "1"
     lets = _lets(k.body) if lets is None else lets
-    free = len(k.inner)  # (the buffer's position: a loop index no axis uses)
-    here = ["int64_t pw_q = pw_g + pw_c;"]
-    for j in reversed(range(group)):  # (the group's coordinates, once a row of the run)
-        here.append(f"const int64_t r{seq + j} = pw_q % {extents[j]};" if j else
-                    f"const int64_t r{seq} = pw_q;")  # fmt: skip
-        if j:
-            here.append(f"pw_q /= {extents[j]};")
-    fill = lets + [_store(k, st) for st in stores] + [f"pw_buf[pw_k++] = ({ctype})({r.value});"]
-    body = ["{", *_indent(here + _loops(extents[group:], "r", fill, parallel=False, simd=False,
-                                        first=seq + group), 1), "}"]  # fmt: skip
-    summed = _pairwise(k, replace(r, value=f"pw_buf[r{free}]"), ctype, ("pw_k",), free, "pw_k",
-                       False, lets=[], stores=())  # fmt: skip
     per_buffer = [
         "const int64_t pw_g = pw_b * pw_w;",
         f"const int64_t pw_m = pw_w < {g_total} - pw_g ? pw_w : {g_total} - pw_g;",
-        f"{ctype} pw_buf[{BUFSIZE}]; int64_t pw_k = 0;",
-        "for (int64_t pw_c = 0; pw_c < pw_m; pw_c++)",
-        *body,
-        *summed,
     ]
     if len(extents) == 1:  # (one axis: its range is summed where it lies, no copy)
-        per_buffer = [*per_buffer[:2], *_pairwise(k, r, ctype, extents, seq, "pw_m", False,
-                                                  lets, stores, start="pw_g")]  # fmt: skip
+        per_buffer += _pairwise(k, r, ctype, extents, seq, "pw_m", False, lets, stores,
+                                start="pw_g")  # fmt: skip
+    else:
+        here = ["int64_t pw_q = pw_g + pw_c;"]
+        for j in reversed(range(group)):  # (the group's coordinates, once a row of the run)
+            here.append(f"const int64_t r{seq + j} = pw_q % {extents[j]};" if j else
+                        f"const int64_t r{seq} = pw_q;")  # fmt: skip
+            if j:
+                here.append(f"pw_q /= {extents[j]};")
+        fill = lets + [_store(k, st) for st in stores] + [
+            f"pw_buf[pw_k++] = ({ctype})({r.value});"]  # fmt: skip
+        free = len(k.inner)  # (the buffer's position: a loop index no axis uses)
+        per_buffer += [
+            f"{ctype} pw_buf[{BUFSIZE}]; int64_t pw_k = 0;",
+            "for (int64_t pw_c = 0; pw_c < pw_m; pw_c++)",
+            "{", *_indent(here + _loops(extents[group:], "r", fill, parallel=False, simd=False,
+                                        first=seq + group), 1), "}",
+            *_pairwise(k, replace(r, value=f"pw_buf[r{free}]"), ctype, ("pw_k",), free, "pw_k",
+                       False, lets=[], stores=()),
+        ]  # fmt: skip
     # (at most BUFSIZE values a buffer, whatever the arguments say)
     width = [f"const int64_t pw_w = {chunk} * ({r_total}) <= {BUFSIZE} ? {chunk} : "
              f"{BUFSIZE} / ({r_total});",
@@ -580,8 +586,7 @@ def _render_row(k: kir.Kernel) -> list:
 def _numpy_sum_row(k: kir.Kernel, phase: kir.Phase) -> list:
     """A row kernel's pass folding a float sum in NumPy's order (``_render_numpy_sum``)."""
     r = phase.reduction
-    run, ctype = r.numpy_order[:2]
-    group = r.numpy_order[2] if len(r.numpy_order) == 4 else 0
+    run, ctype, group = _numpy_order(r)
     seq = len(k.inner) - run - group
     lets = _lets(phase.body)
     if group:

@@ -74,24 +74,6 @@ class Sym(int):
         self.rec.record(text if answer else f"not ({text})")
         return answer
 
-    def __eq__(self, other):
-        return self._ask(other, operator.eq, "==")
-
-    def __ne__(self, other):
-        return self._ask(other, operator.ne, "!=")
-
-    def __lt__(self, other):
-        return self._ask(other, operator.lt, "<")
-
-    def __le__(self, other):
-        return self._ask(other, operator.le, "<=")
-
-    def __gt__(self, other):
-        return self._ask(other, operator.gt, ">")
-
-    def __ge__(self, other):
-        return self._ask(other, operator.ge, ">=")
-
     def __bool__(self):
         answer = self.v != 0
         self.rec.record(f"{self.expr} != 0" if answer else f"{self.expr} == 0")
@@ -143,9 +125,7 @@ class Sym(int):
     def _op(self, other, op, symbol: str, reflected: bool = False):
         if type(other) is Sym:
             b = other.v
-        elif type(other) is int or type(other) is bool:
-            b = int(other)
-        elif isinstance(other, int):  # (a NumPy integer, an IntEnum)
+        elif isinstance(other, int):  # (a bool, a NumPy integer, an IntEnum)
             b = int(other)
         else:  # (a float: the exact value)
             return op(other, self.pinned()) if reflected else op(self.pinned(), other)
@@ -153,63 +133,6 @@ class Sym(int):
         if reflected:
             return Sym(op(b, self.v), f"({b_text} {symbol} {a_text})", self.rec)
         return Sym(op(self.v, b), f"({a_text} {symbol} {b_text})", self.rec)
-
-    def __add__(self, o):
-        return self._op(o, operator.add, "+")
-
-    def __radd__(self, o):
-        return self._op(o, operator.add, "+", True)
-
-    def __sub__(self, o):
-        return self._op(o, operator.sub, "-")
-
-    def __rsub__(self, o):
-        return self._op(o, operator.sub, "-", True)
-
-    def __mul__(self, o):
-        return self._op(o, operator.mul, "*")
-
-    def __rmul__(self, o):
-        return self._op(o, operator.mul, "*", True)
-
-    def __floordiv__(self, o):
-        return self._op(o, operator.floordiv, "//")
-
-    def __rfloordiv__(self, o):
-        return self._op(o, operator.floordiv, "//", True)
-
-    def __mod__(self, o):
-        return self._op(o, operator.mod, "%")
-
-    def __rmod__(self, o):
-        return self._op(o, operator.mod, "%", True)
-
-    def __pow__(self, o):
-        return self._op(o, operator.pow, "**")
-
-    def __rpow__(self, o):
-        return self._op(o, operator.pow, "**", True)
-
-    def __lshift__(self, o):
-        return self._op(o, operator.lshift, "<<")
-
-    def __rshift__(self, o):
-        return self._op(o, operator.rshift, ">>")
-
-    def __and__(self, o):
-        return self._op(o, operator.and_, "&")
-
-    def __rand__(self, o):
-        return self._op(o, operator.and_, "&", True)
-
-    def __or__(self, o):
-        return self._op(o, operator.or_, "|")
-
-    def __ror__(self, o):
-        return self._op(o, operator.or_, "|", True)
-
-    def __xor__(self, o):
-        return self._op(o, operator.xor, "^")
 
     def __neg__(self):
         return Sym(-self.v, f"(-{self.expr})", self.rec)
@@ -223,6 +146,30 @@ class Sym(int):
     def __invert__(self):
         return Sym(~self.v, f"(~{self.expr})", self.rec)
 
+
+
+def _asking(op, symbol: str):
+    return lambda self, other: self._ask(other, op, symbol)
+
+
+def _making(op, symbol: str, reflected: bool):
+    return lambda self, other: self._op(other, op, symbol, reflected)
+
+
+for _name, _op, _symbol in [("eq", operator.eq, "=="), ("ne", operator.ne, "!="),
+                            ("lt", operator.lt, "<"), ("le", operator.le, "<="),
+                            ("gt", operator.gt, ">"), ("ge", operator.ge, ">=")]:  # fmt: skip
+    setattr(Sym, f"__{_name}__", _asking(_op, _symbol))
+for _name, _op, _symbol, _both in [
+        ("add", operator.add, "+", True), ("sub", operator.sub, "-", True),
+        ("mul", operator.mul, "*", True), ("floordiv", operator.floordiv, "//", True),
+        ("mod", operator.mod, "%", True), ("pow", operator.pow, "**", True),
+        ("and", operator.and_, "&", True), ("or", operator.or_, "|", True),
+        ("lshift", operator.lshift, "<<", False), ("rshift", operator.rshift, ">>", False),
+        ("xor", operator.xor, "^", False)]:  # fmt: skip
+    setattr(Sym, f"__{_name}__", _making(_op, _symbol, False))
+    if _both:
+        setattr(Sym, f"__r{_name}__", _making(_op, _symbol, True))
 
 def shadow(order: list, rec: Recorder) -> list:
     """A copy of the sorted DAG ``order`` whose sizes, strides and offsets are ``Sym``s named
