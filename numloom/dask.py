@@ -194,10 +194,12 @@ def settle(value, now: bool = False) -> None:
 
 def _evaluate_quietly(storages: list) -> None:
     """Evaluate these pending storages; an error is recorded on their arrays and raised where
-    they are used, not in Dask's scheduler."""
+    they are used, not in Dask's scheduler. The evaluation starts before anything waits for
+    its values: a GPU computes a chunk while Python goes on with the next task, and NumPy's
+    warnings come out at the next wait for the device, as for a stencil's started sweeps."""
     if storages:
         try:
-            _realize.evaluate_storages(storages)
+            _realize.evaluate_storages(storages, start=True)
         except Exception:  # noqa: BLE001 (recorded on the arrays)
             pass
 
@@ -393,12 +395,115 @@ def fuse_chunks(dsk: dict, keys) -> dict:
 
 
 def _fused(task_type, tasks: list, key):
-    """Dask's ``Task.fuse`` of ``tasks`` into one task named ``key``, or None where Dask finds
-    them not one subgraph with a single output."""
-    try:
-        return task_type.fuse(*tasks, key=key)
-    except ValueError:
+    """One task named ``key`` that runs ``tasks`` (a subgraph with a single output) in an
+    order found here, once; None where they are not such a subgraph.
+
+    Dask's ``Task.fuse`` makes a task that orders its subgraph with ``dask.order`` at each
+    run, and so does each of the linear chains Dask fused before (a Black-Scholes chunk holds
+    16): 7-11 ms of host time a chunk, more than the chunk's kernels take on a GPU. Here the
+    chains are opened and the whole chunk is one list of steps."""
+    from dask._task_spec import TaskRef
+
+    leaves = {t.key for t in tasks} - {d for t in tasks for d in t.dependencies}
+    if len(leaves) != 1:
         return None
+    flat: list = []
+    made: set = set()
+    for task in tasks:
+        _flatten(task, flat, made, {})
+    wanted, steps = set(leaves), []
+    for step in reversed(flat):  # (the steps the output needs: not an alias read by none)
+        if step[0].key in wanted:
+            steps.append(step)
+            wanted.update(key for _, key in step[1])
+    steps.reverse()
+    made = {node.key for node, _ in steps}
+    inputs = tuple(sorted(wanted - made, key=hash))
+    last = {}  # a value's last reader
+    for i, (_, reads) in enumerate(steps):
+        for _, key in reads:
+            last[key] = i
+    frees = [[] for _ in steps]
+    for key, i in last.items():
+        if key in made:
+            frees[i].append(key)
+    plan = _ChunkSteps(tuple((node, reads, tuple(f)) for (node, reads), f in zip(steps, frees)),
+                       inputs, leaves.pop())  # fmt: skip
+    return task_type(key, _run_steps, plan, *(TaskRef(k) for k in inputs),
+                     _data_producer=any(t.data_producer for t in tasks))  # fmt: skip
+
+
+def _flatten(task, steps: list, made: set, names: dict) -> None:
+    """Append ``task``'s steps, each after its inputs, as ``(node, reads)``: ``reads`` pairs
+    each key the node reads with the key of the value it is in the whole chunk. A fused
+    subgraph of Dask's is opened into its own tasks; its inputs' names inside it (blockwise's
+    ``"__dask_blockwise__0"``, its own in each subgraph) are ``names``' keys; an input that is
+    a value (a scalar operand) becomes a step of its own; the subgraph's key is an alias of
+    its output."""
+    from dask._task_spec import Alias, DataNode, GraphNode, TaskRef, _execute_subgraph
+
+    if getattr(task, "func", None) is _execute_subgraph:
+        inner, outkey, inkeys = task.args[0], task.args[1], task.args[2]
+        own = {}
+        for name, d in zip(inkeys, task.args[3:]):
+            if isinstance(d, TaskRef):
+                own[name] = names.get(d.key, d.key)
+            else:
+                own[name] = (task.key, name)
+                value = (d.substitute({}, key=own[name]) if isinstance(d, GraphNode)
+                         else DataNode(own[name], d))  # fmt: skip
+                _flatten(value, steps, made, {})
+        for node in _toposorted(inner):
+            _flatten(node, steps, made, own)
+        if task.key != outkey:
+            _flatten(Alias(task.key, outkey), steps, made, {})
+        return
+    if task.key in made:  # (an alias of a value made already, under its own name)
+        return
+    steps.append((task, tuple((k, names.get(k, k)) for k in task.dependencies)))
+    made.add(task.key)
+
+
+def _toposorted(inner: dict) -> list:
+    done, order = set(), []
+
+    def visit(key):
+        if key in done or key not in inner:
+            return
+        done.add(key)
+        for d in inner[key].dependencies:
+            visit(d)
+        order.append(inner[key])
+
+    for key in inner:
+        visit(key)
+    return order
+
+
+class _ChunkSteps:
+    """A fused chunk's steps (each a node, the keys it reads with the keys of their values,
+    and the values it reads last, let go after it), its inputs' keys, and its output's key."""
+
+    __slots__ = ("steps", "inputs", "output")
+
+    def __init__(self, steps: tuple, inputs: tuple, output):
+        self.steps, self.inputs, self.output = steps, inputs, output
+
+    def __reduce__(self):
+        return _ChunkSteps, (self.steps, self.inputs, self.output)
+
+    def __dask_tokenize__(self):
+        return ("numloom-chunk-steps", self.output, self.inputs,
+                tuple(node.key for node, _, _ in self.steps))  # fmt: skip
+
+
+def _run_steps(plan: _ChunkSteps, *values):
+    cache = dict(zip(plan.inputs, values))
+    for node, reads, frees in plan.steps:
+        cache[node.key] = node({name: cache[key] for name, key in reads})
+        for key in frees:
+            del cache[key]
+    return cache[plan.output]
 
 
 def _install_optimize() -> None:

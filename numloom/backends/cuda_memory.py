@@ -4,7 +4,9 @@ libraries (DLPack, the CUDA array interface, their streams)."""
 
 from __future__ import annotations
 
+import ctypes
 import math
+import threading
 
 import numpy as np
 
@@ -175,6 +177,69 @@ def to_device(host: np.ndarray, device: str):
         state.stream.sync()  # host memory may be freed as soon as we return
     count("host_to_device_bytes", host.nbytes)
     return node(Op.BUFFER, (), Buffer(array, device), host.shape, host.dtype)
+
+
+def upload(host: np.ndarray, device: str) -> DeviceArray:
+    """A device copy of ``host`` (a small table), in stream order, without waiting for the
+    device. A copy from pageable memory waits for the stream's queued work before it starts;
+    the bytes go through page-locked memory here instead, kept (for the next upload of that
+    size) once an event says the copy has run. Dask's chunks each draw from a stream of their
+    own, whose table was uploaded after a wait for every chunk before it: 105 ms of 375 for
+    Black-Scholes over 40 chunks on an H200."""
+    from cuda.bindings import driver
+
+    host = np.ascontiguousarray(host)
+    array = DeviceArray(host.shape, host.dtype, device)
+    nbytes = host.nbytes
+    if not nbytes:
+        return array
+    stream = _get(device).stream.handle
+    with _staging_lock:
+        busy = _staging_busy.setdefault(device, [])
+        _reap(busy, device)
+        free = _staging_free.get((device, nbytes))
+        pinned = free.pop() if free else None
+    if pinned is None:
+        err, pinned = driver.cuMemHostAlloc(nbytes, 0)
+        _check(err, "cuMemHostAlloc")
+    ctypes.memmove(int(pinned), host.ctypes.data, nbytes)
+    _check(driver.cuMemcpyHtoDAsync(array.ptr, pinned, nbytes, stream), "cuMemcpyHtoDAsync")
+    err, event = driver.cuEventCreate(driver.CUevent_flags.CU_EVENT_DISABLE_TIMING)
+    _check(err, "cuEventCreate")
+    _check(driver.cuEventRecord(event, stream), "cuEventRecord")
+    with _staging_lock:
+        busy.append((event, nbytes, pinned))
+    count("host_to_device_bytes", nbytes)
+    return array
+
+
+# upload's page-locked buffers: (device, bytes) -> free ones; device -> those in flight, each
+# with the event after its copy
+_staging_free: dict = {}
+_staging_busy: dict = {}
+_staging_lock = threading.Lock()
+STAGING_PER_SIZE = 4
+
+
+def _reap(busy: list, device: str) -> None:
+    from cuda.bindings import driver
+
+    done = []
+    for item in busy:
+        (err,) = driver.cuEventQuery(item[0])
+        if err == driver.CUresult.CUDA_ERROR_NOT_READY:
+            continue
+        _check(err, "cuEventQuery")
+        done.append(item)
+    for item in done:
+        busy.remove(item)
+        event, nbytes, pinned = item
+        _check(driver.cuEventDestroy(event), "cuEventDestroy")
+        free = _staging_free.setdefault((device, nbytes), [])
+        if len(free) < STAGING_PER_SIZE:
+            free.append(pinned)
+        else:
+            _check(driver.cuMemFreeHost(pinned), "cuMemFreeHost")
 
 
 def from_device(buffer: Buffer, offset: int, shape: tuple, device: str):

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..api import random_streams
 from ..core.realize import count
-from . import cuda_nonzero
+from . import cuda_memory, cuda_nonzero
 from .cuda_device import _check, _get, fixed_functions
 from .cuda_memory import DeviceArray
 
@@ -408,15 +408,8 @@ def _tables(device: str, inc: int):
 
 
 def _upload(host: np.ndarray, device: str) -> DeviceArray:
-    from cuda.bindings import driver
-
-    array = DeviceArray(host.shape, host.dtype, device)
-    # In stream order: the memory may be a freed table's that a queued draw still reads.
-    stream = _get(device).stream
-    _check(driver.cuMemcpyHtoDAsync(array.ptr, host.ctypes.data, host.nbytes, stream.handle),
-           "cuMemcpyHtoDAsync")  # fmt: skip
-    stream.sync()  # (the host array goes when this returns)
-    return array
+    # (in stream order: the memory may be a freed table's that a queued draw still reads)
+    return cuda_memory.upload(host, device)
 
 
 def _words(state: dict) -> tuple:

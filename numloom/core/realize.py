@@ -500,15 +500,12 @@ def written(storage: Storage, nbytes: int) -> None:
     _writes.clear()
     _written["bytes"] = 0
     if storages:
-        STARTING[0] = True
-        try:
-            _evaluate(storages, device)
-        finally:
-            STARTING[0] = False
+        _evaluate(storages, device, start=True)
 
 
-# True while writes start evaluating before a sync (``written``): a GPU evaluation then need
-# not wait for its kernels to report NumPy's warnings (backends/cuda_launch._FlagReads)
+# True while an evaluation starts before the program waits for a value (writes, ``written``;
+# Dask's chunk results as their tasks end): a GPU evaluation then need not wait for its kernels
+# to report NumPy's warnings (backends/cuda_launch._FlagReads)
 STARTING = [False]
 
 
@@ -625,17 +622,22 @@ def reduced_bytes(version: Node, factor: int = 8, floor: int = 1 << 20) -> int:
     return found
 
 
-def evaluate_storages(storages: list) -> None:
-    """Evaluate these storages' pending versions (and nothing else pending), device by device."""
+def evaluate_storages(storages: list, start: bool = False) -> None:
+    """Evaluate these storages' pending versions (and nothing else pending), device by device
+    (``start``: before the program waits for a value, as ``STARTING`` says)."""
     for device in sorted({s.device for s in storages}):
-        _evaluate([s for s in storages if s.device == device], device)
+        _evaluate([s for s in storages if s.device == device], device, start)
 
 
-def _evaluate(storages: list, device: str) -> None:
+def _evaluate(storages: list, device: str, start: bool = False) -> None:
     with LOCK:
         storages = [s for s in storages if s.pending and s.error is None]
         if storages:
-            _evaluate_locked(storages, device)
+            before, STARTING[0] = STARTING[0], start
+            try:
+                _evaluate_locked(storages, device)
+            finally:
+                STARTING[0] = before
 
 
 def _evaluate_locked(storages: list, device: str) -> None:

@@ -348,7 +348,9 @@ def test_a_device_draw_makes_no_host_round_trip():
     y = rng.random(1 << 20)
     numloom.sync()
     after = numloom.stats()
-    assert after["host_to_device_bytes"] - before["host_to_device_bytes"] < 4096
+    # (what goes up is the stream's tables, its jumps and the ziggurat's, 160 KB: not the 12 MB
+    # of samples)
+    assert after["host_to_device_bytes"] - before["host_to_device_bytes"] < 256 << 10
     assert after["fallbacks"] == before["fallbacks"]
     assert x.shape == y.shape == (1 << 20,)
 

@@ -131,6 +131,7 @@ def test_flag_reads_left_for_a_later_wait_report_oldest_first(monkeypatch):
         stream=types.SimpleNamespace(sync=lambda: waits.append(1)))
     monkeypatch.setattr(cuda_launch, "_get", lambda device: state)
     monkeypatch.setattr(cuda_device, "_devices", {"cuda:0": state})
+    monkeypatch.setattr(cuda_launch, "HOLD_BYTES", 1 << 30)  # (else a part of the GPU's memory)
     reports = []
     monkeypatch.setattr(cuda_launch, "_report_fp",
                         lambda program, segment, order, kept, device: reports.append(
@@ -181,6 +182,7 @@ def test_flag_reads_left_for_a_later_wait_report_oldest_first(monkeypatch):
 
 # --- on a GPU --------------------------------------------------------------------------------
 
+
 gpu = pytest.mark.gpu
 
 
@@ -190,6 +192,35 @@ def _on_cuda():
     if cuda_problem() is not None:
         pytest.skip(f"CUDA is not usable here: {cuda_problem()}")
     return nl.device("cuda")
+
+
+@gpu
+def test_uploads_go_through_page_locked_buffers_kept_once_their_copies_ran():
+    """A small table (a random stream's jumps) goes to the device in stream order without a
+    wait: its bytes are staged in page-locked memory at the call (the host array may change
+    at once), and the staging buffer serves the next upload of its size once its copy ran."""
+    from numloom.backends import cuda_memory
+    from numloom.core.realize import Buffer
+
+    with _on_cuda():
+        device = nl.get_device()
+        host = numpy.arange(3000, dtype=numpy.uint64)
+        first = cuda_memory.upload(host, device)
+        host[:] = 7  # (after the call: the copy has its bytes already)
+        second = cuda_memory.upload(host, device)
+        nl.sync()
+        numpy.testing.assert_array_equal(cuda_memory.to_host(Buffer(first, device)),
+                                         numpy.arange(3000))  # fmt: skip
+        numpy.testing.assert_array_equal(cuda_memory.to_host(Buffer(second, device)), 7)
+        third = cuda_memory.upload(host + 1, device)  # (both copies ran: their buffers kept)
+        assert len(cuda_memory._staging_free[(device, host.nbytes)]) == 1
+        numpy.testing.assert_array_equal(cuda_memory.to_host(Buffer(third, device)), 8)
+        rng = nl.random.default_rng(3)
+        draws = [nl.random.default_rng(seed).random(5000) for seed in range(20)]
+        want = [numpy.random.default_rng(seed).random(5000) for seed in range(20)]
+        for got, expected in zip(draws, want):  # (each seed's jumps uploaded without a wait)
+            numpy.testing.assert_array_equal(got.get(), expected)
+        assert rng.random(3).shape == (3,)
 
 
 @gpu

@@ -204,6 +204,80 @@ def test_a_gpu_chunk_serializes_as_a_device_frame():
     assert serialize(host, serializers=("cuda", "dask"))[0]["serializer"] == "dask"
 
 
+def test_chunk_results_evaluated_at_task_ends_start_before_a_wait(monkeypatch):
+    """Each chunk's reduced result is evaluated as its task ends; that evaluation is one that
+    starts before the program waits for a value (``realize.STARTING``), as a stencil's sweeps
+    do: on a GPU it leaves its flag read to the next wait for the device."""
+    import dask
+
+    from numloom.core import realize
+
+    seen = []
+    evaluate = realize._evaluate_locked
+
+    def recorded(storages, device):
+        seen.append(realize.STARTING[0])
+        return evaluate(storages, device)
+
+    monkeypatch.setattr(realize, "_evaluate_locked", recorded)
+    monkeypatch.setattr(numloom.dask, "SETTLE_BYTES", 1)  # (each chunk's result at its end)
+    with dask.config.set({"array.backend": "numloom"}):
+        x, y = _drawn(4 * 200_000, 200_000)  # (chunks of 1.6 MB: settled at their ends)
+        result = _shared_chain(x, y)
+        seen.clear()  # (building the graph reads its parts' metadata: ordinary evaluations)
+        got = result.compute(scheduler="sync")
+    assert len(seen) >= 4 and all(seen), seen
+    assert realize.STARTING[0] is False
+    seen.clear()
+    got.get()
+    assert seen == [] or not any(seen)  # (the result read by the program: an ordinary wait)
+
+
+@pytest.mark.skipif(numloom.get_device() == "cpu", reason="chunks on a GPU")
+@pytest.mark.parametrize("scheduler", ["sync", "threads"])
+def test_gpu_chunks_leave_their_flag_reads_to_the_wait_for_the_result(monkeypatch, scheduler):
+    """On a GPU, a chunk's evaluation at its task's end does not wait for the device to read
+    the floating-point flag word: the GPU computes the chunk while Python traces the next, and
+    one wait, for the result, reads the flags of all. An overflow in a chunk still warns as
+    NumPy's would, by the time the result is read."""
+    import warnings
+
+    import dask
+
+    from numloom.backends import cuda_launch
+    from numloom.backends.cuda_device import _get
+
+    waits = []
+    read = cuda_launch._FlagReads.read
+
+    def counted(self):
+        if self.pending or _get(self.device).deferred:
+            waits.append(len(_get(self.device).deferred))
+        read(self)
+
+    monkeypatch.setattr(cuda_launch._FlagReads, "read", counted)
+    monkeypatch.setattr(numloom.dask, "SETTLE_BYTES", 1)  # (each chunk's result at its end)
+    big = 8 * 200_000
+    with dask.config.set({"array.backend": "numloom"}):
+        x, y = _drawn(big, 200_000)
+        result = _shared_chain(x, y)
+        want = result.compute(scheduler="sync").get()
+        numloom.sync()
+        waits.clear()
+        got = result.compute(scheduler=scheduler)
+        during = list(waits)
+        values = got.get()
+        assert during == [] and len(waits) == 1 and waits[0] >= 8, (during, waits)
+        numpy.testing.assert_allclose(values, want, rtol=1e-12)
+        hot = da.from_array(numloom.asarray(numpy.full(big, 800.0)), chunks=200_000)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            total = da.exp(hot).sum().compute(scheduler=scheduler)
+            assert numpy.isinf(total.get())
+    assert any(issubclass(w.category, RuntimeWarning) and "overflow" in str(w.message)
+               for w in caught), [str(w.message) for w in caught]  # fmt: skip
+
+
 @pytest.mark.parametrize("scheduler", ["threads", "sync"])
 def test_schedulers_compute_numloom_chunks_as_numpys(scheduler):
     """Dask's threaded scheduler runs numloom tasks in several threads at once."""
@@ -401,6 +475,35 @@ def test_each_chunks_own_tasks_are_fused_into_one():
     d = numpy.log(xs / ys) + 0.5 * ys
     numpy.testing.assert_allclose(got.get(), [(numpy.exp(-d) * xs).sum(), (d * d - ys).sum()],
                                   rtol=1e-10)  # fmt: skip
+
+
+def test_a_fused_chunk_task_runs_its_tasks_without_ordering_them_at_each_run(monkeypatch):
+    """A chunk's fused task runs its tasks in an order found once, when the graph is
+    optimized: Dask's own fused subgraphs call ``dask.order`` at each run (about 17 times a
+    Black-Scholes chunk, 7 ms of host time a chunk on a GPU's host)."""
+    import dask
+    import dask.order
+
+    calls = []
+    real = dask.order.order
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    counts = {}
+    for n in (4, 8):
+        with dask.config.set({"array.backend": "numloom"}):
+            x, y = _drawn(n * 10_000, 10_000)
+            (opt,) = dask.optimize(_shared_chain(x, y))
+            want = _shared_chain(x, y).compute(scheduler="sync")
+            monkeypatch.setattr(dask.order, "order", counted)
+            calls.clear()
+            got = opt.compute(scheduler="sync", optimize_graph=False)
+            monkeypatch.setattr(dask.order, "order", real)
+        counts[n] = len(calls)
+        numpy.testing.assert_array_equal(got.get(), want.get())
+    assert counts[8] == counts[4], counts  # (the scheduler's own order, not one a chunk)
 
 
 def test_chunk_fusion_leaves_numpy_chunks_and_tasks_with_outside_inputs_alone():
