@@ -726,14 +726,15 @@ del _cls, _numpy_cls, _name
 
 
 def _host_values(args: tuple, kwargs: dict) -> bool:
-    """Whether a draw's arguments are all scalars, strings, dtypes or None: nothing of
-    numloom's to read or write."""
-    for v in args:
-        if type(v) not in _HOST_VALUES and not isinstance(v, (type, _np.dtype)):
-            return False
-    for v in kwargs.values():
-        if type(v) not in _HOST_VALUES and not isinstance(v, (type, _np.dtype)):
-            return False
+    """Whether a draw's arguments are all scalars, strings, dtypes, None or tuples of
+    scalars (a ``size``): nothing of numloom's to read or write."""
+    for v in (*args, *kwargs.values()):
+        t = type(v)
+        if t in _HOST_VALUES or isinstance(v, (type, _np.dtype)):
+            continue
+        if t is tuple and all(type(e) in _HOST_VALUES for e in v):
+            continue
+        return False
     return True
 
 

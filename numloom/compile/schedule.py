@@ -331,9 +331,19 @@ def _owners(order: list, why: dict) -> dict:
 
 RECOMPUTE_LIMIT = 8  # ops a node may cost and still be recomputed by each kernel reading it
 
+# Elementwise functions that a CPU computes in the C library, each worth RECOMPUTE_LIMIT
+# additions or more: one shared by several CPU kernels is stored, not computed by each. (A small
+# network's softmax recomputed its exponentials in the row sums, the log loss and the argmax:
+# its evaluation took twice NumPy's whole forward pass.) A GPU has them in hardware or nearly.
+CPU_COSTLY = frozenset({
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "logaddexp", "logaddexp2",
+    "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh",
+    "arcsinh", "arccosh", "arctanh", "power", "float_power", "cbrt", "hypot"})  # fmt: skip
 
-def _cheap(n: Node, why: dict, limit: int = RECOMPUTE_LIMIT) -> bool:
+
+def _cheap(n: Node, why: dict, limit: int = RECOMPUTE_LIMIT, device: str = "cuda") -> bool:
     """Whether recomputing ``n`` in every kernel that reads it beats writing it to memory."""
+    costly = CPU_COSTLY if device == "cpu" else ()
     cost, stack, seen = 0, [n], set()
     while stack:
         m = stack.pop()
@@ -344,7 +354,7 @@ def _cheap(n: Node, why: dict, limit: int = RECOMPUTE_LIMIT) -> bool:
             return False
         if m.op is Op.VIEW and m.srcs[0].op not in CHEAP_SOURCES and id(m.srcs[0]) not in why:
             return False  # a view of a computed value: recomputing it repeats that work
-        cost += m.op in (Op.MAP, Op.CAST)
+        cost += limit if m.op is Op.MAP and m.arg in costly else m.op in (Op.MAP, Op.CAST)
         stack.extend(m.srcs)
     return cost <= limit
 
@@ -422,7 +432,7 @@ def schedule(roots: list, device: str = "cpu", order: list | None = None) -> Pla
             kernels = {group.get(k, k) for k in owners.get(id(n), ())}
             if id(n) in why or len(kernels) <= 1:
                 continue
-            if _cheap(n, why):
+            if _cheap(n, why, device=device):
                 continue
             roots_here = [by_id[k] for k in kernels]
             if _recomputed_by_reductions(n, roots_here, why, device):
