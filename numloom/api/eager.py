@@ -73,7 +73,8 @@ def small_piece(x) -> bool:
     return 0 < x.size <= PIECE_ELEMENTS and _piece_of_large(x, x._storage)
 
 
-PIECE_ELEMENTS = 64  # (_tracing.c's PIECE_ELEMENTS)
+PIECE_ELEMENTS = 4096  # (_tracing.c's PIECE_ELEMENTS)
+BLOCK_ELEMENTS = 64  # (_tracing.c's BLOCK_ELEMENTS)
 
 
 def scalar_math(args: tuple) -> bool:
@@ -415,9 +416,14 @@ def _all_small_computed(values) -> bool:
 def _piece_of_large(x, storage) -> bool:
     """Whether ``x`` is a small piece (at most half) of a large computed CPU array: a cellular
     automaton's previous row, whose ``np.correlate`` runs NumPy's call on its memory now, its
-    result a loop's small array (traced, each row's write made the graph grow until a flush).
-    A whole array keeps the traced path, where its work fuses."""
-    return realize.large_computed(storage) and 2 * x.size <= prod(storage.version.shape)
+    result a loop's small array (traced, each row's write made the graph grow until a flush);
+    a Gram-Schmidt loop's columns (``Q[:, i] @ A[:, j]``, each a plan and a sync traced: 215
+    times NumPy's time). A piece of as many axes as the array (a block: a Dask chunk) is one
+    only up to ``BLOCK_ELEMENTS``; larger blocks keep the traced path, where their work fuses.
+    A whole array keeps it too."""
+    shape = storage.version.shape
+    return (realize.large_computed(storage) and 2 * x.size <= prod(shape)
+            and (x.size <= BLOCK_ELEMENTS or x.ndim < len(shape)))  # fmt: skip
 
 
 def _now_value(x):

@@ -1475,7 +1475,8 @@ static PyObject *function_now(PyObject *module, PyObject *const *args, Py_ssize_
  * PIECE_ELEMENTS, and at most half) of a large computed CPU array (larger than the config's
  * EAGER_ELEMENTS: a point of a grid a loop calls a cost function on): an operator on it runs
  * NumPy's call now. -1 on an error. */
-#define PIECE_ELEMENTS 64 /* (api/eager.py's PIECE_ELEMENTS) */
+#define PIECE_ELEMENTS 4096 /* (api/eager.py's PIECE_ELEMENTS) */
+#define BLOCK_ELEMENTS 64   /* (api/eager.py's BLOCK_ELEMENTS: a piece of as many axes) */
 static int piece_of_large(Handle *h) {
     PyObject *version = cpu_version(h);
     if (version == NULL || SLOT(version, off_op) != op_buffer)
@@ -1497,6 +1498,8 @@ static int piece_of_large(Handle *h) {
     }
     if (2 * n > total)
         return 0;
+    if (n > BLOCK_ELEMENTS && PyTuple_GET_SIZE(PyTuple_GET_ITEM(h->view, 0)) >= PyTuple_GET_SIZE(shape))
+        return 0; /* (a block of as many axes: a Dask chunk, whose work traces to fuse) */
     long small = config_long(s_EAGER_ELEMENTS);
     if (small < 0)
         return PyErr_Occurred() ? -1 : 0;

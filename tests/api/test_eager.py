@@ -872,6 +872,38 @@ def test_arithmetic_on_a_small_piece_of_a_large_computed_array_runs_now():
     assert nl.stats()["plans_evaluated"] - plans <= 2
 
 
+def test_a_gram_schmidt_loop_over_the_columns_of_a_computed_matrix_runs_now():
+    """A textbook's QR decomposition (Gezerlis' ``qrdec``: Gram-Schmidt on the columns of a
+    200x200 matrix, ``R[i, j] = Q[:, i] @ A[:, j]`` and ``Ap[:, j] -= R[i, j] * Q[:, i]``):
+    traced, each column product was a pending value whose element read evaluated a plan, 215
+    times NumPy's time. A column (a piece of fewer axes, up to 4096 elements) of a large
+    computed array runs NumPy's calls now, and its writes go into the matrix's memory; a
+    block of as many axes (a Dask chunk) keeps the traced path above 64 elements."""
+
+    def qrdec(xp, A):
+        n = A.shape[0]
+        Ap, Q, R = xp.copy(A), xp.zeros((n, n)), xp.zeros((n, n))
+        for j in range(n):
+            for i in range(j):
+                R[i, j] = Q[:, i] @ A[:, j]
+                Ap[:, j] -= R[i, j] * Q[:, i]
+            R[j, j] = xp.sqrt(xp.sum(Ap[:, j] * Ap[:, j]))
+            Q[:, j] = Ap[:, j] / R[j, j]
+        return Q, R
+
+    host = numpy.random.default_rng(5).random((120, 120)) + 5 * numpy.eye(120)
+    want = qrdec(numpy, host)
+    A = nl.asarray(host) * 1.0
+    A.get()
+    plans = nl.stats()["plans_evaluated"]
+    got = qrdec(nl, A)
+    for g, w in zip(got, want):
+        numpy.testing.assert_array_equal(g.get(), w)
+    assert nl.stats()["plans_evaluated"] - plans <= 3  # (was one a column product: 7140)
+    block = A[:60, :60]  # (a block: traced, its work fused)
+    assert (block * 2 + 1)._storage.pending
+
+
 def test_a_small_computed_matrixs_pinv_in_a_loop_runs_now():
     """A mixture model's density for each sample of NumPy's data: ``pinv(covar)`` of a small
     computed (unmarked) matrix. Traced, each sample was a plan and a sync (0.25 ms, NumPy
