@@ -336,7 +336,9 @@ def test_an_exp_read_by_several_cpu_kernels_is_computed_once():
     gpu = nl.explain(loss, best, target="cuda").kernels
     assert sum(bool(re.search(r"\bexp\(", k.source)) for k in gpu) > 1
     want = program(numpy, host)
-    assert float(loss) == want[0]
+    if o.device == "cpu":
+        assert float(loss) == want[0]
+    numpy.testing.assert_allclose(float(loss), want[0], rtol=1e-13)  # (a GPU's log: last bit)
     numpy.testing.assert_array_equal(best.get(), want[1])
 
 
