@@ -1431,6 +1431,8 @@ static PyObject *eager_plain(PyObject *uf, PyObject *const *args, Py_ssize_t nar
  * array and every one an array whose host view is current, NumPy's small array or a scalar,
  * none empty, under NumPy's default error state. None where that does not hold (the Python
  * path decides). */
+static int piece_of_large(Handle *h);
+
 static PyObject *function_now(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (!installed || nargs != 2 || !PyTuple_CheckExact(args[1]) || PyTuple_GET_SIZE(args[1]) > 3)
         Py_RETURN_NONE;
@@ -1444,6 +1446,12 @@ static PyObject *function_now(PyObject *module, PyObject *const *args, Py_ssize_
             marked |= storage != NULL && SLOT(storage, off_eager) == Py_True;
             if (eager_size((Handle *)x) == 0)
                 Py_RETURN_NONE; /* (empty: NumPy's warnings of it are the Python path's) */
+            if (!marked) { /* (a column of a large computed matrix: ``Q[:, i] @ A[:, j]``) */
+                int piece = piece_of_large((Handle *)x);
+                if (piece < 0)
+                    return NULL;
+                marked = piece;
+            }
         } else if (Py_IS_TYPE(x, np_ndarray)) {
             PyObject *size = PyObject_GetAttr(x, s_size);
             int empty = size == NULL ? -1 : PyObject_Not(size);
