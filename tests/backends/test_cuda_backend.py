@@ -194,6 +194,25 @@ def _on_cuda():
     return nl.device("cuda")
 
 
+def flag_waits(monkeypatch) -> list:
+    """A list that gets, at each wait for the device to read the floating-point flag word
+    (``cuda_launch._FlagReads.read`` with something to read), the number of evaluations whose
+    reads were left for it."""
+    from numloom.backends import cuda_launch
+    from numloom.backends.cuda_device import _get
+
+    waits = []
+    read = cuda_launch._FlagReads.read
+
+    def counted(self):
+        if self.pending or _get(self.device).deferred:
+            waits.append(len(_get(self.device).deferred))
+        read(self)
+
+    monkeypatch.setattr(cuda_launch._FlagReads, "read", counted)
+    return waits
+
+
 @gpu
 def test_uploads_go_through_page_locked_buffers_kept_once_their_copies_ran():
     """A small table (a random stream's jumps) goes to the device in stream order without a
@@ -268,20 +287,9 @@ def test_started_sweeps_leave_their_flag_read_to_the_sync(monkeypatch):
     """Sweeps that start at their writes (under NumPy's default error state) do not wait for
     the device to read the floating-point flag word: the reads wait for the sync, which reads
     once for all of them, so the GPU computes while Python traces the next sweeps."""
-    from numloom.backends import cuda_launch
     from numloom.core import config
 
-    waits = []
-    read = cuda_launch._FlagReads.read
-
-    def counted(self):
-        from numloom.backends.cuda_device import _get
-
-        if self.pending or _get(self.device).deferred:
-            waits.append(len(_get(self.device).deferred))
-        read(self)
-
-    monkeypatch.setattr(cuda_launch._FlagReads, "read", counted)
+    waits = flag_waits(monkeypatch)
     with _on_cuda():
         host = RNG.random((600, 600))
         monkeypatch.setattr(config, "START_BYTES", 2 * host[1:-1, 1:-1].nbytes)  # 2 sweeps

@@ -244,18 +244,9 @@ def test_gpu_chunks_leave_their_flag_reads_to_the_wait_for_the_result(monkeypatc
 
     import dask
 
-    from numloom.backends import cuda_launch
-    from numloom.backends.cuda_device import _get
+    from tests.backends.test_cuda_backend import flag_waits
 
-    waits = []
-    read = cuda_launch._FlagReads.read
-
-    def counted(self):
-        if self.pending or _get(self.device).deferred:
-            waits.append(len(_get(self.device).deferred))
-        read(self)
-
-    monkeypatch.setattr(cuda_launch._FlagReads, "read", counted)
+    waits = flag_waits(monkeypatch)
     monkeypatch.setattr(numloom.dask, "SETTLE_BYTES", 1)  # (each chunk's result at its end)
     big = 8 * 200_000
     with dask.config.set({"array.backend": "numloom"}):
