@@ -457,6 +457,34 @@ def test_convolve_correlate(name, dtypes, mode, lengths):
     body()
 
 
+@pytest.mark.parametrize("name", ["convolve", "correlate"])
+def test_a_long_complex_convolution_holds_memory_of_its_length(name):
+    """ThinkDSP's spectra convolved (``np.convolve`` of two complex spectra of 123904 values,
+    ``mode="same"``): a complex reduction runs through NumPy node by node, which made the
+    sliding window's products whole, 229 GiB, and raised MemoryError where NumPy takes 2 MB.
+    A complex convolution or correlation is NumPy's function on the arrays' memory."""
+    import tracemalloc
+
+    n = 6000
+    a = numpy.exp(1j * numpy.arange(n) * 1e-3)
+    v = numpy.exp(-0.5j * numpy.arange(n) * 1e-3)
+    x, y = numloom.asarray(a), numloom.asarray(v)
+    numloom.evaluate(x, y)
+    tracemalloc.start()
+    got = getattr(numloom, name)(x, y, "same")
+    got.get()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 20 * a.nbytes, peak  # (the products whole: 576 MB)
+    numpy.testing.assert_allclose(got.get(), getattr(numpy, name)(a, v, "same"), rtol=1e-12)
+    if x.device == "cpu":  # (a real one of computed arrays: NumPy's own, to the last bit)
+        p, q = x.real * 1.0 + 0.5, y.imag * 1.0
+        numloom.evaluate(p, q)
+        real = getattr(numloom, name)(p, q, "full")
+        numpy.testing.assert_array_equal(
+            real.get(), getattr(numpy, name)(a.real + 0.5, v.imag, "full"))
+
+
 @pytest.mark.parametrize(
     "call",
     [
