@@ -475,8 +475,13 @@ def test_a_long_complex_convolution_holds_memory_of_its_length(name):
     got.get()
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    assert peak < 20 * a.nbytes, peak  # (the products whole: 576 MB)
-    numpy.testing.assert_allclose(got.get(), getattr(numpy, name)(a, v, "same"), rtol=1e-12)
+    # (the products whole: 576 MB; on a GPU with CuPy, its first convolution's own host
+    # memory, about 19 MB)
+    assert peak < 64 << 20, peak
+    want = getattr(numpy, name)(a, v, "same")
+    # (on a GPU with CuPy, CuPy's convolution: by FFT at this length, errors of 1e-12 of the
+    # largest value)
+    numpy.testing.assert_allclose(got.get(), want, rtol=1e-12, atol=1e-12 * abs(want).max())
     if x.device == "cpu":  # (a real one of computed arrays: NumPy's own, to the last bit)
         p, q = x.real * 1.0 + 0.5, y.imag * 1.0
         numloom.evaluate(p, q)
