@@ -460,6 +460,12 @@ def setitem(a: ndarray, key, value) -> None:
     advanced = any(_is_advanced(k) for k in key)
     if advanced and _store_now(a, key, value):
         return
+    if (not advanced and type(value) is ndarray and value._storage is a._storage
+            and value._dtype == a._dtype
+            and basic_view(plain(a), _view_key(key))._view == value._view):  # fmt: skip
+        # ``a[key] -= v``: Python stores the view the operator changed in place back into
+        # itself, the same elements: nothing to write
+        return
     if not advanced and a._storage.eager and not realize.TRACING:
         _settle_for_write(a, value)  # (a small array of a loop: written at once)
     if not advanced and _write_now(a, key, value):

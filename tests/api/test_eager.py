@@ -904,6 +904,40 @@ def test_a_gram_schmidt_loop_over_the_columns_of_a_computed_matrix_runs_now():
     assert (block * 2 + 1)._storage.pending
 
 
+def test_an_operator_in_place_on_a_column_stores_nothing_back():
+    """``Ap[:, j] -= v``: Python runs the in-place operator on the column view, then assigns
+    the view back to ``Ap[:, j]``, itself. That store of a view into the same elements is
+    nothing to do (it was a write now of the column onto itself, half of the statement's time
+    in a Gram-Schmidt loop); the values are NumPy's, and a store of a view into other
+    elements, or of another dtype's view, still writes."""
+    from numloom.api import indexing
+
+    host = numpy.random.default_rng(9).random((200, 200))
+    a, b = nl.asarray(host) * 1.0, nl.asarray(host) * 2.0
+    nl.evaluate(a, b)
+    writes = []
+    real = indexing._write_now
+
+    def counted(*args, **kwargs):
+        writes.append(args[1])
+        return real(*args, **kwargs)
+
+    indexing._write_now = counted
+    try:
+        for j in range(3):
+            a[:, j] -= b[:, 3] * 0.5
+        a[:, 5] = a[:, 6]  # (other elements: written)
+        a[7] = a[7]  # (a row onto itself)
+    finally:
+        indexing._write_now = real
+    want, twice = host.copy(), host * 2.0
+    for j in range(3):
+        want[:, j] -= twice[:, 3] * 0.5
+    want[:, 5] = want[:, 6]
+    numpy.testing.assert_array_equal(a.get(), want)
+    assert len(writes) == 1  # (only the column copied from another)
+
+
 def test_a_small_computed_matrixs_pinv_in_a_loop_runs_now():
     """A mixture model's density for each sample of NumPy's data: ``pinv(covar)`` of a small
     computed (unmarked) matrix. Traced, each sample was a plan and a sync (0.25 ms, NumPy
