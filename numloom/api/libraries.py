@@ -325,6 +325,27 @@ def _json(json) -> None:
     json.JSONEncoder.default = numloom_default
 
 
+def _matrix(defmatrix) -> None:
+    """``np.matrix(x)`` of numloom's array ``x``: NumPy's matrix of NumPy's array of it, as for
+    NumPy's own arrays. NumPy's ``matrix`` copies an ndarray it is given in C order, but an
+    object it converts keeps that object's order: a Fortran-ordered array (a pandas frame's
+    values) made a Fortran-ordered matrix, whose BLAS products differ from NumPy's in the last
+    bit."""
+    matrix = defmatrix.matrix
+    new = matrix.__new__
+    if getattr(new, "_numloom_arguments", False):
+        return
+
+    @functools.wraps(new)
+    def numloom_new(subtype, data, dtype=None, copy=True):
+        if isinstance(data, ndarray):
+            data = _np.asarray(data)
+        return new(subtype, data, dtype=dtype, copy=copy)
+
+    numloom_new._numloom_arguments = True
+    matrix.__new__ = staticmethod(numloom_new)
+
+
 def _statistics(statistics) -> None:
     """Python's ``statistics`` of a list of numloom's 0-d results (``statistics.mean([np.mean(a),
     ...])``): NumPy's scalars, whose type it converts its result to (numloom's 0-d array it
@@ -503,6 +524,7 @@ HOOKS = {
     "cv2": _opencv,
     "numba.core.dispatcher": _numba_dispatcher,
     "json": _json,
+    "numpy.matrixlib.defmatrix": _matrix,
     "statistics": _statistics,
 }
 _DONE: set = set()

@@ -135,6 +135,22 @@ def test_numpys_ndarray_subclasses_keep_their_meaning(case):
     numpy.testing.assert_allclose(numpy.asarray(got), numpy.asarray(want))
 
 
+def test_a_matrix_of_a_fortran_ordered_array_is_laid_out_as_numpys():
+    """``np.matrix(X)`` of a Fortran-ordered array (a pandas frame's values): NumPy's matrix
+    of its own array is a C-ordered copy; of numloom's it was Fortran-ordered (NumPy's
+    ``array`` of the export keeps its order), and BLAS's product of the two layouts differs in
+    the last bit (Andrew Ng's logistic regression exercise, in NumPy: its cost printed 1 ulp
+    off). numloom's array becomes NumPy's matrix as NumPy's own array does."""
+    host = numpy.asfortranarray(numpy.random.default_rng(4).random((100, 3)) * 90)
+    theta = numpy.matrix([-25.16131866, 0.20623159, 0.20147149])
+    want = numpy.matrix(host)
+    got = numpy.matrix(nl.array(host))
+    assert type(got) is numpy.matrix
+    assert got.strides == want.strides and got.flags.c_contiguous
+    assert numpy.array_equal(numpy.asarray(got * theta.T), numpy.asarray(want * theta.T))
+    assert numpy.matrix(nl.array(host), copy=False).tolist() == want.tolist()
+
+
 def test_numpy_asarray_of_a_subclass_is_its_data():
     m = numpy.matrix([[1.0, 2], [3, 4]])
     a = nl.asarray(m)
