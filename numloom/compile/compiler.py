@@ -435,8 +435,28 @@ def cuda_options(arch: str) -> list[str]:
     """
     options = [f"-arch={arch}", "--std=c++17", "--ftz=false", "--prec-div=true",
                "--prec-sqrt=true", "--fmad=false", "--device-as-default-execution-space"]  # fmt: skip
+    if _nvrtc_has_minimal():  # no textures, device launches or runtime API types: none is used
+        options.append("-minimal")
     options += [f"--include-path={path}" for path in _cuda_include_dirs()]
     return options
+
+
+@functools.cache
+def _nvrtc_has_minimal() -> bool:
+    try:
+        return nvrtc_version() >= (12, 4)
+    except Exception:  # noqa: BLE001 (no NVRTC: the compile says so)
+        return False
+
+
+_HALF = re.compile(r"\bnl_(round_)?half\b")
+
+
+def nvrtc_source(source: str) -> str:
+    """``source`` as NVRTC compiles it: numloom.h includes CUDA's ``cuda_fp16.h`` (most of what
+    a small kernel's program parses) only for a source that names ``nl_half``, as float16
+    kernels do."""
+    return "#define NL_HALF 1\n" + source if _HALF.search(source) else source
 
 
 def _cuda_include_dirs() -> list[str]:
@@ -503,6 +523,7 @@ def compile_cuda(source: str, arch: str, *, name_hint: str = "kernel") -> bytes:
     target, nvrtc_arch = cuda_target(arch)
     options = cuda_options(nvrtc_arch)
     major, minor = nvrtc_version()
+    source = nvrtc_source(source)
     key = cache.make_key("cuda", source, arch, target, f"nvrtc {major}.{minor}",
                          " ".join(options), _include_digest(source),
                          f"cudart headers {cuda_header_dir()[1]}")  # fmt: skip
@@ -539,7 +560,7 @@ def check_cuda_sources(
     logs: list[str | None] = [None] * len(sources)
 
     def check(indices: list[int]) -> None:
-        source = prelude + "\n".join(bodies[i] for i in indices)
+        source = nvrtc_source(prelude + "\n".join(bodies[i] for i in indices))
         code, log = _nvrtc_bindings(source, target, options, "check")
         if code is not None:
             return
@@ -563,7 +584,10 @@ def _build_cuda(source: str, target: str, options: list[str], name: str) -> byte
     # cuda.core checks PTX against the installed driver, which a GPU-less machine lacks.
     how = "cuda.core" if target == "cubin" and _has_cuda_core() else "cuda.bindings"
     build = _nvrtc_core if how == "cuda.core" else _nvrtc_bindings
-    code, log = build(source, target, options + pch_options(), name)
+    # A process's first program parses the header; the next makes the precompiled one.
+    first = os.getpid() not in _PCH_STARTED
+    _PCH_STARTED.add(os.getpid())
+    code, log = build(source, target, options + ([] if first else pch_options()), name)
     if code is None:
         major, minor = nvrtc_version()
         raise CompileError(
@@ -581,10 +605,12 @@ def _build_cuda(source: str, target: str, options: list[str], name: str) -> byte
 
 
 def pch_options() -> list[str]:
-    """NVRTC's automatic precompiled header (NVRTC 12.8 and later): the first program of a
-    process parses numloom's header (and CUDA's ``cuda_fp16.h``) once into a folder of the
-    process's own, removed at exit, and later programs load it (20-40% of each compile on a
-    GPU host). Not part of a kernel's cache key: the code is the same."""
+    """NVRTC's automatic precompiled header (NVRTC 12.8 and later): a process's second program
+    parses numloom's header once into a folder of the process's own, removed at exit, and
+    later programs load it (about 4 of 40-90 ms a program here; more on a GPU host). The
+    first program, most often all a first call waits for, parses the header itself: making
+    the precompiled one costs more than that parse (8-28 ms). Not part of a kernel's cache
+    key: the code is the same."""
     if config.env_raw("NUMLOOM_NVRTC_PCH") in (b"0", "0") or not _nvrtc_has_pch():
         return []
     folder = _PCH.get(os.getpid())  # (a forked process makes its own)
@@ -595,6 +621,7 @@ def pch_options() -> list[str]:
 
 
 _PCH: dict = {}  # process id -> its PCH folder
+_PCH_STARTED: set = set()  # the processes that compiled a program (a fork compiles its own)
 
 
 def _remove_pch(folder: str, pid: int) -> None:
@@ -628,9 +655,11 @@ def _nvrtc_core(source: str, target: str, options: list[str], name: str):
     fixed = dict(name=name, arch=options[0].removeprefix("-arch="), std="c++17", ftz=False,
                  prec_div=True, prec_sqrt=True, fma=False, device_as_default_execution_space=True,
                  include_path=_cuda_include_dirs() or None)  # fmt: skip
+    newer = dict({"pch": True, "pch_dir": pch_dir} if pch_dir else {},
+                 **({"minimal": True} if "-minimal" in options else {}))  # fmt: skip
     try:
-        opts = ProgramOptions(**fixed, **({"pch": True, "pch_dir": pch_dir} if pch_dir else {}))
-    except TypeError:  # (a cuda.core without the precompiled header's options)
+        opts = ProgramOptions(**fixed, **newer)
+    except TypeError:  # (a cuda.core without these options)
         opts = ProgramOptions(**fixed)
     program = Program(source, "c++", options=opts)
     try:

@@ -328,6 +328,55 @@ def test_compiler_without_openmp_is_noted_once(tmp_path, monkeypatch):
     assert len(caught) == 1
 
 
+@needs_nvrtc
+def test_a_process_first_program_makes_no_precompiled_header(monkeypatch):
+    """Making NVRTC's precompiled header costs more than parsing the header once: a process's
+    first program (most often all that a first call waits for) parses it, and the second
+    makes the header that later programs load."""
+    if compiler.nvrtc_version() < (12, 8):
+        pytest.skip("NVRTC before 12.8 has no automatic precompiled header")
+    seen = []
+    build = compiler._nvrtc_bindings
+    monkeypatch.setattr(compiler, "_has_cuda_core", lambda: False)
+    monkeypatch.setattr(compiler, "_nvrtc_bindings",
+                        lambda src, target, options, name: seen.append(options)
+                        or build(src, target, options, name))  # fmt: skip
+    monkeypatch.setattr(compiler, "_PCH_STARTED", set())
+    monkeypatch.setattr(compiler, "_cuda_codes", {})
+    monkeypatch.setattr(compiler.cache, "get", lambda key: None)
+    for name in ("first", "second", "third"):
+        source = '#include "numloom.h"\nextern "C" __global__ void %s(float *x) { x[0] = 1; }\n'
+        compiler.compile_cuda(source % name, "sm_90", name_hint=name)
+    assert ["--pch" in options for options in seen] == [False, True, True]
+
+
+@needs_nvrtc
+def test_a_kernel_without_float16_parses_no_cuda_fp16_header():
+    """``cuda_fp16.h`` is most of what NVRTC parses for a small kernel: a source names
+    ``nl_half`` (or rounds to it) to have it, and numloom.h includes it only then."""
+    plain = '#include "numloom.h"\nextern "C" __global__ void k(float *x) { x[0] = 1; }\n'
+    halves = ('#include "numloom.h"\n'
+              'extern "C" __global__ void k(nl_half *x) { x[0] = (nl_half)nl_round_half(1); }\n')
+    assert compiler.nvrtc_source(plain) == plain
+    assert compiler.nvrtc_source(halves) == "#define NL_HALF 1\n" + halves
+    assert compiler.cuda_code_kind(compiler.compile_cuda(halves, "sm_90", name_hint="h")) == "cubin"
+    uses_half = plain.replace("x[0] = 1;", "__half h = __float2half(1.0f); x[0] = __half2float(h);")
+    with pytest.raises(compiler.CompileError, match="__half"):
+        compiler.compile_cuda(uses_half, "sm_90", name_hint="h2")
+    x = numloom.asarray(numpy.arange(6, dtype=numpy.float16).reshape(2, 3))
+    sources = [k.source for k in numloom.explain(x * 2 + x.sum(axis=1, keepdims=True),
+                                                 target="cuda").kernels if k.source]  # fmt: skip
+    assert sources and compiler.check_cuda_sources(sources, "sm_90") == [None] * len(sources)
+
+
+@needs_nvrtc
+def test_nvrtc_leaves_out_what_kernels_never_use():
+    """``-minimal`` (NVRTC 12.4 and later): no textures, device-side launches or runtime API
+    types, which no kernel of numloom's uses; each program parses less."""
+    options = compiler.cuda_options("sm_90")
+    assert ("-minimal" in options) == (compiler.nvrtc_version() >= (12, 4))
+
+
 @needs_cc
 def test_debug_output(monkeypatch, capsys):
     monkeypatch.setattr(config, "DEBUG", 4)
@@ -516,6 +565,7 @@ def test_nvrtc_precompiles_the_header_in_a_folder_of_the_process_removed_at_exit
         from numloom.compile import compiler
         source = '#include "numloom.h"\\nextern "C" __global__ void k(float *x) { x[0] = 1; }\\n'
         code = compiler.compile_cuda(source, "sm_90", name_hint="k")
+        code = code and compiler.compile_cuda(source.replace("k(", "k2("), "sm_90", name_hint="k2")
         options = compiler.pch_options()
         folder = options[1].partition("=")[2] if options else ""
         print(bool(code), folder, sorted(os.listdir(folder)) if folder else [])
@@ -529,7 +579,7 @@ def test_nvrtc_precompiles_the_header_in_a_folder_of_the_process_removed_at_exit
         assert run.returncode == 0, run.stderr
     first, second = (run.stdout.split("\n") for run in runs)
     made, folder, listed = first[0].split(" ", 2)
-    assert made == "True" and first[1] == "1 0" and second[1] == "0 1"  # (the cache's key)
+    assert made == "True" and first[1] == "2 0" and second[1] == "0 2"  # (the cache's key)
     if compiler.nvrtc_version() >= (12, 8):
         assert folder and ".pch" in listed and not os.path.exists(folder)
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".pch")]

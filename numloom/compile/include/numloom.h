@@ -18,8 +18,10 @@ typedef unsigned char uint8_t;
 typedef unsigned short uint16_t;
 typedef unsigned int uint32_t;
 typedef unsigned long long uint64_t;
+#ifdef NL_HALF /* (compiler.nvrtc_source: a kernel that names nl_half) */
 #include <cuda_fp16.h>
 typedef __half nl_half;
+#endif
 #define NAN __int_as_float(0x7fc00000)
 #define INFINITY __int_as_float(0x7f800000)
 #define M_PI 3.14159265358979323846
@@ -150,7 +152,9 @@ NL_FN float nl_hypotf(float x, float y) { return hypotf(x, y); }
 
 /* float16 values are computed in float and rounded to half after every operation, as NumPy's
  * half loops do. */
+#if !defined(__CUDACC_RTC__) || defined(NL_HALF)
 NL_FN float nl_round_half(float x) { return (float)(nl_half)x; }
+#endif
 
 /* --- floating point: NumPy's npy_divmod, floor_divide, remainder --------------------------- */
 #define NL_FLOAT_DIVMOD(T, SUF)                                                        \
