@@ -628,10 +628,12 @@ class RandomState(_Drawing, _np.random.RandomState):
         return nl.where(self._u(shape) <= mean / (mean + x), x, mean * mean / x)
 
     def choice(self, a, size=None, replace=True, p=None):
-        nl = _nl()
         shape = self._philox_shape(size)
+        if shape is None:  # (NumPy's draw: on the CPU, or a scalar)
+            return self.__getattr__("choice")(a, size, replace, p)
+        nl = _nl()
         population = _population(a, 0)
-        if (shape is None or population is None or (isinstance(a, nl.ndarray) and a.ndim != 1)
+        if (population is None or (isinstance(a, nl.ndarray) and a.ndim != 1)
                 or (p is not None and not replace)):  # fmt: skip
             return self.__getattr__("choice")(a, size, replace, p)
         host_p = None if p is None else to_numpy(p)

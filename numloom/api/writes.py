@@ -48,17 +48,25 @@ def walk(x, fn):
 
 
 def arrays_in(x) -> list:
-    """The numloom arrays inside ``x`` (lists, tuples, dicts), in order."""
+    """The numloom arrays inside ``x`` (lists, tuples, dicts), in order. (Visited in place,
+    not rebuilt as ``walk`` does: every call NumPy runs for numloom asks, a random draw of a
+    list's elements too.)"""
     found = []
-    ndarray = _ndarray_type or _ndarray()
-
-    def visit(v):
-        if isinstance(v, ndarray):
-            found.append(v)
-        return v
-
-    walk(x, visit)
+    _visit(x, found, _ndarray_type or _ndarray())
     return found
+
+
+def _visit(x, found: list, ndarray) -> None:
+    if isinstance(x, (list, tuple)):
+        for v in x:
+            if isinstance(v, ndarray):
+                found.append(v)
+            elif isinstance(v, (list, tuple, dict)):
+                _visit(v, found, ndarray)
+    elif isinstance(x, dict):
+        _visit(tuple(x.values()), found, ndarray)
+    elif isinstance(x, ndarray):
+        found.append(x)
 
 
 def written_arrays(args: tuple, kwargs: dict, written) -> list:

@@ -620,3 +620,17 @@ def test_gpu_writes_invalidate_host_copies_and_keep_other_holders():
         numpy.testing.assert_array_equal((a + 1).get(), [1, 2, 0, 4, 1, 1, 1, 1])
         numpy.testing.assert_array_equal(b.get(), numpy.arange(8.0))
         assert a.device == b.device and a.device.startswith("cuda")
+
+
+def test_the_arrays_a_call_is_given_are_found_in_order_at_any_depth():
+    """``arrays_in`` finds numloom's arrays in lists, tuples (named ones too) and dicts, in
+    order, and nothing else (NumPy's arrays, scalars, strings)."""
+    import collections
+
+    from numloom.api.writes import arrays_in
+
+    a, b, c, d = (numloom.asarray(numpy.arange(3.0) + i) for i in range(4))
+    pair = collections.namedtuple("pair", "x y")
+    given = ((a, [1, "s", (b, numpy.ones(2))], pair(c, 2.0)), {"out": (d,), "k": None})
+    assert [id(x) for x in arrays_in(given)] == [id(a), id(b), id(c), id(d)]
+    assert arrays_in(a) == [a] and arrays_in(([], {}, 3)) == [] and arrays_in({"x": [b]}) == [b]
