@@ -15,6 +15,8 @@ that shape, as ``nonzero`` does.
 
 from __future__ import annotations
 
+import math
+
 import numpy as _np
 from numpy.lib.array_utils import normalize_axis_index
 
@@ -25,7 +27,7 @@ from . import elementwise as _ew
 from . import reductions as _r
 from .bits import packbits, unpackbits
 from .composed import tri
-from .creation import arange, array, full, in_order_of, zeros, zeros_like
+from .creation import arange, array, full, in_order_of, small_now, zeros, zeros_like
 from .fallback import call_numpy
 from .indexing import shape_str
 from .joins import concatenate, diff, nonzero, take, vstack
@@ -50,6 +52,7 @@ from .setops import (
 )
 from .shapes import broadcast_arrays, broadcast_to, diagonal, moveaxis, ravel, transpose
 from .windows import bartlett, blackman, hamming, hanning, i0, kaiser
+from .writes import as_numloom
 
 __all__ = [
     "bartlett", "blackman", "hamming", "hanning", "kaiser", "i0", "polyadd", "polysub",
@@ -267,6 +270,8 @@ def indices(dimensions, dtype=int, sparse=False):
     array per axis when ``sparse``)."""
     dimensions = tuple(dimensions)
     n = len(dimensions)
+    if not sparse and small_now(n * math.prod(dimensions), _np.dtype(dtype)):
+        return as_numloom(_np.indices(dimensions, dtype))  # (a loop's small grid: NumPy's, now)
     grids = []
     for i, dim in enumerate(dimensions):
         idx = arange(dim, dtype=dtype).reshape((1,) * i + (dim,) + (1,) * (n - i - 1))

@@ -117,6 +117,14 @@ def in_order(a: ndarray, order, like=None) -> ndarray:
     return made
 
 
+def small_now(size: int, dtype) -> bool:
+    """Whether an array of ``size`` elements of ``dtype`` made now is made at once by NumPy
+    (small, on the CPU, outside ``numloom.jit``'s tracing), as ``zeros`` makes a loop's
+    ``np.zeros(3)``; a larger one is made lazily, so its values fuse with their first use."""
+    return (0 < size and size * _np.dtype(dtype).itemsize <= EAGER_BYTES and not TRACING
+            and get_device() == "cpu")  # fmt: skip
+
+
 def _small_now(make, shape, dtype):
     """``make(shape, dtype)`` (NumPy's ``zeros`` or ``ones``) as a numloom array, where it is
     small and on the CPU (a loop's ``np.zeros(3)``: what NumPy's costs); a larger one of a

@@ -38,11 +38,12 @@ from ..core.dag import Op, View, node
 from ..core.device import get_device
 from ..core.views import reshape_view
 from . import elementwise as _api  # (where, clip, subtract...: the elementwise family)
-from .creation import arange
+from .creation import arange, small_now
 from .fallback import to_numpy
 from .indexing import device_true_positions, unravel_positions
 from .shapes import broadcast_arrays, broadcast_to, transpose
 from .ufuncs import scalar_node
+from .writes import as_numloom
 
 _SCALARS = (bool, int, float, complex, _np.generic)
 
@@ -700,6 +701,8 @@ class _Grid:
         self.sparse = sparse
 
     def __getitem__(self, key):
+        if not self.sparse and type(key) is tuple and small_now(_grid_size(key), _np.float64):
+            return as_numloom(_np.mgrid[key])  # (a loop's small grid: NumPy's, made now)
         pieces = _np.ogrid[key]  # NumPy's errors, dtypes and values
         if isinstance(pieces, _np.ndarray):  # a lone slice: one 1-d array for both
             return from_host(pieces, get_device())
@@ -708,6 +711,25 @@ class _Grid:
 
     def __repr__(self) -> str:
         return f"numloom.{'ogrid' if self.sparse else 'mgrid'}"
+
+
+def _grid_size(key: tuple) -> int:
+    """The elements of ``mgrid[key]``, as NumPy's ``nd_grid`` counts them (0 where a part of
+    ``key`` is not a slice of numbers: the lazy path then asks NumPy)."""
+    total = len(key)
+    try:
+        for part in key:
+            if type(part) is not slice:
+                return 0
+            start = 0 if part.start is None else part.start
+            step = 1 if part.step is None else part.step
+            if isinstance(step, (complex, _np.complexfloating)):
+                total *= int(abs(step))
+            else:
+                total *= max(0, int(-((start - part.stop) // step)))
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+        return 0
+    return total
 
 
 class _Concatenator:

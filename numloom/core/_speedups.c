@@ -96,6 +96,9 @@ static int current_host(Handle *self, PyObject **version) {
 static PyObject *slice_handle(Handle *self, PyObject *key);
 
 static PyObject *view_cls; /* numloom's ndarray (install_views; defined with the views below) */
+/* host.py's ``views_host``: a computed CPU array's host view tuple, made if missing, or None
+ * (install_views; NULL: views take a current host view only) */
+static PyObject *views_host;
 /* Where numloom's ndarray holds its ``_base_array`` slot (install_views; 0: not found, the
  * attribute is then read and set by name). An array made without a base leaves the slot
  * empty: read by name, that raised and formatted an AttributeError for every view made. */
@@ -717,8 +720,9 @@ static PyObject *slice_handle(Handle *self, PyObject *key) {
     out->identity = identity;
     out->host = Py_NewRef(Py_None);
     /* where a's host view is current, the view's is NumPy's view of it (the same version's
-     * memory): a loop's eager calls on ``pn[1:-1, 2:]`` read it at once (api/eager.py) */
-    PyObject *version;
+     * memory): a loop's eager calls on ``pn[1:-1, 2:]`` read it at once (api/eager.py); a
+     * computed CPU array's is made for it first (``views_host``: a grid's cells in a loop) */
+    PyObject *version, *h = NULL;
     int current = current_host(self, &version);
     if (current < 0) {
         Py_DECREF(out);
@@ -726,12 +730,23 @@ static PyObject *slice_handle(Handle *self, PyObject *key) {
     }
     if (current) {
         Py_DECREF(version);
-        PyObject *h = self->host;
+        h = Py_NewRef(self->host);
+    } else if (views_host != NULL) {
+        h = PyObject_CallOneArg(views_host, (PyObject *)self);
+        if (h == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        if (h == Py_None || !PyTuple_CheckExact(h) || PyTuple_GET_SIZE(h) < 4)
+            Py_CLEAR(h);
+    }
+    if (h != NULL) {
         PyObject *host = PyObject_GetItem(PyTuple_GET_ITEM(h, 1), key);
         PyObject *ndim = host == NULL ? NULL : PyLong_FromLong(m);
         int failed = ndim == NULL ? -1 : give_host(out, PyTuple_GET_ITEM(h, 0), host, ndim);
         Py_XDECREF(host);
         Py_XDECREF(ndim);
+        Py_DECREF(h);
         if (failed < 0) {
             Py_DECREF(out);
             return NULL;
@@ -768,10 +783,11 @@ static PyObject *slice_view(PyObject *module, PyObject *const *args, Py_ssize_t 
 }
 
 static PyObject *install_views(PyObject *module, PyObject *args) {
-    PyObject *cls, *vt, *warns, *ident;
-    if (!PyArg_ParseTuple(args, "O!O!O!O:install_views", &PyType_Type, &cls, &PyType_Type, &vt,
-                          &PyDict_Type, &warns, &ident))
+    PyObject *cls, *vt, *warns, *ident, *hosts = NULL;
+    if (!PyArg_ParseTuple(args, "O!O!O!O|O:install_views", &PyType_Type, &cls, &PyType_Type, &vt,
+                          &PyDict_Type, &warns, &ident, &hosts))
         return NULL;
+    Py_XSETREF(views_host, hosts == Py_None ? NULL : Py_XNewRef(hosts));
     Py_XSETREF(view_cls, Py_NewRef(cls));
     Py_XSETREF(view_type, Py_NewRef(vt));
     Py_XSETREF(warn_on_write, Py_NewRef(warns));
@@ -1090,7 +1106,7 @@ static PyMethodDef methods[] = {
      "slice_view(a, key): a[key] for slices and integers, a new handle; None where the Python "
      "path takes it (array_views.py)."},
     {"install_views", install_views, METH_VARARGS,
-     "install_views(ndarray, View, warn_on_write, is_identity): what slice_view looks at."},
+     "install_views(ndarray, View, warn_on_write, is_identity[, views_host]): what slice_view looks at."},
     {"redirect_import", (PyCFunction)(void (*)(void))redirect_import,
      METH_VARARGS | METH_KEYWORDS,
      "redirect_import(name, globals=None, locals=None, fromlist=(), level=0): the runner's "

@@ -439,7 +439,8 @@ if _speedups is not None:
     _speedups.install_dtype_setter(_set_dtype)
     from . import views as _views
 
-    _speedups.install_views(ndarray, View, _views._WARN_ON_WRITE, _is_identity)
+    _speedups.install_views(ndarray, View, _views._WARN_ON_WRITE, _is_identity,
+                            host.views_host)
     host._ROW[0] = _speedups.row
 
 

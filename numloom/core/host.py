@@ -165,7 +165,36 @@ def _int_prefix(a, key: tuple):
     out._base_array = a if base is None else base
     if _WARN_ON_WRITE and _warns_on_write(a):
         warn_on_first_write(out)
+    else:
+        h = views_host(a)
+        if h is not None:
+            out._host = (h[0], h[1][key], None, h[3] - k)
     return out
+
+
+def views_host(a):
+    """The host view tuple of a computed CPU array, made if it is missing, for the views taken
+    of it to read their elements from (``a[i, j]``, ``a[1:-1]``; the compiled handle's views
+    too): a loop that takes a cell of a grid and reads it (Bridson's sampling, 60000 cells)
+    made a NumPy view of each cell's own. None for pending work, a GPU's or under
+    ``numloom.jit``. Unlike ``_host_view`` this is no read of a value: it marks nothing."""
+    storage = a._storage
+    if _TRACING or storage.device != "cpu" or storage.error is not None:
+        return None
+    version = storage.version
+    if version.op is not Op.BUFFER:
+        return None
+    h = a._host
+    if h is not None and h[0]() is version:
+        return h
+    data = version.arg.data
+    if a._identity and data.shape == a._view.shape and data.dtype == a._dtype:
+        host = data.view()
+    else:
+        host = strided(data.reshape(-1).view(a._dtype), a._view)
+    host.flags.writeable = False
+    h = a._host = (weakref.ref(version), host, None, host.ndim)
+    return h
 
 
 def _rows(a, start: int = 0, stop: int | None = None):

@@ -13,6 +13,7 @@ import pytest
 from conftest import numpy_compare
 
 import numloom as nl
+from numloom.core.dag import strided
 
 DTYPES = ["bool", "int8", "uint8", "int32", "uint64", "int64", "float16", "float32", "float64",
           "complex64", "complex128"]  # fmt: skip
@@ -444,6 +445,26 @@ def test_integers_for_leading_axes_give_a_view_that_writes_reach(xp):
         except IndexError as e:
             errors.append(str(e))
     return P, cells, errors, cell.base is P, P[1, 1].flags.owndata
+
+
+def test_a_cell_of_a_computed_grid_reads_through_the_grids_host_view(monkeypatch):
+    """``P[i, j][0]`` in a loop (Bridson's sampling reads 60000 cells): the cell's view takes
+    its elements from the grid's NumPy view, made once, not a NumPy view of its own per cell;
+    a write into the grid after is what a cell made before it reads."""
+    from numloom.core import host
+
+    P = nl.asarray(numpy.arange(60.0).reshape(3, 5, 4))
+    assert P[0, 0][0] == 0.0  # (the grid's host view, made once)
+    made = []
+    monkeypatch.setattr(host, "strided", lambda *a: made.append(a) or strided(*a))
+    values = [P[i, j][k] for i in range(3) for j in range(5) for k in range(4)]
+    assert values == list(range(60)) and not made
+    cell = P[1, 1]
+    assert cell[0] == 24.0
+    P[1, 1, 0] = 99.0
+    assert cell[0] == 99.0 and cell.tolist() == [99.0, 25.0, 26.0, 27.0]
+    cell[1] = -1.0
+    assert P[1, 1, 1] == -1.0 and P[1, 1].tolist() == [99.0, -1.0, 26.0, 27.0]
 
 
 # --- rows and columns written with a scalar in a loop (CFD Python's boundary conditions) -----
