@@ -27,7 +27,7 @@ from . import elementwise as _ew
 from . import reductions as _r
 from .bits import packbits, unpackbits
 from .composed import tri
-from .creation import arange, array, full, in_order_of, small_now, zeros, zeros_like
+from .creation import arange, array, full, in_order_of, small_grid, zeros, zeros_like
 from .fallback import call_numpy
 from .indexing import shape_str
 from .joins import concatenate, diff, nonzero, take, vstack
@@ -270,7 +270,7 @@ def indices(dimensions, dtype=int, sparse=False):
     array per axis when ``sparse``)."""
     dimensions = tuple(dimensions)
     n = len(dimensions)
-    if not sparse and small_now(n * math.prod(dimensions), _np.dtype(dtype)):
+    if not sparse and small_grid(n * math.prod(dimensions)):
         return as_numloom(_np.indices(dimensions, dtype))  # (a loop's small grid: NumPy's, now)
     grids = []
     for i, dim in enumerate(dimensions):

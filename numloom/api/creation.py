@@ -117,12 +117,13 @@ def in_order(a: ndarray, order, like=None) -> ndarray:
     return made
 
 
-def small_now(size: int, dtype) -> bool:
-    """Whether an array of ``size`` elements of ``dtype`` made now is made at once by NumPy
-    (small, on the CPU, outside ``numloom.jit``'s tracing), as ``zeros`` makes a loop's
-    ``np.zeros(3)``; a larger one is made lazily, so its values fuse with their first use."""
-    return (0 < size and size * _np.dtype(dtype).itemsize <= EAGER_BYTES and not TRACING
-            and get_device() == "cpu")  # fmt: skip
+def small_grid(size: int) -> bool:
+    """Whether a grid of ``size`` elements (``mgrid``, ``indices``) is made at once by NumPy and
+    marked (small, on the CPU, outside ``numloom.jit``'s tracing), as a loop's small arrays
+    are: the grid of a cell's neighbours in Bridson's sampling, ``np.indices((11, 11, 11))``
+    then summed and masked (traced: a plan evaluated per call, 15x NumPy's time). A larger
+    one is made lazily, a broadcast of its axes, its values fused into their first use."""
+    return 0 < size <= config.EAGER_ELEMENTS and not TRACING and get_device() == "cpu"
 
 
 def _small_now(make, shape, dtype):

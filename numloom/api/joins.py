@@ -38,7 +38,7 @@ from ..core.dag import Op, View, node
 from ..core.device import get_device
 from ..core.views import reshape_view
 from . import elementwise as _api  # (where, clip, subtract...: the elementwise family)
-from .creation import arange, small_now
+from .creation import arange, small_grid
 from .fallback import to_numpy
 from .indexing import device_true_positions, unravel_positions
 from .shapes import broadcast_arrays, broadcast_to, transpose
@@ -701,7 +701,7 @@ class _Grid:
         self.sparse = sparse
 
     def __getitem__(self, key):
-        if not self.sparse and type(key) is tuple and small_now(_grid_size(key), _np.float64):
+        if not self.sparse and type(key) is tuple and small_grid(_grid_size(key)):
             return as_numloom(_np.mgrid[key])  # (a loop's small grid: NumPy's, made now)
         pieces = _np.ogrid[key]  # NumPy's errors, dtypes and values
         if isinstance(pieces, _np.ndarray):  # a lone slice: one 1-d array for both
