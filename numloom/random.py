@@ -52,6 +52,11 @@ from .api.ufuncs import _HOST_SCALARS
 from .core import config as _config
 from .core.device import get_device
 
+# Parameters a scalar draw (no ``size``) takes straight to NumPy's generator: a loop's
+# ``np.random.normal(0, 1)`` costs what NumPy's does (a numloom array among them takes the
+# whole way, its values read as NumPy reads them)
+_PLAIN = frozenset([int, float, type(None), _np.float64, _np.int64])
+
 
 class _Drawing:
     """A NumPy ``Generator`` or ``RandomState`` whose array results are numloom arrays."""
@@ -69,6 +74,11 @@ class _Drawing:
             return attr
 
         def draw(*args, **kwargs):
+            if not args and not kwargs:  # (``np.random.normal()``: NumPy's scalar)
+                made = attr()
+                if type(made) is not _np.ndarray:
+                    return made
+                return writes.as_numloom(made)
             if _host_values(args, kwargs) or not writes.arrays_in((args, kwargs)):
                 # (``np.random.random()`` in a loop, a list shuffled in place: NumPy's, now)
                 made = attr(*args, **kwargs)
@@ -126,6 +136,8 @@ class Generator(_Drawing, _np.random.Generator):
         return self.__getattr__("random")(size, dtype=dtype, out=out)
 
     def uniform(self, low=0.0, high=1.0, size=None):
+        if size is None and type(low) in _PLAIN and type(high) in _PLAIN:
+            return self._generator.uniform(low, high)  # (a loop's scalar draw: NumPy's)
         shape = self._device_shape(size)
         if shape is not None and _scalars(low, high):
             self._generator.uniform(low, high, size=0)  # (NumPy's checks: OverflowError, ...)
@@ -139,6 +151,8 @@ class Generator(_Drawing, _np.random.Generator):
         return self.__getattr__("standard_normal")(size, dtype=dtype, out=out)
 
     def normal(self, loc=0.0, scale=1.0, size=None):
+        if size is None and type(loc) in _PLAIN and type(scale) in _PLAIN:
+            return self._generator.normal(loc, scale)
         shape = self._device_shape(size)
         if shape is not None and _scalars(loc, scale):
             self._generator.normal(loc, scale, size=0)  # (NumPy's checks: "scale < 0")
@@ -154,6 +168,8 @@ class Generator(_Drawing, _np.random.Generator):
                                                          out=out)
 
     def exponential(self, scale=1.0, size=None):
+        if size is None and type(scale) in _PLAIN:
+            return self._generator.exponential(scale)
         shape = self._device_shape(size)
         if shape is not None and _scalars(scale):
             self._generator.exponential(scale, size=0)  # (NumPy's checks: "scale < 0")
@@ -474,10 +490,14 @@ class RandomState(_Drawing, _np.random.RandomState):
     # -- draws from Philox where they run on the device --
 
     def random_sample(self, size=None):
+        if size is None:  # (a loop's ``np.random.random() < p``: NumPy's float, at its cost)
+            return self._generator.random_sample()
         shape = self._philox_shape(size)
         return self._u(shape) if shape is not None else self.__getattr__("random_sample")(size)
 
     def random(self, size=None):
+        if size is None:
+            return self._generator.random_sample()
         return self.random_sample(size)
 
     def ranf(self, size=None):
@@ -487,16 +507,22 @@ class RandomState(_Drawing, _np.random.RandomState):
         return self.random_sample(size)
 
     def rand(self, *shape):
-        if not shape or self._philox_shape(shape) is None:
+        if not shape:
+            return self._generator.random_sample()
+        if self._philox_shape(shape) is None:
             return self.__getattr__("rand")(*shape)
         return self._u(self._philox_shape(shape))
 
     def randn(self, *shape):
-        if not shape or self._philox_shape(shape) is None:
+        if not shape:
+            return self._generator.randn()
+        if self._philox_shape(shape) is None:
             return self.__getattr__("randn")(*shape)
         return self._normal(self._philox_shape(shape))
 
     def uniform(self, low=0.0, high=1.0, size=None):
+        if size is None and type(low) in _PLAIN and type(high) in _PLAIN:
+            return self._generator.uniform(low, high)  # (a loop's scalar draw: NumPy's)
         shape = self._philox_shape(size)
         if shape is None or not _scalars(low, high):
             return self.__getattr__("uniform")(low, high, size)
@@ -509,6 +535,8 @@ class RandomState(_Drawing, _np.random.RandomState):
             "standard_normal")(size)  # fmt: skip
 
     def normal(self, loc=0.0, scale=1.0, size=None):
+        if size is None and type(loc) in _PLAIN and type(scale) in _PLAIN:
+            return self._generator.normal(loc, scale)
         shape = self._philox_shape(size)
         if shape is None or not _scalars(loc, scale):
             return self.__getattr__("normal")(loc, scale, size)
@@ -528,6 +556,8 @@ class RandomState(_Drawing, _np.random.RandomState):
             "standard_exponential")(size)  # fmt: skip
 
     def exponential(self, scale=1.0, size=None):
+        if size is None and type(scale) in _PLAIN:
+            return self._generator.exponential(scale)
         shape = self._philox_shape(size)
         if shape is None or not _scalars(scale):
             return self.__getattr__("exponential")(scale, size)
@@ -595,6 +625,8 @@ class RandomState(_Drawing, _np.random.RandomState):
         return draw(_nl(), self._u(shape), *(float(v) for v in params))
 
     def randint(self, low, high=None, size=None, dtype=int):
+        if size is None and type(low) in _PLAIN and type(high) in _PLAIN:
+            return self._generator.randint(low, high, None, dtype)
         shape = self._philox_shape(size)
         if shape is None or not _integers(low, high):
             return self.__getattr__("randint")(low, high, size, dtype)

@@ -681,3 +681,21 @@ def test_generator_and_random_state_are_classes_as_numpys():
         else numpy.random.RandomState(5).rand(3))  # fmt: skip
     with pytest.raises(AttributeError, match="capsule"):
         numloom.random.Generator(5)  # (NumPy's error: a BitGenerator is wanted)
+
+
+def test_scalar_draws_in_a_loop_are_numpys_numbers_and_types():
+    """A loop's scalar draws (``np.random.random() < p``, ``normal(0, 2)``, ``randint(10)``,
+    a Generator's ``normal()``) go straight to NumPy's generator: its numbers and its Python or
+    NumPy scalar types, in the same order as the same seed's NumPy run."""
+
+    def draws(xp):
+        xp.random.seed(3)
+        r = [xp.random.random(), xp.random.normal(), xp.random.normal(1, 2.0), xp.random.rand(),
+             xp.random.randint(10), xp.random.randint(3, 9), xp.random.uniform(),
+             xp.random.uniform(2, 5), xp.random.randn(), xp.random.exponential(),
+             xp.random.random_sample(), xp.random.normal(numpy.float64(1.5))]
+        g = xp.random.default_rng(5)
+        return r + [g.normal(), g.uniform(1, 2), g.exponential(3.0), g.random(), g.normal(0, 1)]
+
+    got, want = draws(numloom), draws(numpy)
+    assert got == want and [type(x) for x in got] == [type(x) for x in want]
