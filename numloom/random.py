@@ -50,6 +50,7 @@ from .api import writes
 from .api.fallback import PASS_THROUGH, WRITES, _warn_once, module_getattr, to_numpy
 from .api.ufuncs import _HOST_SCALARS
 from .core import config as _config
+from .core.array import _Scalar
 from .core.device import get_device
 
 # Parameters a scalar draw (no ``size``) takes straight to NumPy's generator: a loop's
@@ -79,6 +80,8 @@ class _Drawing:
                 if type(made) is not _np.ndarray:
                     return made
                 return writes.as_numloom(made)
+            if _Scalar in map(type, args):  # (``randint(np.sum(empty))``: its NumPy scalar)
+                args = tuple(a._host_view()[()] if type(a) is _Scalar else a for a in args)
             if _host_values(args, kwargs) or not writes.arrays_in((args, kwargs)):
                 # (``np.random.random()`` in a loop, a list shuffled in place: NumPy's, now)
                 made = attr(*args, **kwargs)

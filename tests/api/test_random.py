@@ -693,7 +693,9 @@ def test_scalar_draws_in_a_loop_are_numpys_numbers_and_types():
         r = [xp.random.random(), xp.random.normal(), xp.random.normal(1, 2.0), xp.random.rand(),
              xp.random.randint(10), xp.random.randint(3, 9), xp.random.uniform(),
              xp.random.uniform(2, 5), xp.random.randn(), xp.random.exponential(),
-             xp.random.random_sample(), xp.random.normal(numpy.float64(1.5))]
+             xp.random.random_sample(), xp.random.normal(numpy.float64(1.5)),
+             xp.random.randint(xp.sum(xp.arange(10) > 4)),  # (Schelling's ``randint(num_empty)``)
+             xp.random.uniform(xp.arange(4.0).max(), 9.0)]
         g = xp.random.default_rng(5)
         return r + [g.normal(), g.uniform(1, 2), g.exponential(3.0), g.random(), g.normal(0, 1)]
 
