@@ -435,17 +435,19 @@ def cuda_options(arch: str) -> list[str]:
     """
     options = [f"-arch={arch}", "--std=c++17", "--ftz=false", "--prec-div=true",
                "--prec-sqrt=true", "--fmad=false", "--device-as-default-execution-space"]  # fmt: skip
-    if _nvrtc_has_minimal():  # no textures, device launches or runtime API types: none is used
+    if _nvrtc_at_least((12, 4)):  # no textures, device launches or runtime API types: none is used
         options.append("-minimal")
     options += [f"--include-path={path}" for path in _cuda_include_dirs()]
     return options
 
 
 @functools.cache
-def _nvrtc_has_minimal() -> bool:
+def _nvrtc_at_least(version: tuple) -> bool:
+    """Whether this NVRTC is ``version`` or later (False where NVRTC is missing: the compile
+    says so)."""
     try:
-        return nvrtc_version() >= (12, 4)
-    except Exception:  # noqa: BLE001 (no NVRTC: the compile says so)
+        return nvrtc_version() >= version
+    except Exception:  # noqa: BLE001
         return False
 
 
@@ -611,7 +613,7 @@ def pch_options() -> list[str]:
     first program, most often all a first call waits for, parses the header itself: making
     the precompiled one costs more than that parse (8-28 ms). Not part of a kernel's cache
     key: the code is the same."""
-    if config.env_raw("NUMLOOM_NVRTC_PCH") in (b"0", "0") or not _nvrtc_has_pch():
+    if config.env_raw("NUMLOOM_NVRTC_PCH") in (b"0", "0") or not _nvrtc_at_least((12, 8)):
         return []
     folder = _PCH.get(os.getpid())  # (a forked process makes its own)
     if folder is None or not os.path.isdir(folder):
@@ -627,14 +629,6 @@ _PCH_STARTED: set = set()  # the processes that compiled a program (a fork compi
 def _remove_pch(folder: str, pid: int) -> None:
     if os.getpid() == pid:  # (not a forked child's exit)
         shutil.rmtree(folder, ignore_errors=True)
-
-
-@functools.cache
-def _nvrtc_has_pch() -> bool:
-    try:
-        return nvrtc_version() >= (12, 8)
-    except Exception:  # noqa: BLE001 (no NVRTC: the compile says so)
-        return False
 
 
 @functools.cache
