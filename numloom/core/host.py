@@ -187,14 +187,20 @@ def views_host(a):
     h = a._host
     if h is not None and h[0]() is version:
         return h
-    data = version.arg.data
+    _keep_host(a, version, version.arg.data)
+    return a._host
+
+
+def _keep_host(a, version, data) -> _np.ndarray:
+    """``a``'s read-only NumPy view of ``data`` (its version's memory, or a GPU's host mirror),
+    kept in ``a._host`` while the storage keeps ``version``."""
     if a._identity and data.shape == a._view.shape and data.dtype == a._dtype:
-        host = data.view()
+        host = data.view()  # (the whole buffer: no strided view to make)
     else:
         host = strided(data.reshape(-1).view(a._dtype), a._view)
     host.flags.writeable = False
-    h = a._host = (weakref.ref(version), host, None, host.ndim)
-    return h
+    a._host = (weakref.ref(version), host, None, host.ndim)
+    return host
 
 
 def _rows(a, start: int = 0, stop: int | None = None):
@@ -441,13 +447,8 @@ class HostAccess:
             # run at once through NumPy, api/eager.py, as a loop that reads values wants)
         # Not an export (``__array__``): this view is read only while the version is current.
         data = version.arg.data if storage.device == "cpu" else realize.host_mirror(storage)
-        if self._identity and data.shape == self._view.shape and data.dtype == self._dtype:
-            host = data.view()  # (the whole buffer: no strided view to make)
-        else:
-            host = strided(data.reshape(-1).view(self._dtype), self._view)
-        host.flags.writeable = False
+        host = _keep_host(self, version, data)
         realize.value_read()
-        self._host = (weakref.ref(version), host, None, host.ndim)
         return host
 
     def _set_element(self, key, value) -> bool:
