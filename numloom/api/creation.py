@@ -250,7 +250,8 @@ def _full_like(a, fill_value, dtype, order, shape, device) -> ndarray:
         return _like_whole(a, fill_value)
     shape, dtype, dev = _like_args(a, dtype, shape)
     made = in_order(full(shape, fill_value, dtype, device=device or dev), order, _prototype(a))
-    if (isinstance(a, ndarray) and a._storage.eager and made.device == "cpu" and not TRACING
+    if (isinstance(a, ndarray) and (a._storage.eager or _eager().small_piece(a))
+            and made.device == "cpu" and not TRACING
             and 0 < made.size <= config.EAGER_ELEMENTS and made.flags.c_contiguous):  # fmt: skip
         return _eager().adopted(_np.full(made.shape, fill_value, made.dtype))
     return made
@@ -264,7 +265,9 @@ def _like_whole(a: ndarray, fill_value: int) -> ndarray:
     size = math.prod(shape)
     if storage.device == "cpu":
         make = _np.zeros if fill_value == 0 else _np.ones
-        if storage.eager and 0 < size <= config.EAGER_ELEMENTS:
+        # (a loop's marked array, or a small piece of a large computed one, which ufunc calls
+        # take as marked: a row of a solution array, Euler's ``dfdt = zeros_like(y[i])``)
+        if 0 < size <= config.EAGER_ELEMENTS and (storage.eager or _eager().small_piece(a)):
             return _eager().adopted(make(shape, dtype))
         if size * dtype.itemsize <= EAGER_BYTES:
             return adopt_host(make(shape, dtype))

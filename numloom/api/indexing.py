@@ -468,6 +468,16 @@ def setitem(a: ndarray, key, value) -> None:
         return
     if not advanced and a._storage.eager and not realize.TRACING:
         _settle_for_write(a, value)  # (a small array of a loop: written at once)
+    elif (not advanced and type(value) is ndarray and value._storage.pending
+          and 0 < value.size <= eager.EAGER_ELEMENTS and not realize.TRACING
+          and realize.large_computed(a._storage)):  # fmt: skip
+        # a small pending value written into a large computed array (a row of a solution
+        # array, Euler's step): computed now and written into the array's memory, which stays
+        # computed, so the loop's next steps on its rows run at once (recorded, the write
+        # made the array pending and each step's reads evaluated a plan)
+        realize.ensure(value._storage)
+        if value._storage.error is not None:
+            raise value._storage.error
     if not advanced and _write_now(a, key, value):
         return
     if _is_element_key(a, key):

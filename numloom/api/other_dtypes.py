@@ -141,12 +141,13 @@ _METHODS.update(amax="max", amin="min", around="round")
 
 
 def _simple(args: tuple, kwargs: dict) -> bool:
-    """Whether every argument is a numloom array that no loop has marked to run now, a
-    Python or NumPy scalar, None, a string, a type or a dtype."""
+    """Whether every argument is a numloom array that no loop has marked to run now (nor a
+    small piece of a large computed array, which ufunc calls take as marked: ``roll(X[i])``
+    of a data generator's row), a Python or NumPy scalar, None, a string, a type or a dtype."""
     for a in args:
         t = type(a)
         if t is ndarray:
-            if a._storage.eager:
+            if a._storage.eager or eager.small_piece(a):
                 return False
         elif t not in _SIMPLE and not isinstance(a, _np.dtype):
             return False

@@ -466,7 +466,9 @@ class HostAccess:
             version = storage.version
             if version.op is not Op.SCATTER or version.arg.size != 1 or version.fallible:
                 return False  # one element written into pending work fuses with it
-            realize.ensure(storage)  # the second: a loop writing elements
+            # the second: a loop writing elements, evaluated as a read is (a small array is
+            # marked: the loop's next steps on it run at once through NumPy)
+            realize.ensure_read(storage)
             if storage.error is not None:
                 raise storage.error
         if storage.device != "cpu":
