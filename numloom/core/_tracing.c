@@ -1781,6 +1781,18 @@ static PyObject *ufunc_call(PyObject *self, PyObject *args, PyObject *kwargs) {
             kw_out = PyTuple_GET_ITEM(kw_out, 0);
         if (kw_out != NULL && !Py_IS_TYPE(kw_out, ArrayType))
             kw_out = NULL; /* (None, or not numloom's: the Python path) */
+        if (kw_out != NULL) { /* (one output only: ``divmod``'s out= takes the Python path,
+                               * which gives NumPy's errors for a tuple of one entry) */
+            PyObject *nout = PyObject_GetAttrString(self, "nout");
+            if (nout == NULL)
+                return NULL;
+            long outputs = PyLong_AsLong(nout);
+            Py_DECREF(nout);
+            if (outputs == -1 && PyErr_Occurred())
+                return NULL;
+            if (outputs != 1)
+                kw_out = NULL;
+        }
     }
     if (installed && (kwargs == NULL || PyDict_GET_SIZE(kwargs) == 0 || kw_out != NULL)) {
         PyObject *nin = PyObject_GetAttr(self, s_nin);

@@ -1021,3 +1021,24 @@ def test_a_small_array_written_by_slice_and_elements_each_step_runs_at_once():
     got = _ftcs(nl, 80, 2000)
     assert_same(got.get(), _ftcs(numpy, 80, 2000))
     assert nl.stats()["plans_evaluated"] - plans <= 4
+
+
+@pytest.mark.parametrize("call", [
+    lambda xp, a, o: xp.divmod(a, 3, out=(o,)),  # (one entry for two outputs: NumPy's ValueError)
+    lambda xp, a, o: xp.divmod(a, 3, out=o),  # (not a tuple: NumPy's TypeError)
+    lambda xp, a, o: xp.add(a, 2, out=(o,)),
+    lambda xp, a, o: xp.add(a, 2, out=o),
+])  # fmt: skip
+def test_out_of_a_marked_array_call_is_numpys(call):
+    """A ufunc of a loop's marked array with ``out=`` runs NumPy's call now: a one-entry
+    tuple is unpacked for a one-output ufunc only (``divmod``'s ``out=(o,)`` is NumPy's
+    ValueError, not the TypeError of a lone array)."""
+    outcomes = []
+    for xp in (numpy, nl):
+        a, o = xp.array([7.0, -7.0, 8.0]), xp.array([0.0, 0.0, 0.0])
+        try:
+            call(xp, a, o)
+            outcomes.append(("ok", numpy.asarray(o).tolist()))
+        except (TypeError, ValueError) as e:
+            outcomes.append((type(e).__name__, str(e)))
+    assert outcomes[0] == outcomes[1]
