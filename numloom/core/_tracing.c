@@ -62,7 +62,7 @@ static PyObject *plain_loops, *scalar_keys, *scalars_cache, *as_loop_node_py, *p
 static PyObject *seq_counter, *pending_refs, *pending_sweep;
 static PyObject *register_limits, *config_module, *extobj_var, *user_line_py, *whole_py;
 static PyObject *binary_py, *compare_py, *package, *views, *lines, *host_scalars, *eager_py, *eager_into_py;
-static PyObject *s_EAGER_ELEMENTS, *s_FLUSH_DEPTH, *s_FLUSH_WIDTH, *s_name, *s_nin, *s_python_call, *s_np;
+static PyObject *s_EAGER_ELEMENTS, *s_FLUSH_DEPTH, *s_FLUSH_WIDTH, *s_name, *s_nin, *s_nout, *s_python_call, *s_np;
 static unsigned long inserts, adds;
 
 /* The operators' ufuncs (numloom.add, ...), by the slot that calls them. */
@@ -251,6 +251,7 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         s_FLUSH_WIDTH = PyUnicode_InternFromString("FLUSH_WIDTH");
         s_name = PyUnicode_InternFromString("__name__");
         s_nin = PyUnicode_InternFromString("nin");
+        s_nout = PyUnicode_InternFromString("nout");
         s_python_call = PyUnicode_InternFromString("_python_call");
         s_np = PyUnicode_InternFromString("_np");
         s_size = PyUnicode_InternFromString("size");
@@ -274,7 +275,7 @@ static PyObject *install_tracing(PyObject *module, PyObject *objects) {
         s_setflags = PyUnicode_InternFromString("setflags");
         if (!s_view || !s_flags || !s_writeable || !s_setflags)
             return NULL;
-        if (!s_FLUSH_DEPTH || !s_EAGER_ELEMENTS || !s_FLUSH_WIDTH || !s_name || !s_nin || !s_python_call || !s_np ||
+        if (!s_FLUSH_DEPTH || !s_EAGER_ELEMENTS || !s_FLUSH_WIDTH || !s_name || !s_nin || !s_nout || !s_python_call || !s_np ||
             !s_size || !s_dtype || !s_kind || !s_host_view || !s_shape)
             return NULL;
     }
@@ -1755,6 +1756,16 @@ static int scalars_only(PyObject *args, PyObject *kwargs) {
     return 1;
 }
 
+/* A count of a ufunc's (``nin``, ``nout``); -1 with an error set on failure. */
+static Py_ssize_t ufunc_count(PyObject *self, PyObject *name) {
+    PyObject *value = PyObject_GetAttr(self, name);
+    if (value == NULL)
+        return -1;
+    Py_ssize_t n = PyLong_AsSsize_t(value);
+    Py_DECREF(value);
+    return n;
+}
+
 static PyObject *ufunc_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (installed) {
         /* Scalars alone: NumPy's ufunc, called from here so that its warnings point at the
@@ -1783,11 +1794,7 @@ static PyObject *ufunc_call(PyObject *self, PyObject *args, PyObject *kwargs) {
             kw_out = NULL; /* (None, or not numloom's: the Python path) */
         if (kw_out != NULL) { /* (one output only: ``divmod``'s out= takes the Python path,
                                * which gives NumPy's errors for a tuple of one entry) */
-            PyObject *nout = PyObject_GetAttrString(self, "nout");
-            if (nout == NULL)
-                return NULL;
-            long outputs = PyLong_AsLong(nout);
-            Py_DECREF(nout);
+            Py_ssize_t outputs = ufunc_count(self, s_nout);
             if (outputs == -1 && PyErr_Occurred())
                 return NULL;
             if (outputs != 1)
@@ -1795,11 +1802,7 @@ static PyObject *ufunc_call(PyObject *self, PyObject *args, PyObject *kwargs) {
         }
     }
     if (installed && (kwargs == NULL || PyDict_GET_SIZE(kwargs) == 0 || kw_out != NULL)) {
-        PyObject *nin = PyObject_GetAttr(self, s_nin);
-        if (nin == NULL)
-            return NULL;
-        Py_ssize_t want = PyLong_AsSsize_t(nin);
-        Py_DECREF(nin);
+        Py_ssize_t want = ufunc_count(self, s_nin);
         if (want == -1 && PyErr_Occurred())
             return NULL;
         Py_ssize_t given = PyTuple_GET_SIZE(args);
