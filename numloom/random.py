@@ -133,6 +133,8 @@ class Generator(_Drawing, _np.random.Generator):
         return (Generator, (self._generator,))
 
     def random(self, size=None, dtype=_np.float64, out=None):
+        if size is None and out is None and dtype is _np.float64:  # (a loop's ``rng.random()``)
+            return self._generator.random()
         shape = self._device_shape(size, out)
         if shape is not None and _np.dtype(dtype) in (_np.float32, _np.float64):
             return self._fill(shape, dtype)
@@ -148,6 +150,8 @@ class Generator(_Drawing, _np.random.Generator):
         return self.__getattr__("uniform")(low, high, size)
 
     def standard_normal(self, size=None, dtype=_np.float64, out=None):
+        if size is None and out is None and dtype is _np.float64:
+            return self._generator.standard_normal()
         shape = self._device_shape(size, out)
         if shape is not None and _np.dtype(dtype) in (_np.float32, _np.float64):
             return self._ziggurat("normal", shape, dtype)
@@ -180,6 +184,8 @@ class Generator(_Drawing, _np.random.Generator):
         return self.__getattr__("exponential")(scale, size)
 
     def integers(self, low, high=None, size=None, dtype=_np.int64, endpoint=False):
+        if size is None and type(low) in _PLAIN and type(high) in _PLAIN:
+            return self._generator.integers(low, high, None, dtype, endpoint)
         shape = self._device_shape(size)
         if shape is not None and _integers(low, high) and _np.dtype(dtype) in (_np.int64,
                                                                                 _np.int32):

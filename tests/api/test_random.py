@@ -697,7 +697,9 @@ def test_scalar_draws_in_a_loop_are_numpys_numbers_and_types():
              xp.random.randint(xp.sum(xp.arange(10) > 4)),  # (Schelling's ``randint(num_empty)``)
              xp.random.uniform(xp.arange(4.0).max(), 9.0)]
         g = xp.random.default_rng(5)
-        return r + [g.normal(), g.uniform(1, 2), g.exponential(3.0), g.random(), g.normal(0, 1)]
+        return r + [g.normal(), g.uniform(1, 2), g.exponential(3.0), g.random(), g.normal(0, 1),
+                    g.standard_normal(), g.integers(10), g.integers(3, 9, endpoint=True),
+                    g.integers(5, dtype=numpy.int8), g.random(dtype=numpy.float32)]
 
     got, want = draws(numloom), draws(numpy)
     assert got == want and [type(x) for x in got] == [type(x) for x in want]
