@@ -164,21 +164,28 @@ def test_two_arrays_written_in_turn_write_in_place_across_a_flush(monkeypatch):
     monkeypatch.setattr(eager, "PIECE_ELEMENTS", 0)
     monkeypatch.setattr(eager, "EAGER_ELEMENTS", 0)
     rows = numpy.random.default_rng(8).random((100, 4, 6))
-    got, want = [], []
-    for xp, out in ((nl, got), (numpy, want)):
-        X, y = xp.zeros((100, 4, 6)), xp.zeros((100, 4, 6))
-        if xp is nl:
-            nl.sync()
-            before = nl.stats()["writes_in_place"], nl.stats()["auto_flushes"]
-        for i in range(100):
-            X[i] = xp.asarray(rows[i])
-            y[i] = xp.roll(X[i], -1, axis=0)
-        out.extend([numpy.asarray(X), numpy.asarray(y)])
-        if xp is nl:
-            assert nl.stats()["auto_flushes"] - before[1] >= 2
-            assert nl.stats()["writes_in_place"] - before[0] >= 190  # (of 200)
-    for g, w in zip(got, want):
+    got, before = _generated_rows(nl, rows)
+    assert nl.stats()["auto_flushes"] - before["auto_flushes"] >= 2
+    assert nl.stats()["writes_in_place"] - before["writes_in_place"] >= 190  # (of 200)
+    for g, w in zip(got, _generated_rows(numpy, rows)[0]):
         numpy.testing.assert_array_equal(g, w)
+
+
+def _generated_rows(xp, rows, each_row=None):
+    """A data generator's loop (``X[i] = row; y[i] = roll(X[i])``) into arrays made and (on
+    numloom) evaluated first: (X and y as NumPy arrays, numloom's stats before the loop);
+    ``each_row(xp, X, y, i)`` runs after each row's writes."""
+    X, y = xp.zeros(rows.shape), xp.zeros(rows.shape)
+    before = None
+    if xp is nl:
+        nl.sync()
+        before = nl.stats()
+    for i in range(len(rows)):
+        X[i] = xp.asarray(rows[i])
+        y[i] = xp.roll(X[i], -1, axis=0)
+        if each_row is not None:
+            each_row(xp, X, y, i)
+    return [numpy.asarray(X), numpy.asarray(y)], before
 
 
 @pytest.mark.skipif(not ON_CPU, reason="the CPU backend's writes run through NumPy")
@@ -189,22 +196,18 @@ def test_a_data_generators_rows_are_written_at_once():
     the next rows run at once (before: traced, flushed every 40 writes; 301 against 135 ms for
     3000 rows of 10x61, NumPy 23-83)."""
     rows = numpy.random.default_rng(8).random((100, 4, 6))
-    got, want = [], []
-    for xp, out in ((nl, got), (numpy, want)):
-        X, y = xp.zeros((100, 4, 6)), xp.zeros((100, 4, 6))
-        if xp is nl:
-            nl.sync()
-            plans = nl.stats()["plans_evaluated"]
-        for i in range(100):
-            X[i] = xp.asarray(rows[i])
-            y[i] = xp.roll(X[i], -1, axis=0)
-            if i == 50:
-                y[i] = xp.roll(X[i] * 2.0 + 1.0, 1, axis=1)  # (a pending value: computed, written)
-            if xp is nl and i in (10, 50, 99):
-                assert not X._storage.pending and not y._storage.pending, i
-        out.extend([numpy.asarray(X), numpy.asarray(y)])
-        if xp is nl:
-            assert nl.stats()["plans_evaluated"] - plans <= 3
-            assert not X._storage.pending and not y._storage.pending
-    for g, w in zip(got, want):
+    computed = []
+
+    def each_row(xp, X, y, i):
+        if i == 50:
+            y[i] = xp.roll(X[i] * 2.0 + 1.0, 1, axis=1)  # (a pending value: computed, written)
+        if xp is nl and i in (10, 50, 99):
+            assert not X._storage.pending and not y._storage.pending, i
+        if xp is nl and i == 99:
+            computed.append(not X._storage.pending and not y._storage.pending)
+
+    got, before = _generated_rows(nl, rows, each_row)
+    assert nl.stats()["plans_evaluated"] - before["plans_evaluated"] <= 3
+    assert computed == [True]
+    for g, w in zip(got, _generated_rows(numpy, rows, each_row)[0]):
         numpy.testing.assert_array_equal(g, w)
